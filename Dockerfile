@@ -1,0 +1,28 @@
+# Voice agent server, local models included (Whisper tiny.en, Piper voice), no downloads at run time.
+FROM python:3.11-slim AS build
+ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
+WORKDIR /src
+COPY pyproject.toml README.md ./
+COPY agent ./agent
+COPY clients ./clients
+RUN python -m venv /opt/venv && /opt/venv/bin/pip install --upgrade pip && /opt/venv/bin/pip install .
+
+FROM python:3.11-slim
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends libsndfile1 libgomp1 \
+    && rm -rf /var/lib/apt/lists/* \
+    && useradd --create-home --uid 10001 agent
+COPY --from=build /opt/venv /opt/venv
+COPY config /app/config
+WORKDIR /app
+ENV PATH=/opt/venv/bin:$PATH \
+    HF_HUB_OFFLINE=1 \
+    PYTHONUNBUFFERED=1 \
+    AGENT_SERVER__HOST=0.0.0.0 \
+    AGENT_SERVER__PORT=8765
+USER agent
+EXPOSE 8765
+HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
+    CMD python -c "import os, urllib.request; urllib.request.urlopen('http://127.0.0.1:%s/healthz' % os.environ.get('AGENT_SERVER__PORT', '8765'), timeout=2)" || exit 1
+STOPSIGNAL SIGTERM
+CMD ["python", "-m", "agent"]

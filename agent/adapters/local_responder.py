@@ -1,0 +1,124 @@
+"""The offline stand-in for a language model: keyword rules, deterministic, and honest about what it is.
+
+It lets the whole voice pipeline run with no model and no network. Replies are plain spoken English (no
+markdown, numbers written out where that is easy) and stream a word or so at a time, like a real model.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncGenerator, Callable, Sequence
+from datetime import datetime
+
+from agent.ports import ChatMessage
+
+_ORDINALS = (
+    *("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"),
+    *("eleventh", "twelfth", "thirteenth", "fourteenth", "fifteenth", "sixteenth", "seventeenth"),
+    *("eighteenth", "nineteenth", "twentieth", "twenty-first", "twenty-second", "twenty-third"),
+    *("twenty-fourth", "twenty-fifth", "twenty-sixth", "twenty-seventh", "twenty-eighth", "twenty-ninth"),
+    *("thirtieth", "thirty-first"),
+)
+
+_GREETING = (
+    "Hello! I'm the offline demo responder. I can tell you the time or the date, tell a short story or a "
+    "joke, or repeat back what you say. What would you like?"
+)
+_HELP = (
+    "I'm a simple offline responder, not a real language model. I can tell you the time or today's date, "
+    "tell a short story, tell a joke, or repeat what I heard, which is handy for testing the speech "
+    "pipeline."
+)
+_WHO = (
+    "I'm the offline demo responder of this voice agent. I follow a few simple rules instead of a language "
+    "model, so the whole system can run on one computer with no network."
+)
+_STORY = (
+    "Once upon a time, a small lighthouse stood at the edge of a quiet harbor. "
+    "Every night its keeper, an old woman named Rosa, climbed the winding stairs to light the lamp. "
+    "One stormy evening the power failed, and the great light went dark. "
+    "Rosa could hear a fishing boat calling out somewhere in the fog. "
+    "She gathered every candle and lantern in the house and set them in the tower window. "
+    "The tiny flames were not bright, but together they made a steady golden glow. "
+    "The fishermen followed it home and tied up safely at the dock just before midnight. "
+    "Ever since, the harbor keeps one candle burning in that window on stormy nights."
+)
+_JOKE = "Why did the scarecrow win an award? Because he was outstanding in his field."
+_THANKS = "You're welcome! Is there anything else I can do for you?"
+_GOODBYE = "Goodbye! Thanks for talking with me, and have a great day."
+_REPEAT = "Sorry, I didn't catch that. Could you say it again?"
+_ECHO_TAIL = "I'm only the offline demo responder, so repeating it is the best I can do."
+
+
+def _words(text: str) -> list[str]:
+    """Lowercase words without punctuation (apostrophes dropped, so "what's" becomes "whats")."""
+    return re.findall(r"[a-z0-9]+", text.lower().replace("'", "").replace("’", ""))
+
+
+def _has_phrase(words: list[str], phrase: str) -> bool:
+    target = phrase.split()
+    n = len(target)
+    return any(words[i : i + n] == target for i in range(len(words) - n + 1))
+
+
+def _any(words: list[str], *phrases: str) -> bool:
+    return any(_has_phrase(words, p) for p in phrases)
+
+
+def _spoken_time(now: datetime) -> str:
+    hour = now.hour % 12 or 12
+    suffix = "AM" if now.hour < 12 else "PM"
+    return f"It's {hour}:{now.minute:02d} {suffix}."
+
+
+def _spoken_date(now: datetime) -> str:
+    return f"Today is {now:%A}, {now:%B} {_ORDINALS[now.day - 1]}, {now.year}."
+
+
+class LocalResponder:
+    """``LanguageModel`` that answers by keyword rules on the last user message.
+
+    ``now`` is the clock used for time and date answers (inject a fixed one in tests). ``delta_words`` is
+    how many words each streamed delta holds. ``stream_reply`` never fails and never sleeps; the deltas
+    concatenate to the full reply.
+    """
+
+    def __init__(self, now: Callable[[], datetime] = datetime.now, delta_words: int = 1) -> None:
+        if delta_words < 1:
+            raise ValueError(f"delta_words must be at least 1, got {delta_words}")
+        self._now = now
+        self._delta_words = delta_words
+
+    def reply_text(self, history: Sequence[ChatMessage]) -> str:
+        """The whole reply to the last user message in ``history`` (an empty history asks to repeat)."""
+        text = next((m.text for m in reversed(history) if m.role == "user"), "").strip()
+        words = _words(text)
+        if not words:
+            return _REPEAT
+        if _any(words, "who are you", "your name", "what are you"):
+            return _WHO
+        if _any(words, "help", "what can you do"):
+            return _HELP
+        if _any(words, "story"):
+            return _STORY
+        if _any(words, "joke", "something funny"):
+            return _JOKE
+        if _any(words, "time", "what time", "whats the time"):
+            return _spoken_time(self._now())
+        if _any(words, "date", "what day", "which day", "day is it", "today", "todays"):
+            return _spoken_date(self._now())
+        if _any(words, "thanks", "thank you", "thank"):
+            return _THANKS
+        if _any(words, "goodbye", "bye", "see you"):
+            return _GOODBYE
+        if _any(words, "hello", "hi", "hey", "good morning", "good afternoon", "good evening"):
+            return _GREETING
+        said = text.rstrip(" .!?,;:")
+        return f"You said: {said}. {_ECHO_TAIL}"
+
+    async def stream_reply(self, history: Sequence[ChatMessage]) -> AsyncGenerator[str, None]:
+        """Yield the reply in deltas of ``delta_words`` words (each with its following space)."""
+        pieces = re.findall(r"\S+\s*", self.reply_text(history))
+        step = self._delta_words
+        for i in range(0, len(pieces), step):
+            yield "".join(pieces[i : i + step])

@@ -1,0 +1,215 @@
+"""Messages in and out of the session core.
+
+Inputs (``Event``) are what happened: an audio frame with its speech verdict, or a result posted back by a
+runtime task. Every result carries the ``turn`` it belongs to; the core drops results of turns that are no
+longer current. Outputs (``Effect``) are what the runtime must do: notify the client (``Notify`` wraps a
+``ServerEvent``, which a transport codec turns into wire messages), start work, cancel work, close.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from agent.ports import ChatMessage
+
+# ---------------------------------------------------------------------------------------------- inputs
+
+
+@dataclass(frozen=True, slots=True)
+class AudioFrame:
+    """One frame of caller audio at 16 kHz with the speech detector's verdict."""
+
+    pcm: bytes
+    voiced: bool
+    duration_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class TranscriptReady:
+    turn: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyDelta:
+    turn: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyEnded:
+    turn: int
+
+
+@dataclass(frozen=True, slots=True)
+class SpeechAudio:
+    """Synthesized reply audio, PCM16LE at the session's output rate, one outbound frame."""
+
+    turn: int
+    pcm: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class SpeechEnded:
+    turn: int
+
+
+@dataclass(frozen=True, slots=True)
+class StageFailed:
+    """A runtime task for ``turn`` failed; ``stage`` is "asr", "llm" or "tts"."""
+
+    turn: int
+    stage: str
+    code: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class ClientEnded:
+    """The client asked to end the session."""
+
+
+Event = AudioFrame | TranscriptReady | ReplyDelta | ReplyEnded | SpeechAudio | SpeechEnded | StageFailed | ClientEnded
+
+# ------------------------------------------------------------------------------- events for the client
+
+
+@dataclass(frozen=True, slots=True)
+class SpeechStarted:
+    audio_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class SpeechStopped:
+    turn: int
+    audio_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class TranscriptText:
+    turn: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyText:
+    """A piece of reply text (``done`` False) or the whole reply (``done`` True)."""
+
+    turn: int
+    text: str
+    done: bool
+
+
+@dataclass(frozen=True, slots=True)
+class AudioStart:
+    turn: int
+    sample_rate: int
+
+
+@dataclass(frozen=True, slots=True)
+class AudioChunk:
+    turn: int
+    pcm: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class AudioEnd:
+    turn: int
+
+
+@dataclass(frozen=True, slots=True)
+class TurnMetrics:
+    """Per-stage latencies of one turn in milliseconds; ``None`` for a stage that did not happen."""
+
+    turn: int
+    endpoint_ms: float | None
+    asr_ms: float | None
+    llm_first_text_ms: float | None
+    llm_total_ms: float | None
+    tts_first_audio_ms: float | None
+    voice_to_voice_ms: float | None
+    utterance_ms: int
+    reply_audio_ms: int
+    interrupted: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorNotice:
+    code: str
+    message: str
+    turn: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SessionEnded:
+    reason: str
+
+
+ServerEvent = (
+    SpeechStarted
+    | SpeechStopped
+    | TranscriptText
+    | ReplyText
+    | AudioStart
+    | AudioChunk
+    | AudioEnd
+    | TurnMetrics
+    | ErrorNotice
+    | SessionEnded
+)
+
+# ------------------------------------------------------------------------------------------ effects
+
+
+@dataclass(frozen=True, slots=True)
+class Notify:
+    """Send ``event`` to the client (in order, through the outbound queue)."""
+
+    event: ServerEvent
+
+
+@dataclass(frozen=True, slots=True)
+class Transcribe:
+    """Transcribe ``pcm`` (16 kHz PCM16LE); post ``TranscriptReady`` or ``StageFailed``."""
+
+    turn: int
+    pcm: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class GenerateReply:
+    """Stream a reply for ``history``; post ``ReplyDelta``s then ``ReplyEnded`` (or ``StageFailed``)."""
+
+    turn: int
+    history: tuple[ChatMessage, ...] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True, slots=True)
+class Synthesize:
+    """Speak ``text`` after every earlier ``Synthesize`` of the same turn; post ``SpeechAudio`` frames."""
+
+    turn: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class FinishSynthesis:
+    """No more text for ``turn``: post ``SpeechEnded`` once everything queued has been spoken."""
+
+    turn: int
+
+
+@dataclass(frozen=True, slots=True)
+class CancelTurn:
+    """Stop all work of ``turn`` and drop its queued outbound audio."""
+
+    turn: int
+
+
+@dataclass(frozen=True, slots=True)
+class CloseSession:
+    code: int
+    reason: str
+
+
+Effect = Notify | Transcribe | GenerateReply | Synthesize | FinishSynthesis | CancelTurn | CloseSession

@@ -1,0 +1,175 @@
+"""End-of-turn detection: a pure state machine over speech-detector verdicts.
+
+Time here is *audio time* (the sum of frame durations), so the rules are exact and testable without a clock:
+
+- **onset**: ``onset_ms`` of consecutive voiced audio starts an utterance. The ``preroll_ms`` of audio before
+  the onset is kept, so first syllables (which VADs flag late) reach the recogniser.
+- **hangover**: ``hangover_ms`` of consecutive unvoiced audio ends the utterance.
+- **minimum**: utterances with less than ``min_utterance_ms`` of voiced audio are discarded (clicks, coughs).
+- **maximum**: an utterance reaching ``max_utterance_ms`` is cut and handed on as a turn.
+
+``TurnDetector.push`` returns at most one ``TurnSignal`` per frame.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+from typing import Literal
+
+# Silence kept after the last voiced frame in the audio handed to ASR; Whisper likes a little context.
+_TRAILING_KEEP_MS = 200
+
+
+@dataclass(frozen=True, slots=True)
+class TurnPolicy:
+    onset_ms: int = 60
+    hangover_ms: int = 600
+    min_utterance_ms: int = 200
+    max_utterance_ms: int = 15000
+    preroll_ms: int = 300
+
+
+@dataclass(frozen=True, slots=True)
+class Onset:
+    """Speech started; ``audio_ms`` is the stream position of the first voiced frame."""
+
+    audio_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class EndOfTurn:
+    """An utterance ended.
+
+    ``audio`` is the utterance (pre-roll + speech + a little trailing silence) as 16 kHz PCM16LE;
+    ``speech_ms`` the voiced audio in it; ``reason`` why it ended.
+    """
+
+    audio: bytes
+    speech_ms: int
+    utterance_ms: int
+    audio_ms: int
+    reason: Literal["silence", "max_length"]
+
+
+@dataclass(frozen=True, slots=True)
+class Discarded:
+    """The utterance that started was too short to be speech."""
+
+    speech_ms: int
+
+
+TurnSignal = Onset | EndOfTurn | Discarded
+
+
+class TurnDetector:
+    """Feeds on (frame, voiced) pairs; tells when an utterance starts and ends."""
+
+    def __init__(self, policy: TurnPolicy) -> None:
+        self._policy = policy
+        self._position_ms = 0
+        self._preroll: deque[tuple[bytes, int]] = deque()
+        self._preroll_ms = 0
+        self._run_ms = 0  # consecutive voiced audio while idle (onset candidate)
+        self._run: list[bytes] = []
+        self._speaking = False
+        self._utterance: list[bytes] = []
+        self._utterance_ms = 0
+        self._speech_ms = 0
+        self._silence_ms = 0
+        self._silence_frames = 0
+
+    @property
+    def speaking(self) -> bool:
+        return self._speaking
+
+    @property
+    def position_ms(self) -> int:
+        return self._position_ms
+
+    def push(self, frame: bytes, voiced: bool, duration_ms: int) -> TurnSignal | None:
+        self._position_ms += duration_ms
+        if self._speaking:
+            return self._push_speaking(frame, voiced, duration_ms)
+        return self._push_idle(frame, voiced, duration_ms)
+
+    def reset(self) -> None:
+        self._begin_idle()
+        self._preroll.clear()
+        self._preroll_ms = 0
+
+    def _push_idle(self, frame: bytes, voiced: bool, duration_ms: int) -> TurnSignal | None:
+        if not voiced:
+            for held in self._run:  # a voiced blip too short for onset becomes pre-roll
+                self._remember(held, duration_ms)
+            self._run.clear()
+            self._run_ms = 0
+            self._remember(frame, duration_ms)
+            return None
+        self._run.append(frame)
+        self._run_ms += duration_ms
+        if self._run_ms < self._policy.onset_ms and self._policy.onset_ms > 0:
+            return None
+        onset_at = self._position_ms - self._run_ms
+        self._speaking = True
+        self._utterance = [f for f, _ in self._preroll] + self._run
+        self._utterance_ms = self._preroll_ms + self._run_ms
+        self._speech_ms = self._run_ms
+        self._silence_ms = 0
+        self._silence_frames = 0
+        self._run = []
+        self._run_ms = 0
+        self._preroll.clear()
+        self._preroll_ms = 0
+        return Onset(audio_ms=onset_at)
+
+    def _push_speaking(self, frame: bytes, voiced: bool, duration_ms: int) -> TurnSignal | None:
+        self._utterance.append(frame)
+        self._utterance_ms += duration_ms
+        if voiced:
+            self._speech_ms += duration_ms
+            self._silence_ms = 0
+            self._silence_frames = 0
+        else:
+            self._silence_ms += duration_ms
+            self._silence_frames += 1
+        if self._silence_ms >= self._policy.hangover_ms:
+            return self._finish("silence", duration_ms)
+        if self._utterance_ms >= self._policy.max_utterance_ms:
+            return self._finish("max_length", duration_ms)
+        return None
+
+    def _finish(self, reason: Literal["silence", "max_length"], frame_ms: int) -> TurnSignal:
+        speech_ms = self._speech_ms
+        if reason == "silence" and speech_ms < self._policy.min_utterance_ms:
+            self._begin_idle()
+            return Discarded(speech_ms=speech_ms)
+        keep_silent = min(self._silence_frames, _TRAILING_KEEP_MS // max(frame_ms, 1))
+        cut = self._silence_frames - keep_silent
+        frames = self._utterance[: len(self._utterance) - cut] if cut else self._utterance
+        signal = EndOfTurn(
+            audio=b"".join(frames),
+            speech_ms=speech_ms,
+            utterance_ms=self._utterance_ms - cut * frame_ms,
+            audio_ms=self._position_ms,
+            reason=reason,
+        )
+        self._begin_idle()
+        return signal
+
+    def _begin_idle(self) -> None:
+        self._speaking = False
+        self._utterance = []
+        self._utterance_ms = 0
+        self._speech_ms = 0
+        self._silence_ms = 0
+        self._silence_frames = 0
+        self._run = []
+        self._run_ms = 0
+
+    def _remember(self, frame: bytes, duration_ms: int) -> None:
+        self._preroll.append((frame, duration_ms))
+        self._preroll_ms += duration_ms
+        while self._preroll and self._preroll_ms - self._preroll[0][1] >= self._policy.preroll_ms:
+            _, dropped = self._preroll.popleft()
+            self._preroll_ms -= dropped

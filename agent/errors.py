@@ -1,0 +1,67 @@
+"""One exception tree for the whole server.
+
+::
+
+    AgentError                      base; never raised itself
+    ├── ConfigError                 settings that cannot work (bad model path, unknown backend)
+    ├── ProtocolError               a client message we cannot accept; carries a wire ``code``
+    ├── AudioFormatError            audio we cannot decode or convert (bad WAV, odd PCM length, bad rate)
+    ├── UnknownVoice                a voice name that no store or backend knows
+    └── ProviderError               a model/service behind a port failed; carries ``provider``
+        ├── ProviderTimeout         it did not answer in time
+        └── ProviderUnavailable     it is not loaded / not reachable
+
+Adapters catch vendor exceptions and re-raise one of these (``raise ProviderError("piper") from exc``),
+so nothing above the port boundary ever sees a vendor type.
+"""
+
+from __future__ import annotations
+
+
+class AgentError(Exception):
+    """Base of every error raised by this package."""
+
+
+class ConfigError(AgentError):
+    """The settings describe something that cannot run."""
+
+
+class ProtocolError(AgentError):
+    """A client message that breaks the wire protocol.
+
+    ``code`` is the machine-readable ``error.code`` sent to the client (see docs/protocol.md).
+    """
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+class AudioFormatError(AgentError):
+    """Audio that cannot be decoded or converted."""
+
+
+class UnknownVoice(AgentError):
+    """A voice name that is not enrolled or not offered by the speech backend."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"unknown voice {name!r}")
+        self.name = name
+
+
+class ProviderError(AgentError):
+    """A model or remote service behind a port failed."""
+
+    def __init__(self, provider: str, detail: str = "") -> None:
+        super().__init__(f"{provider}: {detail}" if detail else provider)
+        self.provider = provider
+        self.detail = detail
+
+
+class ProviderTimeout(ProviderError):
+    """The provider did not answer within its deadline."""
+
+
+class ProviderUnavailable(ProviderError):
+    """The provider is not loaded or cannot be reached."""

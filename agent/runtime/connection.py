@@ -1,0 +1,278 @@
+"""One WebSocket connection speaking protocol v1: the asyncio shell around the session core.
+
+Lifecycle: wait for ``session.start`` (bad input before it gets an ``error`` event), build a ``Session``,
+then run one loop that is the session's only caller. A reader task decodes client frames into the inbox;
+turn tasks (ASR, reply, synthesis) post their results to the same inbox; a writer task drains the outbox
+to the socket. Leaving the loop cancels every task of the connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from collections.abc import Coroutine
+from typing import Any, assert_never
+
+from websockets.asyncio.server import ServerConnection
+from websockets.exceptions import ConnectionClosed
+
+from agent.audio.frontend import CallerAudio
+from agent.config import Settings
+from agent.core.events import (
+    CancelTurn,
+    ClientEnded,
+    CloseSession,
+    Effect,
+    ErrorNotice,
+    Event,
+    FinishSynthesis,
+    GenerateReply,
+    Notify,
+    ReplyDelta,
+    ReplyEnded,
+    StageFailed,
+    Synthesize,
+    Transcribe,
+    TranscriptReady,
+    TurnMetrics,
+)
+from agent.core.session import Session, SessionConfig
+from agent.core.turn_policy import TurnPolicy
+from agent.errors import AgentError, ProtocolError, UnknownVoice
+from agent.ports import ChatMessage
+from agent.runtime.components import Components
+from agent.runtime.outbox import Outbox
+from agent.runtime.speech import TurnSpeech
+from agent.transport import browser
+
+log = logging.getLogger(__name__)
+
+_DISCONNECTED = object()
+Inbox = asyncio.Queue[Event | bytes | object]
+
+
+def session_config(settings: Settings, output_rate: int) -> SessionConfig:
+    vad = settings.vad
+    return SessionConfig(
+        output_sample_rate=output_rate,
+        policy=TurnPolicy(
+            onset_ms=vad.onset_ms,
+            hangover_ms=vad.hangover_ms,
+            min_utterance_ms=vad.min_utterance_ms,
+            max_utterance_ms=vad.max_utterance_ms,
+            preroll_ms=vad.preroll_ms,
+        ),
+        system_prompt=settings.llm.system_prompt,
+        max_history_messages=settings.llm.max_history_messages,
+    )
+
+
+async def send_error(ws: ServerConnection, error: ProtocolError) -> None:
+    await ws.send(browser.encode(ErrorNotice(code=error.code, message=error.message)))
+
+
+async def await_start(
+    ws: ServerConnection, settings: Settings, components: Components
+) -> tuple[browser.SessionStart, str] | None:
+    """Read frames until a valid ``session.start``; returns it with the resolved voice, or ``None``."""
+    deadline = time.monotonic() + settings.server.start_timeout_s
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            await ws.close(1008, "session.start not received in time")
+            return None
+        try:
+            message = await asyncio.wait_for(ws.recv(), remaining)
+        except TimeoutError:
+            continue
+        try:
+            if isinstance(message, bytes):
+                raise ProtocolError("not_started", "send session.start before any audio")
+            request = browser.decode_text(message)
+            if isinstance(request, browser.SessionEnd):
+                await ws.close(1000, "session ended")
+                return None
+            try:
+                voice = components.tts.check_voice(request.voice or settings.tts.default_voice)
+            except UnknownVoice as exc:
+                raise ProtocolError("unknown_voice", f"{exc}; see the voices this server offers") from None
+            return request, voice
+        except ProtocolError as exc:
+            await send_error(ws, exc)
+
+
+class Connection:
+    """Runs one started session until the client ends it or goes away."""
+
+    def __init__(
+        self,
+        ws: ServerConnection,
+        settings: Settings,
+        components: Components,
+        start: browser.SessionStart,
+        voice: str,
+    ) -> None:
+        self.id = uuid.uuid4().hex[:12]
+        self._ws = ws
+        self._settings = settings
+        self._components = components
+        self._start = start
+        self._voice = voice
+        self._output_rate = start.output_sample_rate or settings.audio.output_sample_rate
+        self._session = Session(session_config(settings, self._output_rate))
+        self._audio = CallerAudio(start.sample_rate, components.new_detector(), settings.vad.threshold)
+        high_water = self._output_rate * 2 * settings.audio.outbound_buffer_ms // 1000
+        self._outbox = Outbox(audio_high_water=high_water)
+        self._inbox: Inbox = asyncio.Queue(maxsize=256)
+        self._tasks: dict[int, set[asyncio.Task[None]]] = {}
+        self._speech: dict[int, TurnSpeech] = {}
+        self._close: CloseSession | None = None
+        self._log = logging.LoggerAdapter(log, {"session": self.id})
+
+    async def run(self) -> None:
+        await self._ws.send(browser.session_started(self.id, self._start.sample_rate, self._output_rate, self._voice))
+        self._log.info("session %s started: input %d Hz, voice %s", self.id, self._start.sample_rate, self._voice)
+        reader = asyncio.create_task(self._read(), name=f"reader-{self.id}")
+        writer = asyncio.create_task(self._write(), name=f"writer-{self.id}")
+        try:
+            await self._loop()
+        finally:
+            reader.cancel()
+            for number in list(self._tasks):
+                self._cancel_turn(number)
+            self._outbox.close()
+            if self._close is not None:
+                await asyncio.gather(writer, return_exceptions=True)
+                await self._ws.close(self._close.code, self._close.reason)
+            else:
+                writer.cancel()
+            await asyncio.gather(reader, writer, return_exceptions=True)
+            self._log.info("session %s closed", self.id)
+
+    async def _loop(self) -> None:
+        clock = time.perf_counter
+        while self._close is None:
+            item = await self._inbox.get()
+            if item is _DISCONNECTED:
+                return
+            if isinstance(item, bytes):
+                for frame in self._audio.push(item):
+                    self._apply(self._session.handle(frame, clock()))
+            else:
+                self._apply(self._session.handle(item, clock()))  # type: ignore[arg-type]
+
+    async def _read(self) -> None:
+        max_ms = self._settings.audio.max_input_frame_ms
+        try:
+            async for message in self._ws:
+                try:
+                    if isinstance(message, bytes):
+                        await self._inbox.put(browser.check_audio(message, self._start.sample_rate, max_ms))
+                        continue
+                    request = browser.decode_text(message)
+                    if isinstance(request, browser.SessionEnd):
+                        await self._inbox.put(ClientEnded())
+                    else:
+                        raise ProtocolError("already_started", "this session has already started")
+                except ProtocolError as exc:
+                    self._log.info("bad client message: %s", exc.code)
+                    self._outbox.put(browser.encode(ErrorNotice(code=exc.code, message=exc.message)))
+        except ConnectionClosed:
+            pass
+        finally:
+            await self._inbox.put(_DISCONNECTED)
+
+    async def _write(self) -> None:
+        try:
+            while (payload := await self._outbox.get()) is not None:
+                await self._ws.send(payload)
+        except ConnectionClosed:
+            await self._inbox.put(_DISCONNECTED)
+
+    # ----------------------------------------------------------------------------------- effects
+
+    def _apply(self, effects: list[Effect]) -> None:
+        for effect in effects:
+            match effect:
+                case Notify(event=event):
+                    self._outbox.put(browser.encode(event), getattr(event, "turn", None))
+                    if isinstance(event, TurnMetrics):
+                        self._log_turn(event)
+                        self._cancel_turn(event.turn)  # the turn is over: release its bookkeeping
+                case Transcribe(turn=turn, pcm=pcm):
+                    self._spawn(turn, self._transcribe(turn, pcm))
+                case GenerateReply(turn=turn, history=history):
+                    self._spawn(turn, self._reply(turn, history))
+                case Synthesize(turn=turn, text=text):
+                    self._speech_for(turn).add(text)
+                case FinishSynthesis(turn=turn):
+                    self._speech_for(turn).finish()
+                case CancelTurn(turn=turn):
+                    self._cancel_turn(turn)
+                    self._outbox.drop_audio(turn)
+                case CloseSession():
+                    self._close = effect
+                case _:
+                    assert_never(effect)
+
+    def _spawn(self, turn: int, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.create_task(work)
+        tasks = self._tasks.setdefault(turn, set())
+        tasks.add(task)
+        task.add_done_callback(tasks.discard)
+
+    def _speech_for(self, turn: int) -> TurnSpeech:
+        speech = self._speech.get(turn)
+        if speech is None:
+            speech = TurnSpeech(
+                turn,
+                self._components.tts,
+                self._voice,
+                self._output_rate,
+                self._settings.audio.output_frame_ms,
+                self._inbox.put,
+                self._outbox.wait_for_room,
+            )
+            self._speech[turn] = speech
+        return speech
+
+    def _cancel_turn(self, turn: int) -> None:
+        for task in self._tasks.pop(turn, set()):
+            task.cancel()
+        speech = self._speech.pop(turn, None)
+        if speech is not None:
+            speech.cancel()
+
+    async def _transcribe(self, turn: int, pcm: bytes) -> None:
+        try:
+            transcript = await self._components.stt.transcribe(pcm)
+        except AgentError as exc:
+            self._log.warning("transcription failed in turn %d: %s", turn, exc)
+            await self._inbox.put(StageFailed(turn, "asr", "asr_failed", f"transcription failed: {exc}"))
+            return
+        await self._inbox.put(TranscriptReady(turn, transcript.text))
+
+    async def _reply(self, turn: int, history: tuple[ChatMessage, ...]) -> None:
+        try:
+            async for delta in self._components.llm.stream_reply(history):
+                await self._inbox.put(ReplyDelta(turn, delta))
+        except AgentError as exc:
+            self._log.warning("reply failed in turn %d: %s", turn, exc)
+            await self._inbox.put(StageFailed(turn, "llm", "llm_failed", f"reply generation failed: {exc}"))
+            return
+        await self._inbox.put(ReplyEnded(turn))
+
+    def _log_turn(self, m: TurnMetrics) -> None:
+        self._log.info(
+            "turn %d: v2v=%s endpoint=%s asr=%s llm_first=%s tts_first=%s audio=%dms interrupted=%s",
+            m.turn,
+            m.voice_to_voice_ms,
+            m.endpoint_ms,
+            m.asr_ms,
+            m.llm_first_text_ms,
+            m.tts_first_audio_ms,
+            m.reply_audio_ms,
+            m.interrupted,
+        )

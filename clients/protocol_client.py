@@ -1,0 +1,560 @@
+"""A client for wire protocol v1: stream PCM to the voice agent over one WebSocket and collect the turns.
+
+Used by the CLI (``clients/cli.py``), the latency benchmark (``bench/latency.py``) and tests::
+
+    conversation = await converse("ws://127.0.0.1:8765/ws", pcm16k, 16000)
+    for turn in conversation.turns:
+        print(turn.transcript, turn.reply, turn.audio_seconds, turn.metrics)
+
+Input goes out as 20 ms binary frames, paced against the monotonic clock (real time by default, because the
+server's end-of-turn hangover is measured in audio time). After the input the client keeps sending silence,
+still at real-time pace, until the conversation has *settled*: every turn announced by ``speech.stopped``
+has its ``turn.metrics``, no speech is in progress, and enough trailing silence was sent. Then it sends
+``session.end`` and waits for the server to close.
+
+Client-side timing uses ``time.monotonic()``: for each turn, when the last non-silent input frame before its
+``speech.stopped`` was sent, and when its first reply audio frame arrived.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import math
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed, InvalidStatus, InvalidURI, WebSocketException
+
+FRAME_MS = 20
+DEFAULT_URL = "ws://127.0.0.1:8765/ws"
+INPUT_RATES: tuple[int, ...] = (8000, 16000, 24000, 48000)
+"""Input sample rates the server accepts in ``session.start``."""
+OUTPUT_RATES: tuple[int, ...] = (8000, 16000, 22050, 24000, 48000)
+"""Values allowed for ``output_sample_rate`` in ``session.start``."""
+VOICED_DBFS = -40.0
+"""A frame whose RMS is above this level (dB relative to full scale) counts as non-silent input."""
+
+Message = dict[str, Any]
+EventCallback = Callable[[Message], None]
+
+
+class ClientError(Exception):
+    """Base of the errors this client raises."""
+
+
+class ConnectFailed(ClientError):
+    """The WebSocket could not be opened (refused, unreachable, bad URL, HTTP error, timeout)."""
+
+
+class SessionFailed(ClientError):
+    """The server did not start the session (it sent ``error`` and/or closed before ``session.started``)."""
+
+    def __init__(self, message: str, code: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+# --- framing and pacing ------------------------------------------------------------------------------
+
+
+def frame_bytes(rate: int, frame_ms: int = FRAME_MS) -> int:
+    """Bytes in one PCM16 mono frame of ``frame_ms`` at ``rate``."""
+    return 2 * (rate * frame_ms // 1000)
+
+
+def split_frames(pcm: bytes, rate: int, frame_ms: int = FRAME_MS) -> list[bytes]:
+    """Cut PCM16LE mono into frames of exactly ``frame_ms``; the last one is padded with silence.
+
+    Raises ``ValueError`` for an odd byte length (not whole 16-bit samples).
+    """
+    if len(pcm) % 2:
+        raise ValueError("PCM16 data must have an even number of bytes")
+    size = frame_bytes(rate, frame_ms)
+    frames = [pcm[i : i + size] for i in range(0, len(pcm), size)]
+    if frames and len(frames[-1]) < size:
+        frames[-1] = frames[-1] + bytes(size - len(frames[-1]))
+    return frames
+
+
+def frame_dbfs(frame: bytes) -> float:
+    """RMS level of a PCM16 frame in dB relative to full scale (``-inf`` for digital silence)."""
+    samples = np.frombuffer(frame, dtype="<i2").astype(np.float64)
+    if samples.size == 0:
+        return -math.inf
+    rms = math.sqrt(float(np.mean(samples * samples)))
+    return 20 * math.log10(rms / 32768.0) if rms > 0 else -math.inf
+
+
+class FramePacer:
+    """Releases frames on a fixed schedule against a monotonic clock, so sleep overshoot never accumulates.
+
+    Frame ``n`` (counted from the last ``set_interval``) is due at ``start + n * interval``. ``wait`` sleeps
+    until the next frame is due (or not at all if it is already late) and returns the clock reading after
+    the wait. An interval of 0 never sleeps but still yields to the event loop. ``clock`` and ``sleep`` are
+    injectable for tests.
+    """
+
+    def __init__(
+        self,
+        interval_s: float,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        self._clock = clock
+        self._sleep = sleep
+        self._interval = interval_s
+        self._start: float | None = None
+        self._count = 0
+
+    @property
+    def interval_s(self) -> float:
+        return self._interval
+
+    def next_due(self) -> float | None:
+        """When the next frame is due (``None`` before the first ``wait``)."""
+        return None if self._start is None else self._start + self._count * self._interval
+
+    def set_interval(self, interval_s: float) -> None:
+        """Change the pace from the next frame on, keeping that frame's due time."""
+        due = self.next_due()
+        self._interval = interval_s
+        self._count = 0
+        self._start = due
+
+    async def wait(self) -> float:
+        now = self._clock()
+        if self._start is None:
+            self._start = now
+        due = self._start + self._count * self._interval
+        self._count += 1
+        if due > now:
+            await self._sleep(due - now)
+            return self._clock()
+        await self._sleep(0)
+        return now
+
+
+# --- results ------------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class TurnResult:
+    """Everything the client saw of one turn. Times are ``time.monotonic()`` readings."""
+
+    turn: int
+    transcript: str | None = None
+    reply: str = ""
+    audio: bytearray = field(default_factory=bytearray)
+    sample_rate: int = 24000
+    metrics: Message | None = None
+    errors: list[Message] = field(default_factory=list)
+    speech_end_audio_ms: float | None = None
+    """``audio_ms`` of ``speech.stopped``: where the server put the end of speech, in input audio time."""
+    last_voice_sent_at: float | None = None
+    """When the last non-silent input frame before this turn's ``speech.stopped`` was sent."""
+    stopped_at: float | None = None
+    """When ``speech.stopped`` arrived."""
+    first_audio_at: float | None = None
+    """When the first binary audio frame of this turn arrived."""
+    audio_ended: bool = False
+
+    @property
+    def done(self) -> bool:
+        """``turn.metrics`` arrived (the server's last word on a turn)."""
+        return self.metrics is not None
+
+    @property
+    def audio_seconds(self) -> float:
+        return len(self.audio) / 2 / self.sample_rate
+
+    @property
+    def client_voice_to_voice_ms(self) -> float | None:
+        """Last speech frame sent → first reply audio frame received, in milliseconds."""
+        if self.first_audio_at is None or self.last_voice_sent_at is None:
+            return None
+        return (self.first_audio_at - self.last_voice_sent_at) * 1000.0
+
+    def summary(self) -> Message:
+        """The CLI's ``--json`` line for this turn."""
+        return {
+            "turn": self.turn,
+            "transcript": self.transcript,
+            "reply": self.reply,
+            "audio_seconds": round(self.audio_seconds, 3),
+            "metrics": self.metrics,
+        }
+
+
+@dataclass(slots=True)
+class Conversation:
+    """One session as the client saw it."""
+
+    url: str
+    input_sample_rate: int
+    output_sample_rate: int = 24000
+    session: Message = field(default_factory=dict)
+    """The ``session.started`` message."""
+    turns_by_id: dict[int, TurnResult] = field(default_factory=dict)
+    errors: list[Message] = field(default_factory=list)
+    """Every ``error`` message, in order (also attached to their turn when they name one)."""
+    ended_reason: str | None = None
+    close_code: int | None = None
+    close_reason: str | None = None
+    timed_out: bool = False
+    """Some wait for the replies to settle ran out of time."""
+    segment_ends: list[float] = field(default_factory=list)
+    """When the last frame of each input utterance (the whole input, for ``converse``) was sent."""
+    input_seconds: float = 0.0
+    """Audio sent, silence included."""
+
+    @property
+    def session_id(self) -> str | None:
+        value = self.session.get("session_id")
+        return None if value is None else str(value)
+
+    @property
+    def turns(self) -> list[TurnResult]:
+        return [self.turns_by_id[k] for k in sorted(self.turns_by_id)]
+
+    def audio(self) -> bytes:
+        """All reply audio, turn after turn, PCM16LE mono at ``output_sample_rate``."""
+        return b"".join(bytes(t.audio) for t in self.turns)
+
+
+# --- the connection ------------------------------------------------------------------------------------
+
+
+class _State:
+    """Client-side view of the session; updated only by the receiver, read by the sender."""
+
+    def __init__(self, conversation: Conversation, on_event: EventCallback | None) -> None:
+        self.conv = conversation
+        self.on_event = on_event
+        self.started = False
+        self.closed = False
+        self.speaking = False
+        self.announced: set[int] = set()
+        self.audio_turn: int | None = None
+        self.last_voice_sent_at: float | None = None
+        self.playback_end = 0.0
+
+    def is_closed(self) -> bool:
+        # A method, not the attribute: the receiver task flips it while the sender awaits.
+        return self.closed
+
+    def turn(self, turn_id: int) -> TurnResult:
+        turn = self.conv.turns_by_id.get(turn_id)
+        if turn is None:
+            turn = TurnResult(turn=turn_id, sample_rate=self.conv.output_sample_rate)
+            self.conv.turns_by_id[turn_id] = turn
+        return turn
+
+    def pending(self) -> list[int]:
+        return sorted(t for t in self.announced if not self.conv.turns_by_id[t].done)
+
+    def settled(self, now: float, *, playback: bool, ignore_speaking: bool) -> bool:
+        if self.pending():
+            return False
+        if self.speaking and not ignore_speaking:
+            return False
+        return not (playback and now < self.playback_end)
+
+    def on_text(self, raw: str, now: float) -> None:
+        try:
+            msg = json.loads(raw)
+        except ValueError:
+            return
+        if not isinstance(msg, dict):
+            return
+        kind = msg.get("type")
+        turn_id = msg.get("turn")
+        turn = self.turn(turn_id) if isinstance(turn_id, int) else None
+        if kind == "session.started":
+            self.started = True
+            self.conv.session = msg
+            self.conv.output_sample_rate = int(msg.get("output_sample_rate") or self.conv.output_sample_rate)
+        elif kind == "speech.started":
+            self.speaking = True
+        elif kind == "speech.stopped":
+            self.speaking = False
+            if turn is not None:
+                self.announced.add(turn.turn)
+                turn.stopped_at = now
+                turn.last_voice_sent_at = self.last_voice_sent_at
+                turn.speech_end_audio_ms = msg.get("audio_ms")
+        elif kind == "transcript" and turn is not None:
+            turn.transcript = str(msg.get("text") or "")
+        elif kind == "reply.delta" and turn is not None:
+            turn.reply += str(msg.get("text") or "")
+        elif kind == "reply.done" and turn is not None:
+            turn.reply = str(msg.get("text") or "")
+        elif kind == "audio.start" and turn is not None:
+            self.audio_turn = turn.turn
+            turn.sample_rate = int(msg.get("sample_rate") or turn.sample_rate)
+        elif kind == "audio.end" and turn is not None:
+            turn.audio_ended = True
+            if self.audio_turn == turn.turn:
+                self.audio_turn = None
+        elif kind == "turn.metrics" and turn is not None:
+            turn.metrics = msg
+        elif kind == "error":
+            self.conv.errors.append(msg)
+            if turn is not None:
+                turn.errors.append(msg)
+        elif kind == "session.ended":
+            self.conv.ended_reason = str(msg.get("reason") or "")
+        if self.on_event is not None:
+            self.on_event(msg)
+
+    def on_audio(self, data: bytes, now: float) -> None:
+        if self.audio_turn is None:
+            return  # audio outside audio.start/audio.end: nothing to attach it to
+        turn = self.turn(self.audio_turn)
+        if turn.first_audio_at is None:
+            turn.first_audio_at = now
+        turn.audio += data
+        # A simulated player: audio plays in order, starting no earlier than it arrives.
+        self.playback_end = max(self.playback_end, now) + len(data) / 2 / turn.sample_rate
+
+
+@dataclass(frozen=True, slots=True)
+class _Send:
+    pcm: bytes
+    utterance: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class _Settle:
+    min_silence_s: float
+    timeout_s: float
+    playback: bool
+
+
+_Step = _Send | _Settle
+SPEECH_GRACE_S = 5.0
+"""Stop waiting for a ``speech.stopped`` that never comes after this much silence beyond the minimum."""
+
+
+async def _receive(ws: ClientConnection, state: _State) -> None:
+    try:
+        async for message in ws:
+            now = time.monotonic()
+            if isinstance(message, str):
+                state.on_text(message, now)
+            else:
+                state.on_audio(message, now)
+    except ConnectionClosed:
+        pass
+    finally:
+        state.closed = True
+
+
+async def _send_plan(ws: ClientConnection, state: _State, plan: Sequence[_Step], rate: int, speed: float) -> None:
+    frame_s = FRAME_MS / 1000
+    input_interval = 0.0 if math.isinf(speed) else frame_s / speed
+    pacer = FramePacer(input_interval)
+    silent_frame = bytes(frame_bytes(rate))
+    for step in plan:
+        if state.is_closed():
+            return
+        if isinstance(step, _Send):
+            pacer.set_interval(input_interval)
+            for frame in split_frames(step.pcm, rate):
+                await pacer.wait()
+                if state.is_closed():
+                    return
+                await ws.send(frame)
+                state.conv.input_seconds += frame_s
+                if frame_dbfs(frame) > VOICED_DBFS:
+                    state.last_voice_sent_at = time.monotonic()
+            if step.utterance:
+                state.conv.segment_ends.append(time.monotonic())
+            continue
+        # Settle: silence at real-time pace until the replies are done (or the step times out).
+        pacer.set_interval(frame_s)
+        sent = 0.0
+        while True:
+            now = time.monotonic()
+            if sent >= step.min_silence_s and state.settled(
+                now, playback=step.playback, ignore_speaking=sent >= step.min_silence_s + SPEECH_GRACE_S
+            ):
+                break
+            if sent >= step.timeout_s:
+                state.conv.timed_out = True
+                break
+            await pacer.wait()
+            if state.is_closed():
+                return
+            await ws.send(silent_frame)
+            state.conv.input_seconds += frame_s
+            sent += frame_s
+
+
+async def _await_started(ws: ClientConnection, state: _State, timeout_s: float) -> None:
+    try:
+        async with asyncio.timeout(timeout_s):
+            while not state.started:
+                message = await ws.recv()
+                if isinstance(message, str):
+                    state.on_text(message, time.monotonic())
+    except ConnectionClosed as exc:
+        first = state.conv.errors[0] if state.conv.errors else None
+        if first is not None:
+            raise SessionFailed(str(first.get("message") or first.get("code")), first.get("code")) from exc
+        raise SessionFailed(f"server closed the connection before session.started ({exc})") from exc
+    except TimeoutError as exc:
+        raise SessionFailed(f"no session.started within {timeout_s:g} s") from exc
+
+
+async def _run(
+    url: str,
+    plan: Sequence[_Step],
+    rate: int,
+    *,
+    voice: str | None,
+    output_sample_rate: int | None,
+    speed: float,
+    on_event: EventCallback | None,
+    open_timeout_s: float,
+    close_timeout_s: float,
+) -> Conversation:
+    conversation = Conversation(url=url, input_sample_rate=rate)
+    if output_sample_rate is not None:
+        conversation.output_sample_rate = output_sample_rate
+    state = _State(conversation, on_event)
+    try:
+        ws = await connect(url, open_timeout=open_timeout_s, compression=None, close_timeout=close_timeout_s)
+    except InvalidURI as exc:
+        raise ConnectFailed(f"invalid WebSocket URL {url!r}: {exc}") from exc
+    except InvalidStatus as exc:
+        response = exc.response
+        body = (response.body or b"").decode("utf-8", "replace").strip()[:200]
+        detail = f": {body}" if body else ""
+        raise ConnectFailed(f"{url} refused the WebSocket with HTTP {response.status_code}{detail}") from exc
+    except (OSError, TimeoutError, WebSocketException) as exc:
+        raise ConnectFailed(f"cannot connect to {url}: {exc or type(exc).__name__}") from exc
+
+    async with ws:
+        start: Message = {"type": "session.start", "sample_rate": rate, "voice": voice}
+        if output_sample_rate is not None:
+            start["output_sample_rate"] = output_sample_rate
+        await ws.send(json.dumps(start))
+        try:
+            await _await_started(ws, state, open_timeout_s)
+        finally:
+            conversation.close_code = ws.close_code
+            conversation.close_reason = ws.close_reason
+        receiver = asyncio.create_task(_receive(ws, state))
+        try:
+            try:
+                await _send_plan(ws, state, plan, rate, speed)
+                if not state.is_closed():
+                    await ws.send(json.dumps({"type": "session.end"}))
+            except ConnectionClosed:
+                pass
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(receiver), close_timeout_s)
+        finally:
+            if not receiver.done():
+                receiver.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await receiver
+    conversation.close_code = ws.close_code
+    conversation.close_reason = ws.close_reason
+    return conversation
+
+
+async def converse(
+    url: str,
+    pcm: bytes,
+    rate: int = 16000,
+    *,
+    voice: str | None = None,
+    output_sample_rate: int | None = None,
+    realtime: bool = True,
+    speed: float = 1.0,
+    trailing_silence_s: float = 1.0,
+    timeout_s: float = 60.0,
+    on_event: EventCallback | None = None,
+    open_timeout_s: float = 10.0,
+    close_timeout_s: float = 5.0,
+) -> Conversation:
+    """Stream ``pcm`` (PCM16LE mono at ``rate``) in one session and collect every turn.
+
+    The input is paced at ``speed`` × real time (``realtime=False``: as fast as the socket takes it). Then
+    silence is sent at real-time pace until every announced turn has ``turn.metrics``, no speech is in
+    progress and at least ``trailing_silence_s`` of silence went out (keep it above the server's hangover),
+    or until ``timeout_s`` of waiting (``Conversation.timed_out``). Then ``session.end``; the server's close
+    is awaited for ``close_timeout_s``. ``on_event`` is called with each JSON message as it arrives.
+
+    Raises ``ConnectFailed`` if the WebSocket cannot be opened and ``SessionFailed`` if the server never
+    sends ``session.started``. A session the server ends early is returned, not raised.
+    """
+    plan: list[_Step] = [_Send(pcm), _Settle(trailing_silence_s, timeout_s, playback=False)]
+    return await _run(
+        url,
+        plan,
+        rate,
+        voice=voice,
+        output_sample_rate=output_sample_rate,
+        speed=speed if realtime else math.inf,
+        on_event=on_event,
+        open_timeout_s=open_timeout_s,
+        close_timeout_s=close_timeout_s,
+    )
+
+
+async def converse_utterances(
+    url: str,
+    utterances: Sequence[bytes],
+    rate: int = 16000,
+    *,
+    voice: str | None = None,
+    output_sample_rate: int | None = None,
+    lead_silence_s: float = 0.5,
+    gap_s: float = 1.5,
+    wait_for_replies: bool = True,
+    wait_for_playback: bool = False,
+    speed: float = 1.0,
+    turn_timeout_s: float = 60.0,
+    on_event: EventCallback | None = None,
+    open_timeout_s: float = 10.0,
+    close_timeout_s: float = 5.0,
+) -> Conversation:
+    """Speak several utterances in one session, each followed by at least ``gap_s`` of silence.
+
+    With ``wait_for_replies`` (the default) the caller takes turns: after each gap it keeps sending silence
+    until every announced turn has its ``turn.metrics`` and no speech is in progress, so the next utterance
+    never supersedes a reply. ``wait_for_playback`` also waits until the reply audio would have finished
+    playing (a simulated player that starts each chunk when it arrives), like a polite human caller.
+    Without ``wait_for_replies`` the gaps are exactly ``gap_s`` and only the final wait is for the turns.
+    Each wait gives up after ``turn_timeout_s`` (``Conversation.timed_out``) and the next utterance starts.
+    Utterances are paced at ``speed`` × real time; waits are always real time. Raises as ``converse``.
+    """
+    plan: list[_Step] = [_Send(bytes(2 * int(rate * lead_silence_s)), utterance=False)]
+    for utterance in utterances:
+        plan.append(_Send(utterance))
+        if wait_for_replies:
+            plan.append(_Settle(gap_s, turn_timeout_s, playback=wait_for_playback))
+        else:
+            plan.append(_Send(bytes(2 * int(rate * gap_s)), utterance=False))
+    if not wait_for_replies:
+        plan.append(_Settle(0.0, turn_timeout_s, playback=wait_for_playback))
+    return await _run(
+        url,
+        plan,
+        rate,
+        voice=voice,
+        output_sample_rate=output_sample_rate,
+        speed=speed,
+        on_event=on_event,
+        open_timeout_s=open_timeout_s,
+        close_timeout_s=close_timeout_s,
+    )

@@ -1,0 +1,33 @@
+"""Real servers on loopback with the real bundled local models (loaded once per test run)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from agent.config import Settings
+from agent.runtime.components import Components
+from agent.runtime.server import RunningServer, running_server
+from agent.wiring import build_components
+
+
+def local_settings(**sections: dict[str, Any]) -> Settings:
+    """Local defaults on a free port, with overrides per section."""
+    data: dict[str, Any] = {"server": {"port": 0}}
+    for name, values in sections.items():
+        data.setdefault(name, {}).update(values)
+    return Settings(**data)
+
+
+@pytest.fixture(scope="session")
+def components() -> Components:
+    return build_components(local_settings())
+
+
+@pytest.fixture
+async def server(components: Components) -> AsyncIterator[RunningServer]:
+    async with running_server(local_settings(), lambda: components) as running:
+        await running.wait_ready()
+        yield running

@@ -1,0 +1,105 @@
+"""Protocol v1 codec: recorded client messages in, wire messages out."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from agent.core.events import (
+    AudioChunk,
+    AudioEnd,
+    AudioStart,
+    ErrorNotice,
+    ReplyText,
+    SessionEnded,
+    SpeechStarted,
+    SpeechStopped,
+    TranscriptText,
+    TurnMetrics,
+)
+from agent.errors import ProtocolError
+from agent.transport import browser
+
+
+def code_of(text: str) -> str:
+    with pytest.raises(ProtocolError) as info:
+        browser.decode_text(text)
+    return info.value.code
+
+
+def test_session_start_defaults_and_fields() -> None:
+    msg = browser.decode_text('{"type":"session.start","sample_rate":16000,"voice":null}')
+    assert msg == browser.SessionStart(sample_rate=16000, voice=None, output_sample_rate=None)
+    msg = browser.decode_text('{"type":"session.start","sample_rate":48000,"voice":"ana","output_sample_rate":16000}')
+    assert msg == browser.SessionStart(sample_rate=48000, voice="ana", output_sample_rate=16000)
+    assert browser.decode_text('{"type":"session.end"}') == browser.SessionEnd()
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ("not json", "bad_json"),
+        ("[1,2]", "bad_json"),
+        ('"string"', "bad_json"),
+        ("[" * 100000, "bad_json"),
+        ('{"type":"dance"}', "unknown_type"),
+        ('{"kind":"session.start"}', "bad_message"),
+        ('{"type":5}', "bad_message"),
+        ('{"type":"session.start","sample_rate":44100}', "unsupported_sample_rate"),
+        ('{"type":"session.start","sample_rate":"16000"}', "unsupported_sample_rate"),
+        ('{"type":"session.start","sample_rate":true}', "unsupported_sample_rate"),
+        ('{"type":"session.start","sample_rate":16000,"output_sample_rate":11025}', "unsupported_sample_rate"),
+        ('{"type":"session.start","sample_rate":16000,"voice":7}', "bad_message"),
+        ('{"type":"session.start","sample_rate":16000,"voice":""}', "bad_message"),
+        ('{"type":"session.start","sample_rate":' + "9" * 5000 + "}", "bad_json"),
+    ],
+)
+def test_bad_text_frames_have_codes(text: str, code: str) -> None:
+    assert code_of(text) == code
+
+
+def test_audio_frame_checks() -> None:
+    ok = b"\x00\x01" * 1600  # 100 ms at 16 kHz
+    assert browser.check_audio(ok, 16000, 100) is ok
+    with pytest.raises(ProtocolError) as odd:
+        browser.check_audio(b"\x00\x01\x02", 16000, 100)
+    assert odd.value.code == "bad_audio"
+    with pytest.raises(ProtocolError) as long:
+        browser.check_audio(ok + b"\x00\x00", 16000, 100)
+    assert long.value.code == "frame_too_long"
+
+
+def test_encode_every_server_event() -> None:
+    def j(event: object) -> dict[str, object]:
+        wire = browser.encode(event)  # type: ignore[arg-type]
+        assert isinstance(wire, str)
+        return json.loads(wire)  # type: ignore[no-any-return]
+
+    assert j(SpeechStarted(120)) == {"type": "speech.started", "audio_ms": 120}
+    assert j(SpeechStopped(2, 900)) == {"type": "speech.stopped", "turn": 2, "audio_ms": 900}
+    assert j(TranscriptText(2, "hi")) == {"type": "transcript", "turn": 2, "text": "hi"}
+    assert j(ReplyText(2, "Hel", False)) == {"type": "reply.delta", "turn": 2, "text": "Hel"}
+    assert j(ReplyText(2, "Hello.", True)) == {"type": "reply.done", "turn": 2, "text": "Hello."}
+    assert j(AudioStart(2, 24000)) == {"type": "audio.start", "turn": 2, "sample_rate": 24000}
+    assert j(AudioEnd(2)) == {"type": "audio.end", "turn": 2}
+    assert j(ErrorNotice("x", "y")) == {"type": "error", "code": "x", "message": "y"}
+    assert j(ErrorNotice("x", "y", 3))["turn"] == 3
+    assert j(SessionEnded("bye")) == {"type": "session.ended", "reason": "bye"}
+    metrics = j(TurnMetrics(2, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 700, 800, False))
+    assert metrics["type"] == "turn.metrics"
+    assert metrics["voice_to_voice_ms"] == 6.0
+    assert set(metrics) >= {"turn", "endpoint_ms", "asr_ms", "llm_first_text_ms", "tts_first_audio_ms", "interrupted"}
+    assert browser.encode(AudioChunk(2, b"\x01\x02")) == b"\x01\x02"
+
+
+def test_session_started_message() -> None:
+    msg = json.loads(browser.session_started("abc", 16000, 24000, "local-preview"))
+    assert msg == {
+        "type": "session.started",
+        "session_id": "abc",
+        "protocol": 1,
+        "input_sample_rate": 16000,
+        "output_sample_rate": 24000,
+        "voice": "local-preview",
+    }

@@ -1,0 +1,48 @@
+from __future__ import annotations
+
+from agent.core.chunker import SentenceChunker
+
+
+def run(deltas: list[str], **kw: int) -> list[str]:
+    chunker = SentenceChunker(**kw)
+    out: list[str] = []
+    for d in deltas:
+        out += chunker.push(d)
+    return out + chunker.flush()
+
+
+def test_sentences_cut_as_they_complete() -> None:
+    chunker = SentenceChunker()
+    assert chunker.push("Hello there, friend") == []
+    assert chunker.push(".") == []  # the terminator needs the following space to be sure
+    assert chunker.push(" How are you? I") == ["Hello there, friend.", "How are you?"]
+    assert chunker.flush() == ["I"]
+
+
+def test_word_by_word_stream_equals_whole() -> None:
+    text = "Once upon a time, there was a fox. It was quick! Was it brown? Yes. The end."
+    words = [w + " " for w in text.split(" ")]
+    assert run(words) == run([text])
+    assert run([text]) == ["Once upon a time, there was a fox.", "It was quick!", "Was it brown?", "Yes. The end."]
+
+
+def test_abbreviations_and_decimals_do_not_split() -> None:
+    assert run(["Dr. Smith paid 3.5 dollars, e.g. a lot. Then he left."]) == [
+        "Dr. Smith paid 3.5 dollars, e.g. a lot.",
+        "Then he left.",
+    ]
+
+
+def test_short_sentences_merge() -> None:
+    assert run(["Hi. Ok. Now. That is all for today."]) == ["Hi. Ok. Now.", "That is all for today."]
+
+
+def test_long_text_without_punctuation_is_cut_at_commas_or_spaces() -> None:
+    text = ", ".join(["word " * 10] * 20)
+    parts = run([text], max_chars=120)
+    assert all(len(p) <= 120 for p in parts)
+    assert " ".join(parts).split() == text.split()
+
+
+def test_empty_and_whitespace() -> None:
+    assert run(["", "   ", "\n"]) == []
