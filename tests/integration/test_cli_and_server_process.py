@@ -72,8 +72,18 @@ def test_cli_with_a_stereo_44k_wav_prints_json_and_saves_reply(server_process: s
     sf.write(wav_in, np.stack([mono, mono], axis=1).astype(np.float32) / 32768.0, 44100, subtype="FLOAT")
     wav_out = tmp_path / "reply.wav"
     result = subprocess.run(
-        [sys.executable, "-m", "clients.cli", "--url", server_process, "--wav", str(wav_in), "--out", str(wav_out),
-         "--json"],
+        [
+            sys.executable,
+            "-m",
+            "clients.cli",
+            "--url",
+            server_process,
+            "--wav",
+            str(wav_in),
+            "--out",
+            str(wav_out),
+            "--json",
+        ],
         cwd=ROOT,
         capture_output=True,
         text=True,
