@@ -14,6 +14,7 @@ import signal
 import sys
 from pathlib import Path
 
+from agent import endpoint, voices_cli
 from agent.config import Settings, load_settings
 from agent.runtime.server import running_server
 from agent.wiring import build_components
@@ -35,6 +36,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         p.add_argument("--port", type=int, help="listen port (default 8765, or AGENT_SERVER__PORT; 0 = any)")
         p.add_argument("--env-file", type=Path, help="read settings from this env file as well")
         p.add_argument("--log-level", help="DEBUG, INFO, WARNING... (default INFO, or AGENT_LOG_LEVEL)")
+    voices_cli.add_parser(sub)
+    endpoint.add_parser(sub)
     return parser.parse_args(argv)
 
 
@@ -68,6 +71,8 @@ async def serve(settings: Settings) -> int:
             await stopped
         ready.cancel()
         log.info("shutting down")
+        if server.state.components is not None:
+            await server.state.components.aclose()
     return 0
 
 
@@ -75,6 +80,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # models come from packages; never reach for a hub
     settings = settings_from(args)
+    if args.command == "voices":
+        logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+        return voices_cli.run(args, settings)
+    if args.command == "endpoint":
+        logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+        return endpoint.run(args, settings)
     logging.basicConfig(
         level=settings.log_level.upper(),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",

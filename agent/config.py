@@ -10,8 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field, field_validator, model_validator
+from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from agent.core.endpointing import BACKCHANNELS
 
 SUPPORTED_INPUT_RATES: tuple[int, ...] = (8000, 16000, 24000, 48000)
 SUPPORTED_OUTPUT_RATES: tuple[int, ...] = (8000, 16000, 22050, 24000, 48000)
@@ -55,10 +57,27 @@ class VadSettings(BaseModel):
     webrtc_mode: int = Field(3, ge=0, le=3)
     threshold: float = Field(0.5, gt=0, lt=1, description="Speech probability threshold (silero).")
     onset_ms: int = Field(60, ge=0, description="Voiced audio needed to declare speech started.")
-    hangover_ms: int = Field(600, ge=60, description="Silence that ends a turn.")
+    hangover_ms: int = Field(420, ge=60, description="Silence that ends a turn when its ending is unclear.")
     min_utterance_ms: int = Field(200, ge=0, description="Shorter blips are ignored.")
     max_utterance_ms: int = Field(15000, ge=1000, description="Longer speech is cut into a turn here.")
     preroll_ms: int = Field(300, ge=0, description="Audio kept from before the onset.")
+
+
+class TurnSettings(BaseModel):
+    """Fast end of turn, barge-in and idle handling (see docs/ARCHITECTURE.md, "Turn-taking")."""
+
+    speculative_ms: int = Field(120, ge=0, description="Trailing silence before a speculative transcript; 0 = off.")
+    hangover_min_ms: int = Field(320, ge=60, description="Silence that ends a turn that sounds finished.")
+    hangover_max_ms: int = Field(1200, ge=60, description="Silence that ends a turn that trails off.")
+    barge_in: bool = Field(True, description="Caller speech interrupts the agent.")
+    barge_in_min_ms: int = Field(300, ge=60, description="Speech needed to interrupt; coughs and clicks are shorter.")
+    backchannels: list[str] = Field(
+        default_factory=lambda: list(BACKCHANNELS), description="Acknowledgements that do not interrupt."
+    )
+    backchannel_max_ms: int = Field(900, ge=60, description="Speech this long interrupts even if it is 'yeah'.")
+    idle_prompt_s: float = Field(20.0, ge=0, description="Silence before the agent prompts once; 0 = never.")
+    idle_prompt_text: str = "Are you still there?"
+    idle_end_s: float = Field(60.0, ge=0, description="Silence before an abandoned session ends; 0 = never.")
 
 
 class AsrSettings(BaseModel):
@@ -71,24 +90,90 @@ class AsrSettings(BaseModel):
     max_concurrency: int = Field(1, ge=1, description="Transcriptions running at once.")
     language: str = "en"
     beam_size: int = Field(1, ge=1)
+    window: Literal["fit", "full"] = Field(
+        "fit", description="fit: encode only the utterance plus window_pad_s; full: Whisper's fixed 30 s."
+    )
+    window_pad_s: float = Field(1.0, ge=0.2, le=5.0, description="Silence appended in the fit window.")
+    window_min_s: float = Field(5.0, ge=0.0, le=30.0, description="Shortest fit window (accuracy vs speed).")
 
 
 class LlmSettings(BaseModel):
-    """Where reply text comes from."""
+    """Where reply text comes from: the offline responder, Amazon Bedrock, or an OpenAI-compatible server."""
 
-    backend: Literal["local"] = "local"
+    backend: Literal["local", "bedrock", "openai"] = "local"
     system_prompt: str = "You are a helpful, concise voice assistant. Answer in one or two short sentences."
     max_history_messages: int = Field(20, ge=2)
+    model: str = Field("", description="Bedrock model/inference-profile id, or the OpenAI-compatible model name.")
+    max_tokens: int = Field(400, ge=1, description="Longest reply, in model tokens.")
+    temperature: float = Field(0.7, ge=0.0, le=2.0)
+    connect_timeout_s: float = Field(5.0, gt=0)
+    read_timeout_s: float = Field(30.0, gt=0, description="Longest wait for the next bytes of a reply stream.")
+    region: str = Field("", description="Bedrock region; empty = the AWS default chain (AWS_REGION, profile).")
+    endpoint_url: str = Field("", description="Bedrock endpoint override (VPC endpoint, emulator); empty = AWS.")
+    max_attempts: int = Field(2, ge=1, le=5, description="Bedrock calls including SDK retries (1 = no retry).")
+    base_url: str = Field("http://127.0.0.1:11434/v1", description="OpenAI-compatible API root (before /chat).")
+    api_key: SecretStr | None = Field(None, description="Bearer token for the OpenAI-compatible server.")
+
+    @model_validator(mode="after")
+    def _model_named(self) -> LlmSettings:
+        if self.backend != "local" and not self.model.strip():
+            raise ValueError(f"llm.model is required for the {self.backend} backend")
+        return self
 
 
 class TtsSettings(BaseModel):
     """How replies are spoken."""
 
-    backend: Literal["piper"] = "piper"
+    backend: Literal["piper", "sagemaker", "vllm-omni"] = "piper"
     piper_model: str = Field("", description="Piper .onnx path; empty = the bundled joe (en_US) voice.")
     default_voice: str | None = None
     max_concurrency: int = Field(1, ge=1, description="Syntheses running at once, server-wide.")
-    cpu_threads: int = Field(1, ge=1)
+    cpu_threads: int = Field(2, ge=1, description="ONNX threads per Piper synthesis.")
+    # Cloned voices (backend sagemaker / vllm-omni): Qwen3-TTS-12Hz-1.7B-Base behind vLLM-Omni.
+    endpoint_name: str = Field("qwen3-tts-voice-clone", description="SageMaker endpoint name.")
+    region: str = Field("us-east-1", description="AWS region of the SageMaker endpoint.")
+    endpoint_url: str | None = Field(None, description="Override the SageMaker runtime URL (e.g. the emulator).")
+    base_url: str = Field("http://127.0.0.1:8091", description="vllm-omni backend: the server's base URL.")
+    api_key: SecretStr | None = Field(None, description="vllm-omni backend: optional bearer token.")
+    streaming: bool = Field(True, description="Stream audio as it is generated (else one WAV per sentence).")
+    language: str = Field("", description="Language to speak (en, German, auto...); empty = the voice's own.")
+    pipeline_depth: int = Field(2, ge=1, le=8, description="Sentence requests in flight per reply.")
+    connect_timeout_s: float = Field(2.0, gt=0)
+    read_timeout_s: float = Field(20.0, gt=0, description="Longest silence while reading a response.")
+    max_pool_connections: int = Field(32, ge=1, description="HTTP connections to the endpoint, server-wide.")
+    max_attempts: int = Field(3, ge=1, le=10, description="Tries per sentence, the first included.")
+    retry_base_s: float = Field(0.2, gt=0, description="First retry pause (doubles, capped, jittered).")
+    retry_max_s: float = Field(2.0, gt=0)
+    deadline_s: float = Field(10.0, gt=0, description="Time allowed to a sentence's first audio, retries included.")
+    merge_below_chars: int = Field(24, ge=0, description="Shorter sentences are sent with the next one.")
+    max_request_chars: int = Field(400, ge=20, description="Longer sentences are cut at words.")
+
+
+class VoicesSettings(BaseModel):
+    """Where enrolled (cloned) voices are stored, and whether clients may enrol them over /ws."""
+
+    backend: Literal["file", "s3"] = "file"
+    dir: Path = Field(
+        Path("~/.local/share/voice-agent/voices"), description="Voice store directory (file backend); ~ expands."
+    )
+    s3_bucket: str = Field("", description="Bucket of the s3 backend.")
+    s3_prefix: str = Field("voices/", description="Key prefix inside the bucket.")
+    s3_region: str | None = None
+    s3_endpoint_url: str | None = Field(None, description="S3-compatible endpoint (MinIO, a test server).")
+    allow_ws_enrollment: bool = Field(True, description="Accept voice.enroll.* messages over /ws.")
+
+
+class TwilioSettings(BaseModel):
+    """The phone gateway at ``/twilio`` (Twilio Media Streams); see docs/telephony.md."""
+
+    auth_token: SecretStr | None = Field(
+        None, description="Twilio auth token; when set, X-Twilio-Signature is verified on every handshake."
+    )
+    public_url: str = Field(
+        "",
+        description="The exact public wss:// URL Twilio connects to (signed by Twilio); empty = ws://HOST:PORT/twilio.",
+    )
+    lead_ms: int = Field(100, ge=20, le=2000, description="Reply audio sent ahead of real time to the caller.")
 
 
 class Settings(BaseSettings):
@@ -105,14 +190,19 @@ class Settings(BaseSettings):
     server: ServerSettings = ServerSettings()
     audio: AudioSettings = AudioSettings()
     vad: VadSettings = VadSettings()
+    turn: TurnSettings = TurnSettings()
     asr: AsrSettings = AsrSettings()
     llm: LlmSettings = LlmSettings()
     tts: TtsSettings = TtsSettings()
+    voices: VoicesSettings = VoicesSettings()
+    twilio: TwilioSettings = TwilioSettings()
 
     @model_validator(mode="after")
     def _consistent(self) -> Settings:
         if self.vad.max_utterance_ms <= self.vad.min_utterance_ms:
             raise ValueError("vad.max_utterance_ms must be larger than vad.min_utterance_ms")
+        if not self.turn.hangover_min_ms <= self.vad.hangover_ms <= self.turn.hangover_max_ms:
+            raise ValueError("need turn.hangover_min_ms <= vad.hangover_ms <= turn.hangover_max_ms")
         return self
 
 

@@ -7,6 +7,7 @@
     ├── ProtocolError               a client message we cannot accept; carries a wire ``code``
     ├── AudioFormatError            audio we cannot decode or convert (bad WAV, odd PCM length, bad rate)
     ├── UnknownVoice                a voice name that no store or backend knows
+    ├── VoiceExists                 enrolling a name that is taken
     └── ProviderError               a model/service behind a port failed; carries ``provider``
         ├── ProviderTimeout         it did not answer in time
         └── ProviderUnavailable     it is not loaded / not reachable
@@ -47,6 +48,14 @@ class UnknownVoice(AgentError):
 
     def __init__(self, name: str) -> None:
         super().__init__(f"unknown voice {name!r}")
+        self.name = name
+
+
+class VoiceExists(AgentError):
+    """A voice with this name is already enrolled."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"a voice named {name!r} already exists")
         self.name = name
 
 

@@ -22,6 +22,28 @@ class ChatMessage:
 
 
 @dataclass(frozen=True, slots=True)
+class VoiceRecord:
+    """An enrolled voice's metadata. ``transcript`` is exactly what is said in the reference audio."""
+
+    name: str
+    voice_id: str
+    transcript: str
+    language: str
+    consent: str
+    sha256: str
+    duration_s: float
+    created_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class Voice:
+    """An enrolled voice: its record and its reference audio as a 24 kHz mono PCM16 WAV file."""
+
+    record: VoiceRecord
+    wav: bytes
+
+
+@dataclass(frozen=True, slots=True)
 class Transcript:
     """What the caller said in one utterance."""
 
@@ -68,14 +90,31 @@ class LanguageModel(Protocol):
 class TextToSpeech(Protocol):
     """Speaks text in a voice, streaming PCM16LE mono at ``sample_rate``.
 
-    ``check_voice`` resolves a requested voice name (``None`` = the backend's default) to the name that will
-    be used, or raises ``UnknownVoice``. ``synthesize`` yields audio chunks as they are produced; it raises
-    ``ProviderError`` on failure. Blocking engines run in threads inside the adapter.
+    ``resolve_voice`` resolves a requested voice name (``None`` = the backend's default) to the name that
+    will be used, or raises ``UnknownVoice``; backends that clone voices load the voice here.
+    ``synthesize`` yields audio chunks as they are produced; it raises ``ProviderError`` on failure.
+    Blocking engines run in threads inside the adapter.
     """
 
     @property
     def sample_rate(self) -> int: ...
 
-    def check_voice(self, name: str | None) -> str: ...
+    async def resolve_voice(self, name: str | None) -> str: ...
 
     def synthesize(self, text: str, voice: str) -> AsyncIterator[bytes]: ...
+
+
+class VoiceStore(Protocol):
+    """Where enrolled voices live. Writes are atomic: a voice is visible only once all of it is stored.
+
+    ``add`` raises ``VoiceExists`` for a taken name; ``get`` and ``remove`` raise ``UnknownVoice``;
+    storage failures raise ``ProviderError``.
+    """
+
+    async def add(self, voice: Voice) -> None: ...
+
+    async def get(self, name: str) -> Voice: ...
+
+    async def list(self) -> list[VoiceRecord]: ...
+
+    async def remove(self, name: str) -> None: ...

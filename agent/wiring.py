@@ -8,8 +8,9 @@ from collections.abc import Callable
 
 from agent.config import Settings
 from agent.errors import ConfigError
-from agent.ports import LanguageModel, SpeechDetector, SpeechToText, TextToSpeech
+from agent.ports import LanguageModel, SpeechDetector, SpeechToText, TextToSpeech, VoiceStore
 from agent.runtime.components import Components
+from agent.runtime.speech import Fallback
 
 log = logging.getLogger(__name__)
 
@@ -39,27 +40,74 @@ def build_llm(settings: Settings) -> LanguageModel:
         from agent.adapters.local_responder import LocalResponder
 
         return LocalResponder()
+    if settings.llm.backend == "bedrock":
+        from agent.adapters.bedrock_llm import BedrockLLM
+
+        return BedrockLLM(settings.llm)
+    if settings.llm.backend == "openai":
+        from agent.adapters.openai_compat_llm import OpenAICompatLLM
+
+        return OpenAICompatLLM(settings.llm)
     raise ConfigError(f"unknown llm backend {settings.llm.backend!r}")
 
 
-def build_tts(settings: Settings) -> TextToSpeech:
+def build_tts(settings: Settings, voices: VoiceStore | None = None) -> TextToSpeech:
+    """The voice backend. Cloned-voice backends read voices from ``voices`` (default: ``build_voice_store``)."""
     if settings.tts.backend == "piper":
         from agent.adapters.piper_tts import PiperTTS
 
         tts = PiperTTS.load(settings.tts)
         tts.warm_up()
         return tts
+    if settings.tts.backend == "sagemaker":
+        from agent.adapters.sagemaker_tts import SageMakerTTS
+
+        return SageMakerTTS(settings.tts, voices if voices is not None else build_voice_store(settings))
+    if settings.tts.backend == "vllm-omni":
+        from agent.adapters.vllm_omni_tts import VllmOmniTTS
+
+        return VllmOmniTTS(settings.tts, voices if voices is not None else build_voice_store(settings))
     raise ConfigError(f"unknown tts backend {settings.tts.backend!r}")
+
+
+def build_fallback(settings: Settings) -> Fallback | None:
+    """The local Piper voice to apologise in when a remote voice fails; ``None`` when Piper is the voice."""
+    if settings.tts.backend == "piper":
+        return None
+    from agent.adapters.piper_tts import LOCAL_VOICE, PiperTTS
+
+    local = PiperTTS.load(settings.tts.model_copy(update={"max_concurrency": 1}))
+    local.warm_up()
+    return Fallback(local, LOCAL_VOICE)
+
+
+def build_voice_store(settings: Settings) -> VoiceStore:
+    """The store of enrolled voices named by ``settings.voices`` (touches no disk or network yet)."""
+    voices = settings.voices
+    if voices.backend == "file":
+        from agent.adapters.file_voice_store import FileVoiceStore
+
+        return FileVoiceStore(voices.dir)
+    if voices.backend == "s3":
+        from agent.adapters.s3_voice_store import S3VoiceStore
+
+        if not voices.s3_bucket:
+            raise ConfigError("voices.s3_bucket is required for the s3 voice store")
+        return S3VoiceStore(voices.s3_bucket, voices.s3_prefix, voices.s3_region, voices.s3_endpoint_url)
+    raise ConfigError(f"unknown voice store backend {voices.backend!r}")
 
 
 def build_components(settings: Settings) -> Components:
     """Load every model once (blocking; call it in a thread). Raises ``ConfigError`` for bad settings."""
     started = time.perf_counter()
+    voices = build_voice_store(settings)
     components = Components(
         stt=build_stt(settings),
         llm=build_llm(settings),
-        tts=build_tts(settings),
+        tts=build_tts(settings, voices),
         new_detector=build_detector_factory(settings),
+        voices=voices,
+        fallback=build_fallback(settings),
     )
     log.info("components loaded in %.2f s", time.perf_counter() - started)
     return components

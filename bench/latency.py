@@ -51,16 +51,17 @@ from clients.protocol_client import Conversation, Message, TurnResult, converse_
 
 RATE = 16000
 
+# "|" marks a short pause inside the sentence (``--pause-ms``): a turn must not end there.
 SENTENCES: tuple[str, ...] = (
-    "Hi, I'd like to book a table for two tonight.",
+    "Hi, I'd like to book a table | for two tonight.",
     "What time do you open tomorrow morning?",
     "Please cancel my order.",
-    "Can you tell me the weather forecast for the weekend?",
+    "Can you tell me the weather forecast | for the weekend?",
     "How much does the large pizza cost?",
-    "I need to change my flight to Friday afternoon.",
+    "I need to change my flight | to Friday afternoon.",
     "Is there a pharmacy near the train station?",
-    "Could you remind me to call my sister at seven thirty?",
-    "What's the difference between the basic plan and the premium plan?",
+    "Could you remind me | to call my sister at seven thirty?",
+    "What's the difference between the basic plan | and the premium plan?",
     "Thanks, that's all for today.",
 )
 
@@ -72,6 +73,7 @@ STAGES: tuple[tuple[str, str], ...] = (
     ("llm_first_text_ms", "transcript -> first reply text"),
     ("tts_first_audio_ms", "first sentence -> first audio"),
     ("voice_to_voice_ms", "end of speech -> first audio (server)"),
+    ("after_turn_end_ms", "end of turn -> first audio (instant mode: our own overhead)"),
     ("client_voice_to_voice_ms", "last speech frame sent -> first audio received"),
 )
 
@@ -97,13 +99,33 @@ def _piper_voice() -> Any:
     return PiperVoice(config=PiperConfig.from_dict(config), session=session)
 
 
-def caller_speech(text: str, rate: int = RATE) -> bytes:
-    """``text`` spoken by Piper, PCM16 mono at ``rate``, peak at 0.9 of full scale."""
+def _trim(audio: np.ndarray, rate: int, floor: float = 0.01) -> np.ndarray:
+    """Drop leading and trailing near-silence, so a pause between phrases is exactly what we insert."""
+    loud = np.flatnonzero(np.abs(audio) > floor)
+    if loud.size == 0:
+        return audio
+    pad = rate // 100
+    return audio[max(0, int(loud[0]) - pad) : int(loud[-1]) + pad]
+
+
+def caller_speech(text: str, rate: int = RATE, pause_ms: int = 250) -> bytes:
+    """``text`` spoken by Piper, PCM16 mono at ``rate``, peak at 0.9 of full scale.
+
+    Each "|" in ``text`` becomes a pause of ``pause_ms`` inside the sentence.
+    """
     voice = _piper_voice()
-    audio = np.concatenate([chunk.audio_float_array for chunk in voice.synthesize(text)]).astype(np.float32)
-    audio = resample(audio, int(voice.config.sample_rate), rate)
-    audio *= 0.9 / max(float(np.max(np.abs(audio))), 1e-9)
-    return float_to_pcm16(audio)
+    pieces: list[np.ndarray] = []
+    for i, phrase in enumerate(p.strip() for p in text.split("|")):
+        audio = np.concatenate([c.audio_float_array for c in voice.synthesize(phrase)]).astype(np.float32)
+        audio = resample(audio, int(voice.config.sample_rate), rate)
+        if "|" in text:
+            audio = _trim(audio, rate)
+            if i:
+                pieces.append(np.zeros(rate * pause_ms // 1000, dtype=np.float32))
+        pieces.append(audio)
+    joined = np.concatenate(pieces)
+    joined *= 0.9 / max(float(np.max(np.abs(joined))), 1e-9)
+    return float_to_pcm16(joined)
 
 
 # --- instant stand-ins ----------------------------------------------------------------------------------
@@ -133,7 +155,7 @@ class ToneSpeech:
     def sample_rate(self) -> int:
         return self._rate
 
-    def check_voice(self, name: str | None) -> str:
+    async def resolve_voice(self, name: str | None) -> str:
         if name not in (None, self.VOICE):
             raise UnknownVoice(str(name))
         return self.VOICE
@@ -182,8 +204,13 @@ def stage_values(turns: Sequence[TurnResult]) -> dict[str, list[float]]:
     values: dict[str, list[float]] = {key: [] for key, _ in STAGES}
     for turn in turns:
         metrics = turn.metrics or {}
+        v2v, endpoint = metrics.get("voice_to_voice_ms"), metrics.get("endpoint_ms")
+        derived = {
+            "client_voice_to_voice_ms": turn.client_voice_to_voice_ms,
+            "after_turn_end_ms": None if v2v is None or endpoint is None else float(v2v) - float(endpoint),
+        }
         for key, _ in STAGES:
-            value = turn.client_voice_to_voice_ms if key == "client_voice_to_voice_ms" else metrics.get(key)
+            value = derived[key] if key in derived else metrics.get(key)
             if value is not None:
                 values[key].append(float(value))
     return values
@@ -205,9 +232,12 @@ def summarize(values: Sequence[float]) -> dict[str, float | int | None]:
 def format_table(result: ModeResult) -> str:
     turns = result.turns
     interrupted = sum(1 for t in turns if (t.metrics or {}).get("interrupted"))
+    speculative = sum(1 for t in turns if (t.metrics or {}).get("speculative_asr"))
+    split = max(0, len(turns) - result.expected_turns)
     lines = [
-        f"mode: {result.mode}   turns: {len(turns)} seen / {result.expected_turns} spoken"
-        f"   interrupted: {interrupted}   errors: {len(result.conversation.errors)}"
+        f"mode: {result.mode}   turns: {len(turns)} seen / {result.expected_turns} spoken   split: {split}"
+        f"   interrupted: {interrupted}   speculative ASR reused: {speculative}"
+        f"   errors: {len(result.conversation.errors)}"
         f"   load: {result.load_s:.1f} s   run: {result.elapsed_s:.1f} s"
         + ("   (TIMED OUT)" if result.conversation.timed_out else ""),
         f"{'stage (ms)':<26}{'n':>4}{'p50':>9}{'p95':>9}{'mean':>9}{'max':>9}   what",
@@ -262,7 +292,7 @@ class _Progress:
 
 
 async def run_mode(mode: str, utterances: Sequence[bytes], args: argparse.Namespace) -> ModeResult:
-    settings = Settings(server={"port": 0})
+    settings = Settings(server={"port": 0}, vad={"backend": args.vad})
     load = real_loader(settings) if mode == "real" else instant_components
     started = time.perf_counter()
     async with running_server(settings, load=load) as server:
@@ -311,7 +341,11 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="before the next sentence, also wait until the reply audio would have finished playing",
     )
+    parser.add_argument(
+        "--pause-ms", type=int, default=250, help="pause inside sentences marked with '|' (default: 250)"
+    )
     parser.add_argument("--turn-timeout", type=float, default=60.0, help="give up waiting for one turn after this (s)")
+    parser.add_argument("--vad", choices=("webrtc", "silero"), default="webrtc", help="speech detector (real mode)")
     parser.add_argument("--json", action="store_true", help="print machine-readable results instead of tables")
     parser.add_argument("-v", "--verbose", action="store_true", help="show the server's INFO log on stderr")
     return parser
@@ -321,7 +355,7 @@ async def amain(args: argparse.Namespace) -> int:
     modes = ["real", "instant"] if args.mode == "both" else [args.mode]
     started = time.perf_counter()
     sentences = list(itertools.islice(itertools.cycle(SENTENCES), args.turns))
-    speech = {text: caller_speech(text) for text in dict.fromkeys(sentences)}
+    speech = {text: caller_speech(text, pause_ms=args.pause_ms) for text in dict.fromkeys(sentences)}
     utterances = [speech[text] for text in sentences]
     seconds = sum(len(u) for u in utterances) / 2 / RATE
     print(

@@ -2,6 +2,13 @@
 
     python -m clients.cli --wav question.wav --out reply.wav
     python -m clients.cli --url ws://10.0.0.5:8765/ws --wav q.flac --voice alice --json > turns.jsonl
+    python -m clients.cli --twilio --url wss://agent.example.com/twilio --wav q.wav --out reply.wav
+    python -m clients.cli --mic            # talk live (needs the optional extra `mic`: sounddevice)
+
+With ``--twilio`` the client plays a phone call as Twilio Media Streams would (μ-law 8 kHz ``media``,
+``mark`` echoes as the reply "plays", ``clear`` honoured) against ``/twilio``; with ``--auth-token`` it
+signs the handshake (``X-Twilio-Signature``) for ``--public-url``. ``--mic`` streams the default microphone
+to ``/ws`` and plays the replies on the default speaker, with barge-in.
 
 The file (WAV, FLAC or OGG; any rate, channels or sample format) is converted to PCM16 mono at ``--rate`` and
 streamed in 20 ms frames at real-time pace, then silence follows until every reply has finished. Progress
@@ -24,6 +31,8 @@ from websockets.exceptions import InvalidStatus
 from agent.audio.resample import resample
 from agent.audio.wav import load_pcm16, write_wav
 from agent.errors import AudioFormatError
+from agent.transport import twilio
+from clients import mic, twilio_client
 from clients.protocol_client import (
     DEFAULT_URL,
     INPUT_RATES,
@@ -72,8 +81,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--url", default=DEFAULT_URL, help=f"server WebSocket URL (default: {DEFAULT_URL})")
     parser.add_argument(
+        "--twilio",
+        action="store_true",
+        help="act as a Twilio Media Streams caller on /twilio (μ-law 8 kHz) instead of protocol v1 on /ws",
+    )
+    parser.add_argument("--auth-token", default=None, help="--twilio: sign the handshake with this Twilio auth token")
+    parser.add_argument(
+        "--public-url", default=None, help="--twilio: the public URL to sign (default: --url), as the server sees it"
+    )
+    parser.add_argument(
+        "--mic", action="store_true", help="talk live from the default microphone to the default speaker (/ws)"
+    )
+    parser.add_argument(
         "--wav",
-        required=True,
         type=Path,
         metavar="IN",
         help="audio to speak: WAV, FLAC or OGG, any sample rate, channels or sample format",
@@ -130,7 +150,13 @@ def _positive_float(text: str) -> float:
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """Parse the command line (``sys.argv[1:]`` by default); exits 2 with usage on bad arguments."""
-    return build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.wav is None and not args.mic:
+        parser.error("--wav is required (or --mic to talk live)")
+    if args.twilio and args.url == DEFAULT_URL:
+        args.url = DEFAULT_URL.removesuffix("/ws") + "/twilio"
+    return args
 
 
 def _fmt_ms(value: Any) -> str:
@@ -190,6 +216,10 @@ def reply_audio(conversation: Conversation) -> bytes:
 
 async def run(args: argparse.Namespace, *, stdout: TextIO = sys.stdout, stderr: TextIO = sys.stderr) -> int:
     """Do what the parsed command line asks; returns the exit status."""
+    if args.mic:
+        return await mic.live(args.url, args.voice)
+    if args.twilio:
+        return await run_twilio(args, stderr=stderr)
     try:
         pcm = load_pcm16(args.wav, args.rate)
     except (AudioFormatError, OSError) as exc:
@@ -231,6 +261,44 @@ async def run(args: argparse.Namespace, *, stdout: TextIO = sys.stdout, stderr: 
         seconds = len(audio) / 2 / conversation.output_sample_rate
         print(f"saved {seconds:.2f} s of reply audio to {args.out}", file=stderr)
     if conversation.timed_out:
+        print(f"timed out after {args.timeout:g} s waiting for the replies", file=stderr)
+        return EXIT_TIMEOUT
+    return EXIT_OK
+
+
+async def run_twilio(args: argparse.Namespace, *, stderr: TextIO = sys.stderr) -> int:
+    """``--twilio``: one simulated phone call; the reply audio (8 kHz) goes to ``--out``."""
+    try:
+        pcm = load_pcm16(args.wav, twilio.RATE)
+    except (AudioFormatError, OSError) as exc:
+        print(f"cannot read {args.wav}: {exc}", file=stderr)
+        return EXIT_FAILED
+    headers = {}
+    if args.auth_token:
+        headers["X-Twilio-Signature"] = twilio.signature(args.auth_token, args.public_url or args.url)
+    print(f"calling {args.url} with {len(pcm) / 2 / twilio.RATE:.2f} s of {args.wav} (μ-law 8 kHz)", file=stderr)
+    try:
+        caller, settled = await twilio_client.call(
+            args.url,
+            pcm,
+            voice=args.voice,
+            headers=headers,
+            settle_s=max(2.0, args.trailing_silence),
+            timeout_s=args.timeout,
+            on_progress=lambda text: print(text, file=stderr, flush=True),
+        )
+    except InvalidStatus as exc:
+        print(f"error: the server refused the call: HTTP {exc.response.status_code}", file=stderr)
+        return EXIT_CONNECT
+    except OSError as exc:
+        print(f"error: cannot connect to {args.url}: {exc}. Is the server running (python -m agent)?", file=stderr)
+        return EXIT_CONNECT
+    got = caller.received
+    print(f"call ended: {len(got.media_times) * 20 / 1000:.2f} s of reply audio, {len(got.clears)} clears", file=stderr)
+    if args.out is not None:
+        write_wav(args.out, bytes(got.audio), twilio.RATE)
+        print(f"saved {len(got.audio) / 2 / twilio.RATE:.2f} s of reply audio to {args.out}", file=stderr)
+    if not settled:
         print(f"timed out after {args.timeout:g} s waiting for the replies", file=stderr)
         return EXIT_TIMEOUT
     return EXIT_OK

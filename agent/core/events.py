@@ -26,8 +26,16 @@ class AudioFrame:
 
 @dataclass(frozen=True, slots=True)
 class TranscriptReady:
-    turn: int
+    """The result of ``Transcribe(request)``."""
+
+    request: int
     text: str
+
+
+@dataclass(frozen=True, slots=True)
+class TranscriptFailed:
+    request: int
+    message: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +55,8 @@ class SpeechAudio:
 
     turn: int
     pcm: bytes
+    sentence: int = 0
+    """Index of the ``Synthesize`` this audio speaks (-1 for the fallback apology)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,11 +75,36 @@ class StageFailed:
 
 
 @dataclass(frozen=True, slots=True)
+class PlaybackMark:
+    """The client has played ``played_ms`` of turn ``turn``'s audio."""
+
+    turn: int
+    played_ms: float
+
+
+@dataclass(frozen=True, slots=True)
+class Tick:
+    """Time passes (posted periodically so timers run even when no audio arrives)."""
+
+
+@dataclass(frozen=True, slots=True)
 class ClientEnded:
     """The client asked to end the session."""
 
 
-Event = AudioFrame | TranscriptReady | ReplyDelta | ReplyEnded | SpeechAudio | SpeechEnded | StageFailed | ClientEnded
+Event = (
+    AudioFrame
+    | TranscriptReady
+    | TranscriptFailed
+    | ReplyDelta
+    | ReplyEnded
+    | SpeechAudio
+    | SpeechEnded
+    | StageFailed
+    | PlaybackMark
+    | Tick
+    | ClientEnded
+)
 
 # ------------------------------------------------------------------------------- events for the client
 
@@ -118,6 +153,13 @@ class AudioEnd:
 
 
 @dataclass(frozen=True, slots=True)
+class PlaybackClear:
+    """Barge-in: stop playing turn ``turn`` at once and drop what is buffered."""
+
+    turn: int
+
+
+@dataclass(frozen=True, slots=True)
 class TurnMetrics:
     """Per-stage latencies of one turn in milliseconds; ``None`` for a stage that did not happen."""
 
@@ -131,6 +173,10 @@ class TurnMetrics:
     utterance_ms: int
     reply_audio_ms: int
     interrupted: bool
+    speculative_asr: bool = False
+    """The transcript taken speculatively during the trailing silence was reused."""
+    heard_ms: int | None = None
+    """Reply audio the caller heard before interrupting (interrupted turns only)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +199,7 @@ ServerEvent = (
     | AudioStart
     | AudioChunk
     | AudioEnd
+    | PlaybackClear
     | TurnMetrics
     | ErrorNotice
     | SessionEnded
@@ -170,9 +217,9 @@ class Notify:
 
 @dataclass(frozen=True, slots=True)
 class Transcribe:
-    """Transcribe ``pcm`` (16 kHz PCM16LE); post ``TranscriptReady`` or ``StageFailed``."""
+    """Transcribe ``pcm`` (16 kHz PCM16LE); post ``TranscriptReady`` or ``TranscriptFailed`` for ``request``."""
 
-    turn: int
+    request: int
     pcm: bytes
 
 
@@ -190,6 +237,7 @@ class Synthesize:
 
     turn: int
     text: str
+    sentence: int = 0
 
 
 @dataclass(frozen=True, slots=True)

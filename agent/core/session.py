@@ -4,18 +4,27 @@
 effects the runtime must carry out, in order. It does no I/O and reads no clock, so every turn-taking rule
 is a synchronous unit test.
 
-Turn ids make races harmless: each utterance that ends becomes turn ``n``; every result posted back carries
-its turn, and results for a turn that is no longer active are dropped here. A new utterance that ends while
-turn ``n`` is still being answered supersedes it (``CancelTurn(n)``, its audio closed, its metrics marked
-``interrupted``).
+Listening side: the turn detector (audio time) finds utterances. Early in the trailing silence a
+speculative transcript is requested; when it ends like a finished sentence the turn ends after a short
+hangover and the transcript is reused, when it trails off the agent waits longer (``EndpointPolicy``).
+
+Speaking side: an utterance that ends becomes turn ``n``. Its reply is streamed, cut into sentences and
+synthesized; the turn lasts until the caller has heard the reply (client ``playback.mark``s, or the clock).
+Caller speech of at least ``BargeInPolicy.min_speech_ms`` during that time is a barge-in: ``CancelTurn``,
+``playback.clear``, and the history keeps only what the caller heard. Backchannels ("uh-huh", "yeah") are
+recognised from a quick transcript and do not interrupt.
+
+Every result carries its request or turn id; results for anything no longer current are dropped here, so
+late results of a cancelled turn can never reach the caller.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import assert_never
+from dataclasses import replace
+from typing import Literal, assert_never
 
 from agent.core.chunker import SentenceChunker
+from agent.core.endpointing import is_backchannel
 from agent.core.events import (
     AudioChunk,
     AudioEnd,
@@ -30,6 +39,8 @@ from agent.core.events import (
     FinishSynthesis,
     GenerateReply,
     Notify,
+    PlaybackClear,
+    PlaybackMark,
     ReplyDelta,
     ReplyEnded,
     ReplyText,
@@ -40,45 +51,26 @@ from agent.core.events import (
     SpeechStopped,
     StageFailed,
     Synthesize,
+    Tick,
     Transcribe,
+    TranscriptFailed,
     TranscriptReady,
     TranscriptText,
-    TurnMetrics,
 )
 from agent.core.history import Dialogue
-from agent.core.turn_policy import Discarded, EndOfTurn, Onset, TurnDetector, TurnPolicy
+from agent.core.turn_policy import Discarded, EndOfTurn, Onset, TurnDetector
+from agent.core.turn_state import (
+    AsrRequest,
+    BargeInPolicy,
+    IdlePolicy,
+    PendingTurn,
+    SessionConfig,
+    Turn,
+    Utterance,
+    turn_metrics,
+)
 
-
-@dataclass(frozen=True, slots=True)
-class SessionConfig:
-    output_sample_rate: int = 24000
-    policy: TurnPolicy = field(default_factory=TurnPolicy)
-    system_prompt: str = ""
-    max_history_messages: int = 20
-
-
-def _ms(start: float | None, end: float | None) -> float | None:
-    if start is None or end is None:
-        return None
-    return round((end - start) * 1000.0, 1)
-
-
-@dataclass(slots=True)
-class _Turn:
-    number: int
-    utterance_ms: int
-    last_voice_at: float | None
-    ended_at: float
-    transcript_at: float | None = None
-    first_text_at: float | None = None
-    reply_done_at: float | None = None
-    first_synthesis_at: float | None = None
-    first_audio_at: float | None = None
-    reply: list[str] = field(default_factory=list)
-    chunker: SentenceChunker = field(default_factory=SentenceChunker)
-    audio_bytes: int = 0
-    audio_started: bool = False
-    reply_finished: bool = False
+__all__ = ["BargeInPolicy", "IdlePolicy", "Session", "SessionConfig"]
 
 
 class Session:
@@ -86,11 +78,22 @@ class Session:
 
     def __init__(self, config: SessionConfig) -> None:
         self._config = config
-        self._detector = TurnDetector(config.policy)
+        self._endpointing = config.endpointing
+        self._barge = config.barge_in
+        self._detector = TurnDetector(replace(config.policy, hangover_ms=config.endpointing.hangover_max_ms))
         self._dialogue = Dialogue(config.system_prompt, config.max_history_messages)
+        self._bytes_per_ms = config.output_sample_rate * 2 / 1000.0
+        self._frame_ms = 20
+        self._utterances = 0
+        self._requests = 0
         self._turns = 0
-        self._active: _Turn | None = None
+        self._listening: Utterance | None = None
+        self._asr: dict[int, AsrRequest] = {}
+        self._pending: PendingTurn | None = None
+        self._active: Turn | None = None
         self._last_voice_at: float | None = None
+        self._last_activity_at: float | None = None
+        self._prompted = False
         self._closed = False
 
     @property
@@ -104,83 +107,243 @@ class Session:
     def handle(self, event: Event, now: float) -> list[Effect]:
         if self._closed:
             return []
+        if self._last_activity_at is None:
+            self._last_activity_at = now
         match event:
             case AudioFrame():
-                return self._on_audio(event, now)
+                effects = self._on_audio(event, now)
             case TranscriptReady():
-                return self._on_transcript(event, now)
+                effects = self._on_transcript(event.request, event.text, now)
+            case TranscriptFailed():
+                effects = self._on_transcript_failed(event, now)
             case ReplyDelta():
-                return self._on_reply_delta(event, now)
+                effects = self._on_reply_delta(event, now)
             case ReplyEnded():
-                return self._on_reply_ended(event.turn, now)
+                effects = self._on_reply_ended(event.turn, now)
             case SpeechAudio():
-                return self._on_speech_audio(event, now)
+                effects = self._on_speech_audio(event, now)
             case SpeechEnded():
-                return self._on_speech_ended(event.turn, now)
+                effects = self._on_speech_ended(event.turn)
             case StageFailed():
-                return self._on_failure(event, now)
+                effects = self._on_failure(event, now)
+            case PlaybackMark():
+                if self._active is not None and self._active.number == event.turn:
+                    self._active.playback.mark(event.played_ms, now)
+                effects = []
+            case Tick():
+                effects = []
             case ClientEnded():
-                return self._close(now)
+                return self._close(now, SessionEnded("client ended the session"), 1000, "session ended")
             case _:
                 assert_never(event)
+        return effects + self._housekeeping(now)
 
     # ------------------------------------------------------------------------------------- caller audio
 
     def _on_audio(self, frame: AudioFrame, now: float) -> list[Effect]:
+        self._frame_ms = frame.duration_ms
         signal = self._detector.push(frame.pcm, frame.voiced, frame.duration_ms)
         if frame.voiced and (self._detector.speaking or isinstance(signal, Onset)):
             self._last_voice_at = now
+            self._last_activity_at = now
+            self._prompted = False
         match signal:
-            case None | Discarded():
-                return []
+            case None:
+                effects: list[Effect] = []
             case Onset():
-                return [Notify(SpeechStarted(audio_ms=signal.audio_ms))]
+                self._utterances += 1
+                self._listening = Utterance(self._utterances)
+                effects = [Notify(SpeechStarted(audio_ms=signal.audio_ms))]
+            case Discarded():
+                self._listening = None
+                effects = []
             case EndOfTurn():
-                return self._start_turn(signal, now)
+                effects = self._utterance_ended(signal, now)
             case _:
                 assert_never(signal)
+        if self._detector.speaking and self._listening is not None:
+            effects += self._while_listening(self._listening, now)
+        return effects
 
-    def _start_turn(self, end: EndOfTurn, now: float) -> list[Effect]:
+    def _while_listening(self, utterance: Utterance, now: float) -> list[Effect]:
+        effects: list[Effect] = []
+        detector = self._detector
+        if self._agent_busy() and not utterance.barged_in:
+            effects += self._judge_interruption(utterance, now)
+        silence = detector.silence_ms
+        if silence == 0:
+            return effects
+        ep = self._endpointing
+        voiced_until = detector.voiced_until_ms
+        if ep.speculative_ms and silence >= ep.speculative_ms and utterance.spec_voiced_until != voiced_until:
+            utterance.spec_request = self._request(utterance, "spec")
+            utterance.spec_voiced_until = voiced_until
+            utterance.spec_text = None
+            effects.append(Transcribe(utterance.spec_request, detector.snapshot(self._frame_ms)))
+        effects += self._maybe_end(utterance, now)
+        return effects
+
+    def _judge_interruption(self, utterance: Utterance, now: float) -> list[Effect]:
+        """Caller speech while the agent holds the floor: interrupt it, or let an acknowledgement pass.
+
+        A quick transcript is asked for ``probe_lead_ms`` before the minimum, so that by the time the speech
+        is long enough to count, it is usually known whether it is "uh-huh" or a real interruption. An
+        acknowledgement that goes on is looked at again every ``min_speech_ms``.
+        """
+        barge, speech = self._barge, self._detector.speech_ms
+        if speech >= barge.min_speech_ms and (
+            not barge.backchannels or utterance.not_backchannel or speech >= barge.backchannel_max_ms
+        ):
+            return self._barge_in(utterance, now)
+        if not barge.backchannels or utterance.probe_request is not None:
+            return []
+        due = max(barge.min_speech_ms - barge.probe_lead_ms, 0) + utterance.probes * barge.min_speech_ms
+        if speech < due:
+            return []
+        utterance.probes += 1
+        utterance.probe_request = self._request(utterance, "probe")
+        return [Transcribe(utterance.probe_request, self._detector.snapshot(self._frame_ms))]
+
+    def _maybe_end(self, utterance: Utterance, now: float) -> list[Effect]:
+        """End the utterance if the trailing silence is as long as what has been said calls for."""
+        detector = self._detector
+        fresh = utterance.spec_voiced_until == detector.voiced_until_ms
+        text = utterance.spec_text if fresh else None
+        if detector.silence_ms < self._endpointing.hangover_for(text):
+            return []
+        end = detector.end_now(self._frame_ms)
+        return self._utterance_ended(end, now) if end is not None else []
+
+    def _request(self, utterance: Utterance, purpose: Literal["spec", "probe", "final"]) -> int:
+        self._requests += 1
+        self._asr[self._requests] = AsrRequest(utterance.id, self._detector.voiced_until_ms, purpose)
+        return self._requests
+
+    def _utterance_ended(self, end: EndOfTurn, now: float) -> list[Effect]:
+        utterance = self._listening
+        self._listening = None
+        if utterance is None:
+            return []
+        busy = self._agent_busy() and not utterance.barged_in
+        if busy and (utterance.backchannel or end.speech_ms < self._barge.min_speech_ms):
+            return []  # an acknowledgement or a noise while the agent talks: it goes on
+        # Reuse the speculative transcript when it covers every voiced frame of the utterance.
+        request: int | None = None
+        if utterance.spec_request is not None and utterance.spec_voiced_until == end.voiced_until_ms:
+            if utterance.spec_text is not None and not busy:
+                return self._start_turn(end, now, utterance.spec_text, speculative=True)
+            if utterance.spec_request in self._asr:
+                request = utterance.spec_request
+                self._asr[request].purpose = "final"
+        effects: list[Effect] = self._drop_pending(now)
+        if request is None:
+            self._requests += 1
+            request = self._requests
+            self._asr[request] = AsrRequest(utterance.id, end.voiced_until_ms, "final")
+            effects.append(Transcribe(request, end.audio))
+        self._pending = PendingTurn(end, request, self._last_voice_at, now, only_if_not_backchannel=busy)
+        if not busy:
+            effects += self._announce(end, now)
+        return effects
+
+    def _drop_pending(self, now: float) -> list[Effect]:
+        """A newer utterance replaces one still waiting for its transcript."""
+        pending, self._pending = self._pending, None
+        if pending is None or pending.only_if_not_backchannel:
+            return []
+        self._asr.pop(pending.request, None)
+        turn = Turn(self._turns, pending.end.utterance_ms, pending.last_voice_at, pending.ended_at)
+        return self._finish(turn, now, interrupted=True)
+
+    def _announce(self, end: EndOfTurn, now: float) -> list[Effect]:
+        """Close the previous turn if it is still going, and number the new one."""
         effects = self._supersede(now)
         self._turns += 1
-        self._active = _Turn(
+        effects.append(Notify(SpeechStopped(turn=self._turns, audio_ms=end.audio_ms)))
+        return effects
+
+    def _start_turn(self, end: EndOfTurn, now: float, text: str, *, speculative: bool) -> list[Effect]:
+        effects = self._drop_pending(now) + self._announce(end, now)
+        turn = Turn(
             number=self._turns,
             utterance_ms=end.utterance_ms,
             last_voice_at=self._last_voice_at,
             ended_at=now,
+            speculative=speculative,
         )
-        effects += [
-            Notify(SpeechStopped(turn=self._turns, audio_ms=end.audio_ms)),
-            Transcribe(turn=self._turns, pcm=end.audio),
-        ]
-        return effects
+        self._active = turn
+        return effects + self._transcribed(turn, text, now)
 
-    def _supersede(self, now: float) -> list[Effect]:
-        turn = self._active
-        if turn is None:
+    # --------------------------------------------------------------------------------- transcripts
+
+    def _on_transcript(self, request: int, text: str, now: float) -> list[Effect]:
+        req = self._asr.pop(request, None)
+        if req is None:
             return []
-        effects: list[Effect] = [CancelTurn(turn.number)]
-        effects += self._finish(turn, now, interrupted=True)
-        return effects
-
-    # ------------------------------------------------------------------------------------ task results
-
-    def _current(self, number: int) -> _Turn | None:
-        turn = self._active
-        return turn if turn is not None and turn.number == number else None
-
-    def _on_transcript(self, event: TranscriptReady, now: float) -> list[Effect]:
-        turn = self._current(event.turn)
-        if turn is None or turn.transcript_at is not None:
+        pending = self._pending
+        if pending is not None and pending.request == request:
+            return self._pending_transcribed(pending, text, now)
+        utterance = self._listening
+        if utterance is None or utterance.id != req.utterance:
             return []
+        if req.purpose == "probe":
+            utterance.probe_request = None
+            utterance.backchannel = is_backchannel(text, self._barge.backchannels)
+            utterance.not_backchannel = not utterance.backchannel and bool(text.strip())
+            if self._agent_busy() and not utterance.barged_in:
+                return self._judge_interruption(utterance, now)
+            return []
+        if request == utterance.spec_request:
+            utterance.spec_text = text
+            return self._maybe_end(utterance, now)
+        return []
+
+    def _pending_transcribed(self, pending: PendingTurn, text: str, now: float) -> list[Effect]:
+        self._pending = None
+        effects: list[Effect] = []
+        if pending.only_if_not_backchannel:
+            if is_backchannel(text, self._barge.backchannels) or not text.strip():
+                return []
+            effects += self._announce(pending.end, now)
+        turn = Turn(
+            number=self._turns,
+            utterance_ms=pending.end.utterance_ms,
+            last_voice_at=pending.last_voice_at,
+            ended_at=pending.ended_at,
+        )
+        self._active = turn
+        return effects + self._transcribed(turn, text, now)
+
+    def _on_transcript_failed(self, event: TranscriptFailed, now: float) -> list[Effect]:
+        self._asr.pop(event.request, None)
+        pending = self._pending
+        if pending is None or pending.request != event.request:
+            return []  # a speculative or probe transcript: the final one will be tried anyway
+        self._pending = None
+        if pending.only_if_not_backchannel:
+            return []
+        turn = Turn(self._turns, pending.end.utterance_ms, pending.last_voice_at, pending.ended_at)
         turn.transcript_at = now
-        text = event.text.strip()
+        self._active = turn
+        effects: list[Effect] = [Notify(ErrorNotice(code="asr_failed", message=event.message, turn=turn.number))]
+        return effects + self._finish(turn, now, interrupted=False)
+
+    def _transcribed(self, turn: Turn, text: str, now: float) -> list[Effect]:
+        turn.transcript_at = now
+        text = text.strip()
         effects: list[Effect] = [Notify(TranscriptText(turn=turn.number, text=text))]
         if not text:
             return effects + self._finish(turn, now, interrupted=False)
         self._dialogue.add("user", text)
+        turn.chunker = SentenceChunker(first_min_chars=self._config.first_chunk_min_chars)
         effects.append(GenerateReply(turn=turn.number, history=self._dialogue.snapshot()))
         return effects
+
+    # -------------------------------------------------------------------------------------- replies
+
+    def _current(self, number: int) -> Turn | None:
+        turn = self._active
+        return turn if turn is not None and turn.number == number else None
 
     def _on_reply_delta(self, event: ReplyDelta, now: float) -> list[Effect]:
         turn = self._current(event.turn)
@@ -190,8 +353,7 @@ class Session:
             turn.first_text_at = now
         turn.reply.append(event.text)
         effects: list[Effect] = [Notify(ReplyText(turn=turn.number, text=event.text, done=False))]
-        effects += self._synthesize(turn, turn.chunker.push(event.text), now)
-        return effects
+        return effects + self._synthesize(turn, turn.chunker.push(event.text), now)
 
     def _on_reply_ended(self, number: int, now: float) -> list[Effect]:
         turn = self._current(number)
@@ -200,35 +362,34 @@ class Session:
         turn.reply_finished = True
         turn.reply_done_at = now
         text = "".join(turn.reply).strip()
-        self._dialogue.add("assistant", text)
         effects: list[Effect] = [Notify(ReplyText(turn=turn.number, text=text, done=True))]
         effects += self._synthesize(turn, turn.chunker.flush(), now)
         effects.append(FinishSynthesis(turn.number))
         return effects
 
-    def _synthesize(self, turn: _Turn, sentences: list[str], now: float) -> list[Effect]:
+    def _synthesize(self, turn: Turn, sentences: list[str], now: float) -> list[Effect]:
         if sentences and turn.first_synthesis_at is None:
             turn.first_synthesis_at = now
-        return [Synthesize(turn=turn.number, text=s) for s in sentences]
+        return [Synthesize(turn.number, text, turn.playback.add_sentence(text)) for text in sentences]
 
     def _on_speech_audio(self, event: SpeechAudio, now: float) -> list[Effect]:
         turn = self._current(event.turn)
-        if turn is None or not event.pcm:
+        if turn is None or not event.pcm or turn.audio_ended:
             return []
         effects: list[Effect] = []
         if not turn.audio_started:
-            turn.audio_started = True
             turn.first_audio_at = now
             effects.append(Notify(AudioStart(turn=turn.number, sample_rate=self._config.output_sample_rate)))
-        turn.audio_bytes += len(event.pcm)
+        turn.playback.add_audio(event.sentence, len(event.pcm) / self._bytes_per_ms, now)
         effects.append(Notify(AudioChunk(turn=turn.number, pcm=event.pcm)))
         return effects
 
-    def _on_speech_ended(self, number: int, now: float) -> list[Effect]:
+    def _on_speech_ended(self, number: int) -> list[Effect]:
         turn = self._current(number)
-        if turn is None or not turn.reply_finished:
+        if turn is None or not turn.reply_finished or turn.speech_finished:
             return []
-        return self._finish(turn, now, interrupted=False)
+        turn.speech_finished = True
+        return self._end_audio(turn)
 
     def _on_failure(self, event: StageFailed, now: float) -> list[Effect]:
         turn = self._current(event.turn)
@@ -238,39 +399,99 @@ class Session:
         if event.stage == "llm" and not turn.reply_finished:
             # Speak what was generated before the failure; the turn ends when that audio is done.
             return effects + self._on_reply_ended(turn.number, now)
-        if event.stage == "asr" and turn.transcript_at is None:
-            turn.transcript_at = now
+        if event.stage == "tts":
+            # The synthesis pipeline speaks a short apology (fallback voice) and ends with SpeechEnded.
+            return effects
         effects.append(CancelTurn(turn.number))
         return effects + self._finish(turn, now, interrupted=False)
 
-    # -------------------------------------------------------------------------------------- turn end
+    # ------------------------------------------------------------------------------ turn boundaries
 
-    def _finish(self, turn: _Turn, now: float, *, interrupted: bool) -> list[Effect]:
-        effects: list[Effect] = []
+    def _agent_busy(self) -> bool:
+        """The agent holds the floor: a reply is being prepared or is still playing."""
+        return self._barge.enabled and (self._active is not None or self._pending is not None)
+
+    def _barge_in(self, utterance: Utterance, now: float) -> list[Effect]:
+        utterance.barged_in = True
+        # The caller goes on talking before their last turn was even transcribed: that turn is moot.
+        effects = self._drop_pending(now)
+        turn = self._active
+        if turn is None:
+            return effects
+        effects.append(CancelTurn(turn.number))
         if turn.audio_started:
-            effects.append(Notify(AudioEnd(turn=turn.number)))
-        effects.append(Notify(self._metrics(turn, now, interrupted)))
+            effects.append(Notify(PlaybackClear(turn.number)))
+        return effects + self._finish(turn, now, interrupted=True)
+
+    def _supersede(self, now: float) -> list[Effect]:
+        """A new turn starts while the previous one is still going (barge-in disabled): close it."""
+        turn = self._active
+        if turn is None:
+            return []
+        self._active = None
+        effects: list[Effect] = [CancelTurn(turn.number)]
+        if turn.audio_started:
+            effects.append(Notify(PlaybackClear(turn.number)))
+        return effects + self._finish(turn, now, interrupted=True)
+
+    def _end_audio(self, turn: Turn) -> list[Effect]:
+        if not turn.audio_started or turn.audio_ended:
+            return []
+        turn.audio_ended = True
+        return [Notify(AudioEnd(turn=turn.number))]
+
+    def _finish(self, turn: Turn, now: float, *, interrupted: bool) -> list[Effect]:
+        effects = self._end_audio(turn)
+        heard_ms: float | None = None
+        reply = "".join(turn.reply).strip()
+        if interrupted and turn.audio_started:
+            heard_ms = turn.playback.played_ms(now)
+            reply = turn.playback.heard_text(heard_ms)
+        elif interrupted:
+            reply = ""  # nothing of it was heard
+        self._dialogue.add("assistant", reply)
+        effects.append(Notify(turn_metrics(turn, interrupted, heard_ms)))
         if self._active is turn:
             self._active = None
+        self._last_activity_at = now
         return effects
 
-    def _metrics(self, turn: _Turn, now: float, interrupted: bool) -> TurnMetrics:
-        bytes_per_ms = self._config.output_sample_rate * 2 / 1000.0
-        return TurnMetrics(
-            turn=turn.number,
-            endpoint_ms=_ms(turn.last_voice_at, turn.ended_at),
-            asr_ms=_ms(turn.ended_at, turn.transcript_at),
-            llm_first_text_ms=_ms(turn.transcript_at, turn.first_text_at),
-            llm_total_ms=_ms(turn.transcript_at, turn.reply_done_at),
-            tts_first_audio_ms=_ms(turn.first_synthesis_at, turn.first_audio_at),
-            voice_to_voice_ms=_ms(turn.last_voice_at, turn.first_audio_at),
-            utterance_ms=turn.utterance_ms,
-            reply_audio_ms=round(turn.audio_bytes / bytes_per_ms),
-            interrupted=interrupted,
-        )
+    # -------------------------------------------------------------------------------------- timers
 
-    def _close(self, now: float) -> list[Effect]:
-        effects = self._supersede(now)
+    def _housekeeping(self, now: float) -> list[Effect]:
+        turn = self._active
+        if turn is not None and turn.speech_finished:
+            if turn.playback.finished(now, self._barge.playback_margin_ms):
+                return self._finish(turn, now, interrupted=False)
+            return []
+        if turn is not None or self._pending is not None or self._detector.speaking:
+            return []
+        return self._idle(now)
+
+    def _idle(self, now: float) -> list[Effect]:
+        idle = self._config.idle
+        since = now - (self._last_activity_at if self._last_activity_at is not None else now)
+        if idle.end_after_s and since >= idle.end_after_s:
+            return self._close(now, SessionEnded("no speech for a while: session ended"), 1000, "idle timeout")
+        if idle.prompt_after_s and not self._prompted and since >= idle.prompt_after_s:
+            self._prompted = True
+            self._turns += 1
+            turn = Turn(self._turns, 0, None, None)
+            turn.reply = [idle.prompt_text]
+            turn.reply_finished = True
+            self._active = turn
+            return [
+                Notify(ReplyText(turn=turn.number, text=idle.prompt_text, done=True)),
+                *self._synthesize(turn, [idle.prompt_text], now),
+                FinishSynthesis(turn.number),
+            ]
+        return []
+
+    def _close(self, now: float, notice: SessionEnded, code: int, reason: str) -> list[Effect]:
+        effects: list[Effect] = []
+        if self._active is not None:
+            turn = self._active
+            effects.append(CancelTurn(turn.number))
+            effects += self._finish(turn, now, interrupted=True)
         self._closed = True
-        effects += [Notify(SessionEnded(reason="client ended the session")), CloseSession(1000, "session ended")]
-        return effects
+        return [*effects, Notify(notice), CloseSession(code, reason)]

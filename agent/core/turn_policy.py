@@ -50,6 +50,8 @@ class EndOfTurn:
     utterance_ms: int
     audio_ms: int
     reason: Literal["silence", "max_length"]
+    voiced_until_ms: int = 0
+    """Stream position where the last voiced frame ended."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +88,32 @@ class TurnDetector:
     @property
     def position_ms(self) -> int:
         return self._position_ms
+
+    @property
+    def speech_ms(self) -> int:
+        """Voiced audio in the utterance in progress (0 when idle)."""
+        return self._speech_ms if self._speaking else 0
+
+    @property
+    def silence_ms(self) -> int:
+        """Trailing unvoiced audio of the utterance in progress (0 when idle)."""
+        return self._silence_ms if self._speaking else 0
+
+    @property
+    def voiced_until_ms(self) -> int:
+        """Stream position where the last voiced frame of the utterance in progress ended."""
+        return self._position_ms - self._silence_ms
+
+    def snapshot(self, frame_ms: int) -> bytes:
+        """The utterance so far, as ``EndOfTurn.audio`` would hold it if it ended now."""
+        return b"".join(self._trimmed(frame_ms)[0]) if self._speaking else b""
+
+    def end_now(self, frame_ms: int) -> EndOfTurn | None:
+        """End the utterance in progress at once (the session judged the caller finished)."""
+        if not self._speaking:
+            return None
+        signal = self._finish("silence", frame_ms)
+        return signal if isinstance(signal, EndOfTurn) else None
 
     def push(self, frame: bytes, voiced: bool, duration_ms: int) -> TurnSignal | None:
         self._position_ms += duration_ms
@@ -144,18 +172,22 @@ class TurnDetector:
         if reason == "silence" and speech_ms < self._policy.min_utterance_ms:
             self._begin_idle()
             return Discarded(speech_ms=speech_ms)
-        keep_silent = min(self._silence_frames, _TRAILING_KEEP_MS // max(frame_ms, 1))
-        cut = self._silence_frames - keep_silent
-        frames = self._utterance[: len(self._utterance) - cut] if cut else self._utterance
+        frames, cut = self._trimmed(frame_ms)
         signal = EndOfTurn(
             audio=b"".join(frames),
             speech_ms=speech_ms,
             utterance_ms=self._utterance_ms - cut * frame_ms,
             audio_ms=self._position_ms,
             reason=reason,
+            voiced_until_ms=self._position_ms - self._silence_ms,
         )
         self._begin_idle()
         return signal
+
+    def _trimmed(self, frame_ms: int) -> tuple[list[bytes], int]:
+        keep_silent = min(self._silence_frames, _TRAILING_KEEP_MS // max(frame_ms, 1))
+        cut = self._silence_frames - keep_silent
+        return (self._utterance[: len(self._utterance) - cut] if cut else self._utterance), cut
 
     def _begin_idle(self) -> None:
         self._speaking = False

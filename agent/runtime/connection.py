@@ -1,7 +1,8 @@
-"""One WebSocket connection speaking protocol v1: the asyncio shell around the session core.
+"""One WebSocket connection: the asyncio shell around the session core, generic over its ``Wire``.
 
-Lifecycle: wait for ``session.start`` (bad input before it gets an ``error`` event), build a ``Session``,
-then run one loop that is the session's only caller. A reader task decodes client frames into the inbox;
+Lifecycle: wait for the opening (``session.start`` on ``/ws``, where bad input before it gets an ``error``
+event; Twilio's ``start`` on ``/twilio``), build a ``Session``, then run one loop that is the session's
+only caller. A reader task decodes client frames into the inbox;
 turn tasks (ASR, reply, synthesis) post their results to the same inbox; a writer task drains the outbox
 to the socket. Leaving the loop cancels every task of the connection.
 """
@@ -22,7 +23,6 @@ from agent.audio.frontend import CallerAudio
 from agent.config import Settings
 from agent.core.events import (
     CancelTurn,
-    ClientEnded,
     CloseSession,
     Effect,
     ErrorNotice,
@@ -30,43 +30,33 @@ from agent.core.events import (
     FinishSynthesis,
     GenerateReply,
     Notify,
+    PlaybackClear,
     ReplyDelta,
     ReplyEnded,
     StageFailed,
     Synthesize,
+    Tick,
     Transcribe,
+    TranscriptFailed,
     TranscriptReady,
     TurnMetrics,
 )
-from agent.core.session import Session, SessionConfig
-from agent.core.turn_policy import TurnPolicy
+from agent.core.session import Session
 from agent.errors import AgentError, ProtocolError, UnknownVoice
 from agent.ports import ChatMessage
+from agent.runtime import enrollment
 from agent.runtime.components import Components
+from agent.runtime.metrics import ServerMetrics
 from agent.runtime.outbox import Outbox
+from agent.runtime.policy import session_config
 from agent.runtime.speech import TurnSpeech
+from agent.runtime.wire import BrowserWire, Wire
 from agent.transport import browser
 
 log = logging.getLogger(__name__)
 
 _DISCONNECTED = object()
 Inbox = asyncio.Queue[Event | bytes | object]
-
-
-def session_config(settings: Settings, output_rate: int) -> SessionConfig:
-    vad = settings.vad
-    return SessionConfig(
-        output_sample_rate=output_rate,
-        policy=TurnPolicy(
-            onset_ms=vad.onset_ms,
-            hangover_ms=vad.hangover_ms,
-            min_utterance_ms=vad.min_utterance_ms,
-            max_utterance_ms=vad.max_utterance_ms,
-            preroll_ms=vad.preroll_ms,
-        ),
-        system_prompt=settings.llm.system_prompt,
-        max_history_messages=settings.llm.max_history_messages,
-    )
 
 
 async def send_error(ws: ServerConnection, error: ProtocolError) -> None:
@@ -87,15 +77,23 @@ async def await_start(
             message = await asyncio.wait_for(ws.recv(), remaining)
         except TimeoutError:
             continue
+        except ConnectionClosed:  # e.g. a page that only listed voices or enrolled one
+            return None
         try:
             if isinstance(message, bytes):
                 raise ProtocolError("not_started", "send session.start before any audio")
             request = browser.decode_text(message)
+            if isinstance(request, browser.EnrollmentMessage):  # an enrolling client is not idle
+                await enrollment.channel_for(ws, components, settings).handle(request)
+                deadline = time.monotonic() + settings.server.start_timeout_s
+                continue
             if isinstance(request, browser.SessionEnd):
                 await ws.close(1000, "session ended")
                 return None
+            if isinstance(request, browser.PlaybackMarkMessage):
+                continue  # nothing is playing before the session starts
             try:
-                voice = components.tts.check_voice(request.voice or settings.tts.default_voice)
+                voice = await components.tts.resolve_voice(request.voice or settings.tts.default_voice)
             except UnknownVoice as exc:
                 raise ProtocolError("unknown_voice", f"{exc}; see the voices this server offers") from None
             return request, voice
@@ -111,44 +109,55 @@ class Connection:
         ws: ServerConnection,
         settings: Settings,
         components: Components,
-        start: browser.SessionStart,
+        start: browser.SessionStart | Wire,
         voice: str,
+        metrics: ServerMetrics | None = None,
     ) -> None:
+        if isinstance(start, browser.SessionStart):
+            rate = start.output_sample_rate or settings.audio.output_sample_rate
+            start = BrowserWire(start, rate, settings.audio.output_frame_ms, settings.audio.max_input_frame_ms)
         self.id = uuid.uuid4().hex[:12]
+        self._metrics = metrics if metrics is not None else ServerMetrics()
         self._ws = ws
         self._settings = settings
         self._components = components
-        self._start = start
+        self._wire = start
         self._voice = voice
-        self._output_rate = start.output_sample_rate or settings.audio.output_sample_rate
+        self._output_rate = start.output_rate
         self._session = Session(session_config(settings, self._output_rate))
-        self._audio = CallerAudio(start.sample_rate, components.new_detector(), settings.vad.threshold)
+        self._audio = CallerAudio(start.input_rate, components.new_detector(), settings.vad.threshold)
         high_water = self._output_rate * 2 * settings.audio.outbound_buffer_ms // 1000
         self._outbox = Outbox(audio_high_water=high_water)
         self._inbox: Inbox = asyncio.Queue(maxsize=256)
         self._tasks: dict[int, set[asyncio.Task[None]]] = {}
+        self._asr_tasks: set[asyncio.Task[None]] = set()
         self._speech: dict[int, TurnSpeech] = {}
         self._close: CloseSession | None = None
         self._log = logging.LoggerAdapter(log, {"session": self.id})
 
     async def run(self) -> None:
-        await self._ws.send(browser.session_started(self.id, self._start.sample_rate, self._output_rate, self._voice))
-        self._log.info("session %s started: input %d Hz, voice %s", self.id, self._start.sample_rate, self._voice)
+        for payload in self._wire.opening(self.id, self._voice):
+            await self._ws.send(payload)
+        self._log.info("session %s started: input %d Hz, voice %s", self.id, self._wire.input_rate, self._voice)
         reader = asyncio.create_task(self._read(), name=f"reader-{self.id}")
         writer = asyncio.create_task(self._write(), name=f"writer-{self.id}")
+        ticker = asyncio.create_task(self._tick(), name=f"ticker-{self.id}")
         try:
             await self._loop()
         finally:
             reader.cancel()
+            ticker.cancel()
             for number in list(self._tasks):
                 self._cancel_turn(number)
+            for task in self._asr_tasks:
+                task.cancel()
             self._outbox.close()
             if self._close is not None:
                 await asyncio.gather(writer, return_exceptions=True)
                 await self._ws.close(self._close.code, self._close.reason)
             else:
                 writer.cancel()
-            await asyncio.gather(reader, writer, return_exceptions=True)
+            await asyncio.gather(reader, writer, ticker, *self._asr_tasks, return_exceptions=True)
             self._log.info("session %s closed", self.id)
 
     async def _loop(self) -> None:
@@ -163,22 +172,26 @@ class Connection:
             else:
                 self._apply(self._session.handle(item, clock()))  # type: ignore[arg-type]
 
+    async def _tick(self) -> None:
+        """Let the core's timers (playback end, idle) run even when the client sends no audio."""
+        while True:
+            await asyncio.sleep(0.25)
+            await self._inbox.put(Tick())
+
     async def _read(self) -> None:
-        max_ms = self._settings.audio.max_input_frame_ms
         try:
             async for message in self._ws:
                 try:
-                    if isinstance(message, bytes):
-                        await self._inbox.put(browser.check_audio(message, self._start.sample_rate, max_ms))
-                        continue
-                    request = browser.decode_text(message)
-                    if isinstance(request, browser.SessionEnd):
-                        await self._inbox.put(ClientEnded())
-                    else:
-                        raise ProtocolError("already_started", "this session has already started")
+                    item = self._wire.decode(message)
+                    if isinstance(item, browser.EnrollmentMessage):
+                        await enrollment.channel_for(self._ws, self._components, self._settings).handle(item)
+                    elif item is not None:
+                        await self._inbox.put(item)
                 except ProtocolError as exc:
                     self._log.info("bad client message: %s", exc.code)
-                    self._outbox.put(browser.encode(ErrorNotice(code=exc.code, message=exc.message)))
+                    self._metrics.error(exc.code)
+                    for payload in self._wire.encode(ErrorNotice(code=exc.code, message=exc.message)):
+                        self._outbox.put(payload)
         except ConnectionClosed:
             pass
         finally:
@@ -186,8 +199,8 @@ class Connection:
 
     async def _write(self) -> None:
         try:
-            while (payload := await self._outbox.get()) is not None:
-                await self._ws.send(payload)
+            while (item := await self._outbox.get_item()) is not None:
+                await self._wire.send(self._ws, *item)
         except ConnectionClosed:
             await self._inbox.put(_DISCONNECTED)
 
@@ -197,16 +210,18 @@ class Connection:
         for effect in effects:
             match effect:
                 case Notify(event=event):
-                    self._outbox.put(browser.encode(event), getattr(event, "turn", None))
-                    if isinstance(event, TurnMetrics):
-                        self._log_turn(event)
-                        self._cancel_turn(event.turn)  # the turn is over: release its bookkeeping
-                case Transcribe(turn=turn, pcm=pcm):
-                    self._spawn(turn, self._transcribe(turn, pcm))
+                    turn = getattr(event, "turn", None)
+                    for payload in self._wire.encode(event):
+                        self._outbox.put(payload, turn)
+                    self._observe(event)
+                case Transcribe(request=request, pcm=pcm):
+                    task = asyncio.create_task(self._transcribe(request, pcm))
+                    self._asr_tasks.add(task)
+                    task.add_done_callback(self._asr_tasks.discard)
                 case GenerateReply(turn=turn, history=history):
                     self._spawn(turn, self._reply(turn, history))
-                case Synthesize(turn=turn, text=text):
-                    self._speech_for(turn).add(text)
+                case Synthesize(turn=turn, text=text, sentence=sentence):
+                    self._speech_for(turn).add(text, sentence)
                 case FinishSynthesis(turn=turn):
                     self._speech_for(turn).finish()
                 case CancelTurn(turn=turn):
@@ -216,6 +231,17 @@ class Connection:
                     self._close = effect
                 case _:
                     assert_never(effect)
+
+    def _observe(self, event: object) -> None:
+        if isinstance(event, TurnMetrics):
+            self._log_turn(event)
+            self._metrics.turn_completed(event)
+            self._cancel_turn(event.turn)  # the turn is over: release its bookkeeping
+        elif isinstance(event, PlaybackClear):
+            self._log.info("barge-in: turn %d interrupted", event.turn)
+            self._metrics.barge_in()
+        elif isinstance(event, ErrorNotice):
+            self._metrics.error(event.code)
 
     def _spawn(self, turn: int, work: Coroutine[Any, Any, None]) -> None:
         task = asyncio.create_task(work)
@@ -231,9 +257,11 @@ class Connection:
                 self._components.tts,
                 self._voice,
                 self._output_rate,
-                self._settings.audio.output_frame_ms,
+                self._wire.frame_ms,
                 self._inbox.put,
                 self._outbox.wait_for_room,
+                self._components.fallback,
+                self._settings.tts.pipeline_depth,
             )
             self._speech[turn] = speech
         return speech
@@ -245,14 +273,14 @@ class Connection:
         if speech is not None:
             speech.cancel()
 
-    async def _transcribe(self, turn: int, pcm: bytes) -> None:
+    async def _transcribe(self, request: int, pcm: bytes) -> None:
         try:
             transcript = await self._components.stt.transcribe(pcm)
         except AgentError as exc:
-            self._log.warning("transcription failed in turn %d: %s", turn, exc)
-            await self._inbox.put(StageFailed(turn, "asr", "asr_failed", f"transcription failed: {exc}"))
+            self._log.warning("transcription %d failed: %s", request, exc)
+            await self._inbox.put(TranscriptFailed(request, f"transcription failed: {exc}"))
             return
-        await self._inbox.put(TranscriptReady(turn, transcript.text))
+        await self._inbox.put(TranscriptReady(request, transcript.text))
 
     async def _reply(self, turn: int, history: tuple[ChatMessage, ...]) -> None:
         try:
@@ -266,7 +294,7 @@ class Connection:
 
     def _log_turn(self, m: TurnMetrics) -> None:
         self._log.info(
-            "turn %d: v2v=%s endpoint=%s asr=%s llm_first=%s tts_first=%s audio=%dms interrupted=%s",
+            "turn %d: v2v=%s endpoint=%s asr=%s llm_first=%s tts_first=%s audio=%dms interrupted=%s spec=%s",
             m.turn,
             m.voice_to_voice_ms,
             m.endpoint_ms,
@@ -275,4 +303,5 @@ class Connection:
             m.tts_first_audio_ms,
             m.reply_audio_ms,
             m.interrupted,
+            m.speculative_asr,
         )

@@ -57,16 +57,21 @@ class Outbox:
 
     async def get(self) -> Payload | None:
         """The next payload, or ``None`` once closed and drained."""
+        item = await self.get_item()
+        return None if item is None else item[1]
+
+    async def get_item(self) -> tuple[int | None, Payload] | None:
+        """The next ``(turn, payload)`` as put, or ``None`` once closed and drained."""
         while not self._items:
             if self._closed:
                 return None
             self._readable.clear()
             await self._readable.wait()
-        _, payload = self._items.popleft()
+        turn, payload = self._items.popleft()
         if isinstance(payload, bytes):
             self._audio_bytes -= len(payload)
             self._update_room()
-        return payload
+        return turn, payload
 
     def close(self) -> None:
         """No more puts; ``get`` returns what is queued, then ``None``."""

@@ -1,4 +1,5 @@
-"""The listener: WebSocket ``/ws`` plus the HTTP routes answered during the handshake phase.
+"""The listener: WebSockets ``/ws`` (protocol v1) and ``/twilio`` (Twilio Media Streams), plus the HTTP
+routes answered during the handshake phase (``/healthz``, ``/metrics``, the browser page at ``/``).
 
 ``running_server(settings, load)`` starts listening at once and loads the components in a worker thread;
 ``GET /healthz`` answers 503 until they are loaded, then 200. WebSocket limits are explicit: no
@@ -22,10 +23,16 @@ from websockets.http11 import Request, Response
 from agent.config import Settings
 from agent.runtime.components import Components
 from agent.runtime.connection import Connection, await_start
+from agent.runtime.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
+from agent.runtime.metrics import ServerMetrics
+from agent.runtime.static import StaticFiles
+from agent.runtime.twilio_connection import await_twilio_start
+from agent.transport import twilio
 
 log = logging.getLogger(__name__)
 
 WS_PATH = "/ws"
+TWILIO_PATH = "/twilio"
 
 
 @dataclass(slots=True)
@@ -34,6 +41,7 @@ class ServerState:
     load_error: str | None = None
     sessions: int = 0
     ready: asyncio.Event = field(default_factory=asyncio.Event)
+    metrics: ServerMetrics = field(default_factory=ServerMetrics)
 
 
 def _json_response(status: HTTPStatus, body: dict[str, object]) -> Response:
@@ -65,6 +73,10 @@ class RunningServer:
         return f"ws://{self.host}:{self.port}{WS_PATH}"
 
     @property
+    def twilio_url(self) -> str:
+        return f"ws://{self.host}:{self.port}{TWILIO_PATH}"
+
+    @property
     def http_url(self) -> str:
         return f"http://{self.host}:{self.port}"
 
@@ -86,18 +98,36 @@ class _Routes:
     def __init__(self, settings: Settings, state: ServerState) -> None:
         self._settings = settings
         self._state = state
+        self._static = StaticFiles()
 
     def process_request(self, connection: ServerConnection, request: Request) -> Response | None:
         path = request.path.split("?", 1)[0]
         if path == "/healthz":
             return self._health()
-        if path != WS_PATH:
+        if path == "/metrics":
+            return self._metrics()
+        if path not in (WS_PATH, TWILIO_PATH):
+            if "upgrade" not in request.headers.get("Connection", "").lower():
+                page = self._static.response(path)
+                if page is not None:
+                    return page
             return _json_response(HTTPStatus.NOT_FOUND, {"error": "not found", "websocket": WS_PATH})
+        if path == TWILIO_PATH and not self._twilio_signed(request):
+            log.warning("refused a /twilio handshake: bad or missing X-Twilio-Signature")
+            return _json_response(HTTPStatus.FORBIDDEN, {"error": "invalid X-Twilio-Signature"})
         if self._state.components is None:
             return _json_response(HTTPStatus.SERVICE_UNAVAILABLE, {"error": "server is still loading models"})
         if self._state.sessions >= self._settings.server.max_sessions:
             return _json_response(HTTPStatus.SERVICE_UNAVAILABLE, {"error": "server is at its session limit"})
         return None
+
+    def _twilio_signed(self, request: Request) -> bool:
+        """True when no auth token is configured, or the signature matches the public URL Twilio called."""
+        token = self._settings.twilio.auth_token
+        if token is None:
+            return True
+        url = self._settings.twilio.public_url or f"wss://{request.headers.get('Host', '')}{TWILIO_PATH}"
+        return twilio.valid_signature(token.get_secret_value(), url, request.headers.get("X-Twilio-Signature"))
 
     def _health(self) -> Response:
         state = self._state
@@ -109,23 +139,39 @@ class _Routes:
             return _json_response(HTTPStatus.SERVICE_UNAVAILABLE, body)
         return _json_response(HTTPStatus.OK, {"status": "ok", "ready": True, "sessions": state.sessions})
 
+    def _metrics(self) -> Response:
+        data = self._state.metrics.render().encode()
+        headers = Headers([("Content-Type", METRICS_CONTENT_TYPE), ("Content-Length", str(len(data)))])
+        headers["Cache-Control"] = "no-store"
+        return Response(HTTPStatus.OK.value, HTTPStatus.OK.phrase, headers, data)
+
     async def handle(self, ws: ServerConnection) -> None:
         components = self._state.components
         if components is None:  # process_request already refused; defensive
             await ws.close(1013, "server not ready")
             return
         self._state.sessions += 1
+        self._state.metrics.session_opened()
         try:
+            if ws.request is not None and ws.request.path.split("?", 1)[0] == TWILIO_PATH:
+                call = await await_twilio_start(ws, self._settings, components, self._state.metrics)
+                if call is None:
+                    return
+                wire, voice = call
+                await Connection(ws, self._settings, components, wire, voice, self._state.metrics).run()
+                log.info("call %s: dropped messages %s", wire.start.call_sid, dict(wire.dropped))
+                return
             started = await await_start(ws, self._settings, components)
             if started is None:
                 return
             start, voice = started
-            await Connection(ws, self._settings, components, start, voice).run()
+            await Connection(ws, self._settings, components, start, voice, self._state.metrics).run()
         except Exception:
             log.exception("connection handler failed")
             await ws.close(1011, "internal error")
         finally:
             self._state.sessions -= 1
+            self._state.metrics.session_closed()
 
 
 async def _load(state: ServerState, load: Callable[[], Components]) -> None:

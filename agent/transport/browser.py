@@ -7,6 +7,8 @@ then ``session.end``. Server → client: JSON text frames, and binary frames of 
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 from dataclasses import dataclass
 from typing import Any, assert_never
@@ -17,6 +19,7 @@ from agent.core.events import (
     AudioEnd,
     AudioStart,
     ErrorNotice,
+    PlaybackClear,
     ReplyText,
     ServerEvent,
     SessionEnded,
@@ -43,7 +46,47 @@ class SessionEnd:
     pass
 
 
-ClientMessage = SessionStart | SessionEnd
+@dataclass(frozen=True, slots=True)
+class EnrollBegin:
+    """``voice.enroll.begin``: an upload of ``size`` bytes follows in ``voice.enroll.chunk`` messages."""
+
+    name: str
+    consent: str
+    size: int
+    transcript: str | None
+    language: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class EnrollChunk:
+    data: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class EnrollEnd:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class EnrollCancel:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class VoicesList:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class PlaybackMarkMessage:
+    """``playback.mark``: the client has played ``played_ms`` of turn ``turn``'s audio."""
+
+    turn: int
+    played_ms: float
+
+
+EnrollmentMessage = EnrollBegin | EnrollChunk | EnrollEnd | EnrollCancel | VoicesList
+ClientMessage = SessionStart | SessionEnd | PlaybackMarkMessage | EnrollmentMessage
 
 
 def decode_text(text: str) -> ClientMessage:
@@ -59,9 +102,22 @@ def decode_text(text: str) -> ClientMessage:
         return _session_start(message)
     if kind == "session.end":
         return SessionEnd()
+    if kind == "playback.mark":
+        return _playback_mark(message)
+    if isinstance(kind, str) and kind.startswith(("voice.enroll.", "voices.")):
+        return _enrollment(kind, message)
     if not isinstance(kind, str):
         raise ProtocolError("bad_message", "every message needs a string 'type'")
     raise ProtocolError("unknown_type", f"unknown message type {kind[:40]!r}")
+
+
+def _playback_mark(message: dict[str, Any]) -> PlaybackMarkMessage:
+    turn, played = message.get("turn"), message.get("played_ms")
+    if isinstance(turn, bool) or not isinstance(turn, int) or turn < 0:
+        raise ProtocolError("bad_message", "playback.mark needs an integer 'turn'")
+    if isinstance(played, bool) or not isinstance(played, int | float) or not 0 <= played < 86_400_000:
+        raise ProtocolError("bad_message", "playback.mark needs a non-negative number 'played_ms'")
+    return PlaybackMarkMessage(turn=turn, played_ms=float(played))
 
 
 def _session_start(message: dict[str, Any]) -> SessionStart:
@@ -83,6 +139,42 @@ def _session_start(message: dict[str, Any]) -> SessionStart:
     if voice is not None and (not isinstance(voice, str) or not 0 < len(voice) <= _MAX_VOICE_NAME):
         raise ProtocolError("bad_message", f"voice must be null or a name of 1-{_MAX_VOICE_NAME} characters")
     return SessionStart(sample_rate=rate, voice=voice, output_sample_rate=out_rate)
+
+
+def _optional_text(message: dict[str, Any], field: str) -> str | None:
+    value = message.get(field)
+    if value is not None and not isinstance(value, str):
+        raise ProtocolError("bad_message", f"{field} must be a string or null")
+    return value
+
+
+def _enrollment(kind: str, message: dict[str, Any]) -> EnrollmentMessage:
+    if kind == "voice.enroll.begin":
+        size = message.get("size")
+        if isinstance(size, bool) or not isinstance(size, int) or size <= 0:
+            raise ProtocolError("bad_message", "voice.enroll.begin needs size: the upload's length in bytes (> 0)")
+        name, consent = message.get("name"), message.get("consent", "")
+        if not isinstance(name, str):
+            raise ProtocolError("bad_name", "voice.enroll.begin needs a string name")
+        if not isinstance(consent, str):
+            raise ProtocolError("consent_required", "consent must be a string")
+        transcript = _optional_text(message, "transcript")
+        return EnrollBegin(name, consent, size, transcript, _optional_text(message, "language"))
+    if kind == "voice.enroll.chunk":
+        data = message.get("data")
+        if not isinstance(data, str):
+            raise ProtocolError("bad_message", "voice.enroll.chunk needs data: a base64 string")
+        try:
+            return EnrollChunk(base64.b64decode(data, validate=True))
+        except (binascii.Error, ValueError):
+            raise ProtocolError("bad_message", "voice.enroll.chunk data is not valid base64") from None
+    if kind == "voice.enroll.end":
+        return EnrollEnd()
+    if kind == "voice.enroll.cancel":
+        return EnrollCancel()
+    if kind == "voices.list":
+        return VoicesList()
+    raise ProtocolError("unknown_type", f"unknown message type {kind[:40]!r}")
 
 
 def check_audio(frame: bytes, sample_rate: int, max_frame_ms: int) -> bytes:
@@ -114,6 +206,8 @@ def encode(event: ServerEvent) -> str | bytes:
             body = {"type": "audio.start", "turn": event.turn, "sample_rate": event.sample_rate}
         case AudioEnd():
             body = {"type": "audio.end", "turn": event.turn}
+        case PlaybackClear():
+            body = {"type": "playback.clear", "turn": event.turn}
         case TurnMetrics():
             body = {
                 "type": "turn.metrics",
@@ -127,6 +221,8 @@ def encode(event: ServerEvent) -> str | bytes:
                 "utterance_ms": event.utterance_ms,
                 "reply_audio_ms": event.reply_audio_ms,
                 "interrupted": event.interrupted,
+                "speculative_asr": event.speculative_asr,
+                "heard_ms": event.heard_ms,
             }
         case ErrorNotice():
             body = error_body(event.code, event.message, event.turn)

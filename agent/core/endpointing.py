@@ -1,0 +1,151 @@
+"""How long to wait before the caller's turn is over, judged from what they have said so far.
+
+A speculative transcript is taken early in the trailing silence. If it ends like a finished sentence the
+turn can end after a short silence; if it trails off ("and", "um", "so", an unfinished clause) the agent
+waits longer; with no transcript yet, the default hangover applies. Pure functions over text.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from enum import Enum
+
+# Words after which an English speaker is rarely finished, whatever punctuation the recogniser added.
+TRAILING_WORDS: frozenset[str] = frozenset(
+    [
+        "and",
+        "or",
+        "but",
+        "so",
+        "because",
+        "um",
+        "uh",
+        "er",
+        "erm",
+        "hmm",
+        "the",
+        "a",
+        "an",
+        "my",
+        "your",
+        "our",
+        "their",
+        "his",
+        "her",
+        "its",
+        "if",
+        "when",
+        "then",
+        "that",
+        "which",
+        "while",
+        "although",
+        "though",
+        "since",
+        "unless",
+        "until",
+        "whether",
+        "than",
+    ]
+)
+# Words that end an unfinished clause unless the recogniser heard a question ("Where are you from?").
+OPEN_WORDS: frozenset[str] = frozenset(
+    [
+        "to",
+        "of",
+        "for",
+        "with",
+        "in",
+        "on",
+        "at",
+        "from",
+        "about",
+        "into",
+        "onto",
+        "over",
+        "under",
+        "after",
+        "before",
+        "between",
+        "as",
+        "like",
+    ]
+)
+
+BACKCHANNELS: tuple[str, ...] = (
+    "uh-huh", "uh huh", "mm-hmm", "mm hmm", "mhm", "hmm", "mm", "yeah", "yep", "yes", "yup", "okay", "ok",
+    "right", "sure", "i see", "got it", "alright", "all right", "cool", "nice", "ah", "oh",
+)  # fmt: skip
+
+
+class Completeness(Enum):
+    COMPLETE = "complete"
+    TRAILING = "trailing"
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True, slots=True)
+class EndpointPolicy:
+    """Hangovers (ms of trailing silence) by how finished the caller sounds.
+
+    ``speculative_ms``: trailing silence after which a speculative transcript is requested (0 disables
+    speculation, and every turn waits ``hangover_ms``).
+    """
+
+    speculative_ms: int = 120
+    hangover_min_ms: int = 320
+    hangover_ms: int = 420
+    hangover_max_ms: int = 1200
+    trailing_words: frozenset[str] = field(default=TRAILING_WORDS)
+
+    def hangover_for(self, text: str | None) -> int:
+        if text is None:
+            return self.hangover_ms
+        match completeness(text, self.trailing_words):
+            case Completeness.COMPLETE:
+                return self.hangover_min_ms
+            case Completeness.TRAILING:
+                return self.hangover_max_ms
+            case Completeness.UNKNOWN:
+                return self.hangover_ms
+
+
+_WORD = re.compile(r"[a-z']+")
+
+
+def completeness(text: str, trailing_words: frozenset[str] = TRAILING_WORDS) -> Completeness:
+    """Does ``text`` end like a finished sentence?"""
+    stripped = text.strip()
+    if not stripped:
+        return Completeness.UNKNOWN
+    words = _WORD.findall(stripped.lower())
+    if stripped.endswith(("...", "…", ",", ";", ":", "-", "—")):
+        return Completeness.TRAILING
+    if words and words[-1] in trailing_words:
+        return Completeness.TRAILING
+    if words and words[-1] in OPEN_WORDS and stripped[-1] not in "?!":
+        return Completeness.TRAILING
+    if stripped[-1] in ".?!":
+        return Completeness.COMPLETE
+    return Completeness.UNKNOWN
+
+
+def normalise_phrase(text: str) -> str:
+    return " ".join(_WORD.findall(text.lower().replace("-", " ")))
+
+
+def is_backchannel(text: str, phrases: tuple[str, ...] = BACKCHANNELS) -> bool:
+    """True when ``text`` is only acknowledgements ("uh-huh", "yeah, okay"): not a bid for the floor."""
+    said = normalise_phrase(text)
+    if not said:
+        return False
+    known = sorted({normalise_phrase(p) for p in phrases}, key=len, reverse=True)
+    while said:
+        for phrase in known:
+            if said == phrase or said.startswith(phrase + " "):
+                said = said[len(phrase) :].strip()
+                break
+        else:
+            return False
+    return True

@@ -1,0 +1,79 @@
+"""What the caller has heard of a reply.
+
+Reply audio is sent faster than real time, so "sent" is not "heard". The client reports what it actually
+played (``playback.mark``); between marks the position is estimated from the wall clock since the first
+audio frame, never beyond what was sent. On barge-in the reply is cut at the word reached, so the
+conversation history holds only what the caller heard.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(slots=True)
+class _Sentence:
+    text: str
+    audio_ms: float = 0.0
+
+
+@dataclass(slots=True)
+class Playback:
+    """Audio and text of one reply, sentence by sentence, and how far the caller got."""
+
+    started_at: float | None = None
+    sentences: list[_Sentence] = field(default_factory=list)
+    sent_ms: float = 0.0
+    marked_ms: float | None = None
+    marked_at: float | None = None
+
+    def add_sentence(self, text: str) -> int:
+        self.sentences.append(_Sentence(text))
+        return len(self.sentences) - 1
+
+    def add_audio(self, sentence: int, audio_ms: float, now: float) -> None:
+        if self.started_at is None:
+            self.started_at = now
+        if 0 <= sentence < len(self.sentences):
+            self.sentences[sentence].audio_ms += audio_ms
+        self.sent_ms += audio_ms
+
+    def mark(self, played_ms: float, now: float) -> None:
+        self.marked_ms = min(max(played_ms, 0.0), self.sent_ms)
+        self.marked_at = now
+
+    def played_ms(self, now: float) -> float:
+        """Best estimate of the audio played by ``now``: the last mark advanced by the clock, or the clock."""
+        if self.started_at is None:
+            return 0.0
+        if self.marked_ms is not None and self.marked_at is not None:
+            estimate = self.marked_ms + (now - self.marked_at) * 1000.0
+        else:
+            estimate = (now - self.started_at) * 1000.0
+        return max(0.0, min(estimate, self.sent_ms))
+
+    def finished(self, now: float, margin_ms: float) -> bool:
+        """All sent audio has been played (with ``margin_ms`` for the client's buffer)."""
+        if self.started_at is None:
+            return True
+        if self.marked_ms is not None and self.marked_ms >= self.sent_ms:
+            return True
+        return (now - self.started_at) * 1000.0 >= self.sent_ms + margin_ms
+
+    def heard_text(self, played_ms: float) -> str:
+        """The reply cut at the sentence and word reached after ``played_ms`` of audio."""
+        heard: list[str] = []
+        remaining = played_ms
+        for sentence in self.sentences:
+            if sentence.audio_ms <= 0:
+                break
+            if remaining >= sentence.audio_ms:
+                heard.append(sentence.text)
+                remaining -= sentence.audio_ms
+                continue
+            words = sentence.text.split()
+            count = int(len(words) * remaining / sentence.audio_ms)
+            if count:
+                heard.append(" ".join(words[:count]) + "…")
+            break
+        return " ".join(heard)

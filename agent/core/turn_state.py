@@ -1,0 +1,133 @@
+"""State and settings of the session core: policies, the utterance being heard, turns being answered.
+
+Plain data used by ``agent.core.session``; no behaviour beyond small derived properties.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from agent.core.chunker import SentenceChunker
+from agent.core.endpointing import BACKCHANNELS, EndpointPolicy
+from agent.core.events import TurnMetrics
+from agent.core.playback import Playback
+from agent.core.turn_policy import EndOfTurn, TurnPolicy
+
+
+@dataclass(frozen=True, slots=True)
+class BargeInPolicy:
+    enabled: bool = True
+    min_speech_ms: int = 300
+    """Caller speech needed to interrupt the agent; shorter sounds (coughs, clicks) never do."""
+    backchannels: tuple[str, ...] = BACKCHANNELS
+    """Acknowledgements that do not interrupt. Empty: any speech over the minimum interrupts."""
+    backchannel_max_ms: int = 900
+    """Speech this long interrupts even before its transcript is known (backchannels are short)."""
+    probe_lead_ms: int = 120
+    """How long before ``min_speech_ms`` the quick transcript is asked for (it takes ~100 ms)."""
+    playback_margin_ms: int = 300
+    """Allowance for the client's jitter buffer when playback is estimated from the clock."""
+
+
+@dataclass(frozen=True, slots=True)
+class IdlePolicy:
+    prompt_after_s: float = 0.0
+    """Silence after which the agent prompts once (0: never)."""
+    prompt_text: str = "Are you still there?"
+    end_after_s: float = 0.0
+    """Silence after which an abandoned session is ended (0: never)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SessionConfig:
+    output_sample_rate: int = 24000
+    policy: TurnPolicy = field(default_factory=TurnPolicy)
+    endpointing: EndpointPolicy = field(default_factory=EndpointPolicy)
+    barge_in: BargeInPolicy = field(default_factory=BargeInPolicy)
+    idle: IdlePolicy = field(default_factory=IdlePolicy)
+    system_prompt: str = ""
+    max_history_messages: int = 20
+    first_chunk_min_chars: int = 8
+
+
+def ms_between(start: float | None, end: float | None) -> float | None:
+    if start is None or end is None:
+        return None
+    return round((end - start) * 1000.0, 1)
+
+
+@dataclass(slots=True)
+class Utterance:
+    """The caller's utterance in progress."""
+
+    id: int
+    spec_request: int | None = None
+    spec_voiced_until: int = -1
+    spec_text: str | None = None
+    probe_request: int | None = None
+    probes: int = 0
+    backchannel: bool = False
+    """The latest quick transcript was only an acknowledgement."""
+    not_backchannel: bool = False
+    """The latest quick transcript had real words: interrupt once the speech is long enough."""
+    barged_in: bool = False
+
+
+@dataclass(slots=True)
+class AsrRequest:
+    utterance: int
+    voiced_until: int
+    purpose: Literal["spec", "probe", "final"]
+
+
+@dataclass(slots=True)
+class PendingTurn:
+    """An ended utterance waiting for its transcript before it becomes a turn (or is dropped)."""
+
+    end: EndOfTurn
+    request: int
+    last_voice_at: float | None
+    ended_at: float
+    only_if_not_backchannel: bool
+
+
+@dataclass(slots=True)
+class Turn:
+    number: int
+    utterance_ms: int
+    last_voice_at: float | None
+    ended_at: float | None
+    speculative: bool = False
+    transcript_at: float | None = None
+    first_text_at: float | None = None
+    reply_done_at: float | None = None
+    first_synthesis_at: float | None = None
+    first_audio_at: float | None = None
+    reply: list[str] = field(default_factory=list)
+    chunker: SentenceChunker = field(default_factory=SentenceChunker)
+    playback: Playback = field(default_factory=Playback)
+    reply_finished: bool = False
+    speech_finished: bool = False
+    audio_ended: bool = False
+
+    @property
+    def audio_started(self) -> bool:
+        return self.first_audio_at is not None
+
+
+def turn_metrics(turn: Turn, interrupted: bool, heard_ms: float | None) -> TurnMetrics:
+    return TurnMetrics(
+        turn=turn.number,
+        endpoint_ms=ms_between(turn.last_voice_at, turn.ended_at),
+        asr_ms=ms_between(turn.ended_at, turn.transcript_at),
+        llm_first_text_ms=ms_between(turn.transcript_at, turn.first_text_at),
+        llm_total_ms=ms_between(turn.transcript_at, turn.reply_done_at),
+        tts_first_audio_ms=ms_between(turn.first_synthesis_at, turn.first_audio_at),
+        voice_to_voice_ms=ms_between(turn.last_voice_at, turn.first_audio_at),
+        utterance_ms=turn.utterance_ms,
+        reply_audio_ms=round(turn.playback.sent_ms),
+        interrupted=interrupted,
+        speculative_asr=turn.speculative,
+        heard_ms=None if heard_ms is None else round(heard_ms),
+    )

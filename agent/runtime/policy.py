@@ -1,0 +1,41 @@
+"""Settings → the session core's policies (the core itself never sees ``Settings``)."""
+
+from __future__ import annotations
+
+from agent.config import Settings
+from agent.core.endpointing import EndpointPolicy
+from agent.core.session import BargeInPolicy, IdlePolicy, SessionConfig
+from agent.core.turn_policy import TurnPolicy
+
+
+def session_config(settings: Settings, output_rate: int) -> SessionConfig:
+    vad, turn = settings.vad, settings.turn
+    return SessionConfig(
+        output_sample_rate=output_rate,
+        policy=TurnPolicy(
+            onset_ms=vad.onset_ms,
+            hangover_ms=vad.hangover_ms,
+            min_utterance_ms=vad.min_utterance_ms,
+            max_utterance_ms=vad.max_utterance_ms,
+            preroll_ms=vad.preroll_ms,
+        ),
+        endpointing=EndpointPolicy(
+            speculative_ms=turn.speculative_ms,
+            hangover_min_ms=turn.hangover_min_ms,
+            hangover_ms=vad.hangover_ms,
+            hangover_max_ms=turn.hangover_max_ms,
+        ),
+        barge_in=BargeInPolicy(
+            enabled=turn.barge_in,
+            min_speech_ms=turn.barge_in_min_ms,
+            backchannels=tuple(turn.backchannels),
+            backchannel_max_ms=turn.backchannel_max_ms,
+        ),
+        idle=IdlePolicy(
+            prompt_after_s=turn.idle_prompt_s,
+            prompt_text=turn.idle_prompt_text,
+            end_after_s=turn.idle_end_s,
+        ),
+        system_prompt=settings.llm.system_prompt,
+        max_history_messages=settings.llm.max_history_messages,
+    )

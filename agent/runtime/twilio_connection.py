@@ -1,0 +1,160 @@
+"""Twilio Media Streams (``/twilio``): the opening handshake and the ``TwilioWire`` a ``Connection`` runs on.
+
+Twilio sends ``connected`` then ``start``; the voice comes from ``start.customParameters.voice``. Caller
+audio is μ-law 8 kHz (``CallerAudio`` resamples it to 16 kHz); replies are synthesized at 8 kHz in 20 ms
+frames and leave as ``media`` messages paced in real time by ``Pacer`` (a small lead, never a burst of
+seconds, so a ``clear`` has little to throw away), each followed by a ``mark`` named ``turn:played_ms``.
+Twilio echoes a mark when the caller has heard the audio before it; that becomes a ``PlaybackMark`` for
+the core. Barge-in (``PlaybackClear``) sends ``clear``. Malformed or out-of-order messages are counted
+and dropped; the call goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import Counter
+
+from websockets.asyncio.server import ServerConnection
+from websockets.exceptions import ConnectionClosed
+
+from agent.config import Settings
+from agent.core.events import AudioChunk, ClientEnded, PlaybackClear, PlaybackMark, ServerEvent, SessionEnded
+from agent.errors import ProtocolError, UnknownVoice
+from agent.runtime.components import Components
+from agent.runtime.metrics import ServerMetrics
+from agent.runtime.outbox import Payload
+from agent.runtime.wire import Inbound
+from agent.transport import twilio
+
+log = logging.getLogger(__name__)
+
+
+class Pacer:
+    """Holds each frame until the caller's playout buffer is at most ``lead_s`` ahead of real time."""
+
+    def __init__(self, lead_s: float) -> None:
+        self._lead = lead_s
+        self._queued_until = 0.0  # monotonic time at which the audio sent so far has played out
+
+    async def wait(self, duration_s: float) -> None:
+        now = time.monotonic()
+        ahead = self._queued_until - now
+        if ahead > self._lead:
+            await asyncio.sleep(ahead - self._lead)
+            now = time.monotonic()
+        self._queued_until = max(self._queued_until, now) + duration_s
+
+    def reset(self) -> None:
+        """The caller's buffer was cleared."""
+        self._queued_until = 0.0
+
+
+class TwilioWire:
+    """The Twilio side of one call: decode its messages, encode ours, pace the audio."""
+
+    input_rate = twilio.RATE
+    output_rate = twilio.RATE
+    frame_ms = twilio.FRAME_MS
+
+    def __init__(self, start: twilio.Start, lead_ms: int, dropped: Counter[str] | None = None) -> None:
+        self.start = start
+        self.dropped: Counter[str] = dropped if dropped is not None else Counter()
+        self._pacer = Pacer(lead_ms / 1000)
+        self._played: dict[int, float] = {}  # reply audio sent so far, per turn
+        self._cleared: set[int] = set()
+        self._clear = twilio.clear(start.stream_sid)
+
+    def opening(self, session_id: str, voice: str) -> list[Payload]:
+        return []
+
+    def decode(self, message: str | bytes) -> Inbound:
+        try:
+            return self._decode(message)
+        except ProtocolError as exc:
+            self.dropped[exc.code] += 1
+            raise
+
+    def _decode(self, message: str | bytes) -> Inbound:
+        match twilio.decode(message):
+            case twilio.Media(pcm=pcm):
+                return pcm
+            case twilio.Mark(name=name):
+                parsed = twilio.parse_mark(name)
+                if parsed is None or parsed[0] in self._cleared:  # a clear also echoes dropped marks
+                    return None
+                return PlaybackMark(*parsed)
+            case twilio.Stop():
+                return ClientEnded()
+            case twilio.Dtmf(digit=digit):
+                log.info("call %s: DTMF %s", self.start.call_sid, digit)
+                return None
+            case twilio.Start() | twilio.Connected():
+                raise ProtocolError("already_started", "the stream has already started")
+
+    def encode(self, event: ServerEvent) -> list[Payload]:
+        if isinstance(event, AudioChunk):
+            return [event.pcm]
+        if isinstance(event, PlaybackClear):
+            self._cleared.add(event.turn)
+            return [self._clear]
+        if isinstance(event, SessionEnded):
+            log.info("call %s ended: %s", self.start.call_sid, event.reason)
+        return []  # Twilio has no messages for transcripts, metrics or errors
+
+    async def send(self, ws: ServerConnection, turn: int | None, payload: Payload) -> None:
+        if isinstance(payload, str):
+            if payload == self._clear:
+                self._pacer.reset()
+            await ws.send(payload)
+            return
+        duration_ms = len(payload) / 16  # PCM16 at 8 kHz
+        await self._pacer.wait(duration_ms / 1000)
+        sid = self.start.stream_sid
+        await ws.send(twilio.media(sid, payload))
+        if turn is not None:
+            played = self._played[turn] = self._played.get(turn, 0.0) + duration_ms
+            await ws.send(twilio.mark(sid, turn, played))
+
+
+async def await_twilio_start(
+    ws: ServerConnection, settings: Settings, components: Components, metrics: ServerMetrics
+) -> tuple[TwilioWire, str] | None:
+    """Read Twilio messages until ``start``; returns the wire and the resolved voice, or ``None`` (closed)."""
+    dropped: Counter[str] = Counter()
+    deadline = time.monotonic() + settings.server.start_timeout_s
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            await ws.close(1008, "start not received in time")
+            return None
+        try:
+            message = await asyncio.wait_for(ws.recv(), remaining)
+        except TimeoutError:
+            continue
+        except ConnectionClosed:
+            return None
+        try:
+            match twilio.decode(message):
+                case twilio.Start() as start:
+                    break
+                case twilio.Connected():
+                    continue
+                case twilio.Stop():
+                    await ws.close(1000, "stream stopped")
+                    return None
+                case _:
+                    raise ProtocolError("not_started", "message before start")
+        except ProtocolError as exc:
+            log.info("twilio stream: dropped a message before start: %s", exc.code)
+            dropped[exc.code] += 1
+            metrics.error(exc.code)
+    requested = start.custom_parameters.get("voice") or settings.tts.default_voice
+    try:
+        voice = await components.tts.resolve_voice(requested)
+    except UnknownVoice:
+        log.warning("call %s asked for unknown voice %r; using the default", start.call_sid, requested)
+        dropped["unknown_voice"] += 1
+        voice = await components.tts.resolve_voice(settings.tts.default_voice)
+    return TwilioWire(start, settings.twilio.lead_ms, dropped), voice

@@ -1,0 +1,192 @@
+"""A local OpenAI-compatible chat-completions server that streams like vLLM / Ollama / llama.cpp.
+
+``POST /v1/chat/completions`` with ``"stream": true`` answers ``text/event-stream``: ``data: {chunk}`` events
+(``chat.completion.chunk`` objects whose ``choices[0].delta`` holds ``role``, ``content`` or
+``reasoning_content``), a final chunk with ``finish_reason``, then ``data: [DONE]``. Errors before the stream are
+HTTP errors with an ``{"error": {...}}`` body; errors inside it are ``data: {"error": {...}}`` events. The
+server checks the bearer token (when one is set) and the body, records each request, and plays a script per
+call so a test can inject faults, latency and broken connections.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections import deque
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+from tests.fakes.bedrock_emulator import Hang, Pause, wait_for_client_close
+
+
+@dataclass(frozen=True, slots=True)
+class Disconnect:
+    """Drop the connection abruptly (a broken stream: no terminating chunk, no [DONE])."""
+
+
+@dataclass(frozen=True, slots=True)
+class HttpError:
+    status: int
+    message: str
+    error_type: str = "BadRequestError"
+
+
+Step = bytes | Pause | Hang | Disconnect
+
+
+@dataclass(slots=True)
+class RecordedRequest:
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+    received_at: float = field(default_factory=time.monotonic)
+
+
+def sse(data: str) -> bytes:
+    return f"data: {data}\n\n".encode()
+
+
+def chunk(delta: dict[str, Any], finish_reason: str | None = None, model: str = "test-model") -> bytes:
+    body = {
+        "id": "chatcmpl-emulator",
+        "object": "chat.completion.chunk",
+        "created": 1_700_000_000,
+        "model": model,
+        "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}],
+    }
+    return sse(json.dumps(body))
+
+
+def content(text: str) -> bytes:
+    return chunk({"content": text})
+
+
+def reasoning(text: str) -> bytes:
+    return chunk({"reasoning_content": text})
+
+
+def stream_error(message: str, code: int = 500) -> bytes:
+    return sse(json.dumps({"error": {"message": message, "type": "InternalServerError", "code": code}}))
+
+
+DONE = sse("[DONE]")
+
+
+def text_reply(texts: Iterable[str], reasoning_texts: Sequence[str] = (), delay_s: float = 0.0) -> list[Step]:
+    steps: list[Step] = [chunk({"role": "assistant", "content": ""})]
+    steps += [reasoning(r) for r in reasoning_texts]
+    for text in texts:
+        if delay_s:
+            steps.append(Pause(delay_s))
+        steps.append(content(text))
+    usage = {"id": "chatcmpl-emulator", "object": "chat.completion.chunk", "choices": [], "usage": {"total_tokens": 9}}
+    steps += [chunk({}, finish_reason="stop"), sse(json.dumps(usage)), DONE]
+    return steps
+
+
+def _invalid(body: Any) -> str | None:
+    if not isinstance(body, dict):
+        return "Expected a JSON object"
+    if not isinstance(body.get("model"), str) or not body["model"]:
+        return "model is required"
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        return "messages must be a non-empty list"
+    for m in messages:
+        if not isinstance(m, dict) or m.get("role") not in ("system", "user", "assistant", "tool"):
+            return "invalid message role"
+        if not isinstance(m.get("content"), str):
+            return "message content must be a string"
+    if body.get("stream") is not True:
+        return "this emulator only streams"
+    return None
+
+
+class OpenAIEmulator:
+    """``async with OpenAIEmulator() as server:``; ``server.base_url`` ends in ``/v1``.
+
+    Queue behaviour with ``script(steps)`` / ``fail(status, message)``; unscripted calls get ``default_reply``.
+    ``api_key`` (if set) must arrive as ``Authorization: Bearer <key>``. ``client_closed`` is set when a
+    client drops a stream before it ended.
+    """
+
+    def __init__(self, default_reply: Sequence[str] = ("Hello", " from", " vLLM."), api_key: str | None = None) -> None:
+        self.default_reply = list(default_reply)
+        self.api_key = api_key
+        self.requests: list[RecordedRequest] = []
+        self.client_closed = asyncio.Event()
+        self.completed_streams = 0
+        self._plans: deque[list[Step] | HttpError] = deque()
+        self._runner: web.AppRunner | None = None
+        self._port = 0
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self._port}/v1"
+
+    def script(self, steps: list[Step]) -> None:
+        self._plans.append(steps)
+
+    def fail(self, status: int, message: str, error_type: str = "BadRequestError") -> None:
+        self._plans.append(HttpError(status, message, error_type))
+
+    async def __aenter__(self) -> OpenAIEmulator:
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", self._completions)
+        self._runner = web.AppRunner(app, access_log=None)
+        await self._runner.setup()
+        await web.TCPSite(self._runner, "127.0.0.1", 0).start()
+        self._port = int(self._runner.addresses[0][1])
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    @staticmethod
+    def _error(status: int, message: str, error_type: str) -> web.Response:
+        return web.json_response({"error": {"message": message, "type": error_type, "code": status}}, status=status)
+
+    async def _completions(self, request: web.Request) -> web.StreamResponse:
+        if self.api_key is not None and request.headers.get("Authorization") != f"Bearer {self.api_key}":
+            return self._error(401, "Incorrect API key provided", "AuthenticationError")
+        try:
+            body = json.loads(await request.read())
+        except ValueError:
+            body = None
+        self.requests.append(
+            RecordedRequest(request.path, dict(request.headers), body if isinstance(body, dict) else {})
+        )
+        plan = self._plans.popleft() if self._plans else text_reply(self.default_reply)
+        if isinstance(plan, HttpError):
+            return self._error(plan.status, plan.message, plan.error_type)
+        invalid = _invalid(body)
+        if invalid is not None:
+            return self._error(400, invalid, "BadRequestError")
+        response = web.StreamResponse(
+            status=200, headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+        )
+        await response.prepare(request)
+        try:
+            for step in plan:
+                if isinstance(step, Pause):
+                    await asyncio.sleep(step.seconds)
+                elif isinstance(step, Hang):
+                    await wait_for_client_close(request)
+                    self.client_closed.set()
+                    return response
+                elif isinstance(step, Disconnect):
+                    if request.transport is not None:
+                        request.transport.abort()
+                    return response
+                else:
+                    await response.write(step)
+            await response.write_eof()
+            self.completed_streams += 1
+        except ConnectionError:
+            self.client_closed.set()
+        return response

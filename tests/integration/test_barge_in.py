@@ -1,0 +1,142 @@
+"""Barge-in over a real socket, with real tiny.en, Piper and an OpenAI-compatible model on its emulator.
+
+The caller asks for a story, listens to about a second and a half of it (reporting what it played with
+``playback.mark``), then talks over it. The agent must send ``playback.clear``, send no more audio of the
+story, answer the new question, and tell the model only the part of the story the caller heard.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import time
+from typing import Any
+
+import pytest
+from websockets.asyncio.client import ClientConnection, connect
+
+from agent.adapters.openai_compat_llm import OpenAICompatLLM
+from agent.config import LlmSettings
+from agent.runtime.components import Components
+from agent.runtime.server import running_server
+from tests.fakes import openai_emulator as oai
+from tests.fakes.openai_emulator import OpenAIEmulator
+from tests.integration.conftest import local_settings
+from tests.speech import silence, speech_pcm16, wer
+
+pytestmark = pytest.mark.models
+
+STORY = [
+    "Once upon a time, a small fox lived at the edge of a quiet forest. ",
+    "Every morning she walked to the river to watch the fish jump. ",
+    "One day she found a lost duckling crying under a willow tree. ",
+    "The fox carried the duckling home across three wide fields. ",
+    "The duck family thanked her with a song that lasted until sunset. ",
+    "From then on, the fox and the ducks met at the river every spring. ",
+]
+FRAME = 640  # 20 ms at 16 kHz
+
+
+class Caller:
+    """Streams audio at real time: silence, or an utterance when one is queued."""
+
+    def __init__(self, ws: ClientConnection) -> None:
+        self.ws = ws
+        self.queue: asyncio.Queue[bytes] = asyncio.Queue()
+        self.stop = asyncio.Event()
+
+    async def run(self) -> None:
+        pending = b""
+        start = time.monotonic()
+        sent = 0
+        while not self.stop.is_set():
+            if not pending and not self.queue.empty():
+                pending = self.queue.get_nowait()
+            frame, pending = (pending[:FRAME], pending[FRAME:]) if pending else (bytes(FRAME), b"")
+            await self.ws.send(frame.ljust(FRAME, b"\x00"))
+            sent += 1
+            await asyncio.sleep(max(0.0, start + sent * 0.02 - time.monotonic()))
+
+
+async def test_talking_over_a_story_interrupts_it_and_the_model_hears_only_what_was_played(
+    components: Components,
+) -> None:
+    async with OpenAIEmulator() as emulator:
+        emulator.script(oai.text_reply(STORY))
+        emulator.script(oai.text_reply(["It is ", "half past three."]))
+        llm = OpenAICompatLLM(LlmSettings(backend="openai", model="m", base_url=emulator.base_url))
+        try:
+            served = dataclasses.replace(components, llm=llm)
+            async with running_server(local_settings(), lambda: served) as server:
+                await server.wait_ready()
+                messages, binary_after_clear = await _conversation(server.ws_url)
+        finally:
+            await llm.aclose()
+
+    kinds = [m["type"] for m in messages]
+    assert "playback.clear" in kinds, kinds
+    clear = next(m for m in messages if m["type"] == "playback.clear")
+    assert clear["turn"] == 1
+    assert binary_after_clear == 0  # no story audio after the clear
+    metrics = {m["turn"]: m for m in messages if m["type"] == "turn.metrics"}
+    assert metrics[1]["interrupted"] is True
+    assert 800 <= metrics[1]["heard_ms"] <= 4000
+    transcripts = {m["turn"]: m["text"] for m in messages if m["type"] == "transcript"}
+    assert wer("Stop. What time is it?", transcripts[2]) <= 0.25, transcripts[2]
+    assert any(m["type"] == "audio.start" and m["turn"] == 2 for m in messages)
+    assert metrics[2]["interrupted"] is False
+
+    second = emulator.requests[1].body["messages"]
+    heard = [m["content"] for m in second if m["role"] == "assistant"]
+    assert len(heard) == 1
+    full_story = "".join(STORY).strip()
+    assert heard[0] != full_story and len(heard[0]) < len(full_story) / 2, heard[0]
+    assert heard[0].startswith("Once upon a time")
+    assert second[-1] == {"role": "user", "content": transcripts[2]}
+
+
+async def _conversation(url: str) -> tuple[list[dict[str, Any]], int]:
+    messages: list[dict[str, Any]] = []
+    binary_after_clear = 0
+    async with connect(url) as ws:
+        await ws.send(json.dumps({"type": "session.start", "sample_rate": 16000, "voice": None}))
+        caller = Caller(ws)
+        sender = asyncio.create_task(caller.run())
+        await caller.queue.put(silence(300) + speech_pcm16("Please tell me a long story."))
+        first_audio_at: float | None = None
+        received_ms = 0.0
+        interrupted = cleared = False
+        deadline = time.monotonic() + 60
+        try:
+            while time.monotonic() < deadline:
+                try:
+                    message = await asyncio.wait_for(ws.recv(), 0.2)
+                except TimeoutError:
+                    message = None
+                if isinstance(message, bytes):
+                    received_ms += len(message) / 48.0  # 24 kHz PCM16
+                    if cleared:
+                        binary_after_clear += 1
+                elif message is not None:
+                    event = json.loads(message)
+                    messages.append(event)
+                    if event["type"] == "audio.start" and event["turn"] == 1:
+                        first_audio_at = time.monotonic()
+                    if event["type"] == "playback.clear":
+                        cleared = True
+                    if event["type"] == "audio.start" and event["turn"] == 2:
+                        cleared = False
+                    if event["type"] == "turn.metrics" and event["turn"] == 2:
+                        break
+                if first_audio_at is not None and not interrupted:
+                    played = min(received_ms, (time.monotonic() - first_audio_at) * 1000)
+                    await ws.send(json.dumps({"type": "playback.mark", "turn": 1, "played_ms": played}))
+                    if played >= 1500:
+                        interrupted = True
+                        await caller.queue.put(speech_pcm16("Stop. What time is it?"))
+        finally:
+            caller.stop.set()
+            await sender
+            await ws.send(json.dumps({"type": "session.end"}))
+    return messages, binary_after_clear

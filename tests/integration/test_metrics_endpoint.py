@@ -1,0 +1,47 @@
+"""``GET /metrics`` on a real server, and session counting around a real WebSocket connection."""
+
+from __future__ import annotations
+
+import asyncio
+import urllib.request
+
+from websockets.asyncio.client import connect
+
+from agent.runtime.server import RunningServer
+from tests.unit.test_metrics import parse
+
+
+def _get(url: str) -> tuple[int, str, str]:
+    with urllib.request.urlopen(url, timeout=5) as response:
+        return response.status, response.headers["Content-Type"], response.read().decode()
+
+
+async def _scrape(server: RunningServer) -> tuple[int, str, str]:
+    return await asyncio.to_thread(_get, f"{server.http_url}/metrics")
+
+
+async def test_metrics_endpoint_answers_prometheus_text(server: RunningServer) -> None:
+    status, content_type, body = await _scrape(server)
+    assert status == 200
+    assert content_type.startswith("text/plain; version=0.0.4")
+    _, types, samples = parse(body)
+    assert types["voice_agent_turn_latency_seconds"] == "histogram"
+    assert ("voice_agent_active_sessions", {}, 0.0) in samples
+
+
+async def test_open_sessions_are_counted(server: RunningServer) -> None:
+    async with connect(server.ws_url):
+        for _ in range(200):  # the handler runs once the handshake is done; wait for it
+            if server.state.metrics.active_sessions.value() == 1:
+                break
+            await asyncio.sleep(0.01)
+        _, _, body = await _scrape(server)
+        assert ("voice_agent_active_sessions", {}, 1.0) in parse(body)[2]
+    for _ in range(200):
+        if server.state.metrics.active_sessions.value() == 0:
+            break
+        await asyncio.sleep(0.01)
+    _, _, body = await _scrape(server)
+    samples = parse(body)[2]
+    assert ("voice_agent_active_sessions", {}, 0.0) in samples
+    assert ("voice_agent_sessions_total", {}, 1.0) in samples
