@@ -21,9 +21,9 @@ from typing import Any
 import numpy as np
 
 from agent.audio.pcm import float_to_pcm16, pcm16_to_float
-from agent.audio.reference import REFERENCE_RATE, ReferenceAudio, RejectedAudio, prepare_reference
+from agent.audio.reference import REFERENCE_RATE, ReferenceAudio, prepare_reference
 from agent.audio.resample import resample
-from agent.errors import AgentError, UnknownVoice, VoiceExists
+from agent.errors import EnrollmentRejected, RejectedAudio, UnknownVoice, VoiceExists
 from agent.ports import SpeechToText, Voice, VoiceRecord, VoiceStore
 
 MAX_NAME = 64
@@ -41,15 +41,6 @@ _NAME = re.compile(r"[a-z0-9][a-z0-9_-]*")
 _ASR_RATE = 16000
 # Decoding is CPU work on up to 10 MB uploads: two at a time, server-wide, whatever the number of loops.
 _POOL = ThreadPoolExecutor(2, thread_name_prefix="enroll")
-
-
-class EnrollmentRejected(AgentError):
-    """An enrollment that cannot be accepted; ``code`` is the wire error code, ``message`` says why."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
 
 
 def normalize_name(name: str) -> str:

@@ -6,7 +6,10 @@
     ├── ConfigError                 settings that cannot work (bad model path, unknown backend)
     ├── ProtocolError               a client message we cannot accept; carries a wire ``code``
     ├── AudioFormatError            audio we cannot decode or convert (bad WAV, odd PCM length, bad rate)
+    │   └── RejectedAudio           reference audio that decodes but cannot be used (too short, silent…)
+    ├── EnrollmentRejected          an enrollment request that cannot be accepted (bad name, no consent…)
     ├── UnknownVoice                a voice name that no store or backend knows
+    │   └── VoiceRequired           no voice named and no default, on a backend that has none of its own
     ├── VoiceExists                 enrolling a name that is taken
     └── ProviderError               a model/service behind a port failed; carries ``provider``
         ├── ProviderTimeout         it did not answer in time
@@ -43,12 +46,38 @@ class AudioFormatError(AgentError):
     """Audio that cannot be decoded or converted."""
 
 
+class RejectedAudio(AudioFormatError):
+    """Reference audio that cannot be used; ``code`` is the wire error code."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+class EnrollmentRejected(AgentError):
+    """An enrollment that cannot be accepted; ``code`` is the wire error code, ``message`` says why."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
 class UnknownVoice(AgentError):
     """A voice name that is not enrolled or not offered by the speech backend."""
 
     def __init__(self, name: str) -> None:
         super().__init__(f"unknown voice {name!r}")
         self.name = name
+
+
+class VoiceRequired(UnknownVoice):
+    """No voice was named and no default is set: a cloned-voice backend has no voice of its own."""
+
+    def __init__(self) -> None:
+        super().__init__("")
+        self.args = ("no voice chosen: name an enrolled voice in session.start, or set AGENT_TTS__DEFAULT_VOICE",)
 
 
 class VoiceExists(AgentError):

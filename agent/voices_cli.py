@@ -14,9 +14,9 @@ from pathlib import Path
 
 from agent.audio.reference import MAX_UPLOAD_BYTES
 from agent.config import Settings
-from agent.enrollment import DEFAULT_LANGUAGE, LANGUAGES, Enrollment, EnrollmentRejected, EnrollmentRequest
+from agent.enrollment import DEFAULT_LANGUAGE, LANGUAGES, Enrollment, EnrollmentRequest
 from agent.enrollment import record_to_dict as _as_dict
-from agent.errors import AgentError, UnknownVoice
+from agent.errors import AgentError, EnrollmentRejected, UnknownVoice
 from agent.ports import SpeechToText, VoiceRecord
 
 

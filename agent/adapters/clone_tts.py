@@ -34,18 +34,10 @@ from agent.adapters.tts_requests import (
 from agent.audio.pcm import float_to_pcm16, pcm16_to_float
 from agent.audio.resample import resample
 from agent.config import TtsSettings
-from agent.errors import AudioFormatError, ProviderError, ProviderUnavailable, UnknownVoice
+from agent.errors import AudioFormatError, ProviderError, ProviderUnavailable, VoiceRequired
 from agent.ports import Voice, VoiceStore
 
 log = logging.getLogger(__name__)
-
-
-class VoiceRequired(UnknownVoice):
-    """No voice was named and no default is set: a cloned-voice backend has no voice of its own."""
-
-    def __init__(self) -> None:
-        super().__init__("")
-        self.args = ("no voice chosen: name an enrolled voice in session.start, or set AGENT_TTS__DEFAULT_VOICE",)
 
 
 class SpeechTransport(Protocol):

@@ -31,8 +31,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
-from agent.enrollment import EnrollmentRejected, normalize_name, record_from_dict, record_to_dict
-from agent.errors import ProviderError, UnknownVoice, VoiceExists
+from agent.enrollment import normalize_name, record_from_dict, record_to_dict
+from agent.errors import EnrollmentRejected, ProviderError, UnknownVoice, VoiceExists
 from agent.ports import Voice, VoiceRecord
 
 log = logging.getLogger(__name__)

@@ -27,8 +27,8 @@ from typing import Any
 from aiobotocore.session import get_session
 from botocore.exceptions import BotoCoreError, ClientError
 
-from agent.enrollment import EnrollmentRejected, normalize_name, record_from_dict, record_to_dict
-from agent.errors import ProviderError, UnknownVoice, VoiceExists
+from agent.enrollment import normalize_name, record_from_dict, record_to_dict
+from agent.errors import EnrollmentRejected, ProviderError, UnknownVoice, VoiceExists
 from agent.ports import Voice, VoiceRecord
 
 PROVIDER = "s3-voice-store"

@@ -32,7 +32,7 @@ import soundfile as sf
 from agent.audio.pcm import float_to_pcm16
 from agent.audio.resample import resample
 from agent.audio.wav import wav_bytes
-from agent.errors import AudioFormatError
+from agent.errors import RejectedAudio
 
 FloatArray = npt.NDArray[np.float32]
 
@@ -52,15 +52,6 @@ CLIP_WARN_FRACTION = 0.001
 _FRAME_S = 0.01
 
 FORMATS = "WAV, FLAC, OGG (Vorbis/Opus), MP3 or M4A/AAC"
-
-
-class RejectedAudio(AudioFormatError):
-    """Reference audio that cannot be used; ``code`` is the wire error code."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,8 +23,8 @@ from websockets.exceptions import ConnectionClosed
 
 from agent.audio.reference import MAX_UPLOAD_BYTES
 from agent.config import Settings
-from agent.enrollment import Enrollment, EnrollmentRejected, EnrollmentRequest, record_to_dict
-from agent.errors import AgentError, ProtocolError, ProviderError
+from agent.enrollment import Enrollment, EnrollmentRequest, record_to_dict
+from agent.errors import AgentError, EnrollmentRejected, ProtocolError, ProviderError
 from agent.runtime.components import Components
 from agent.transport import browser
 

@@ -1,7 +1,7 @@
 """Barge-in over a real socket, with real tiny.en, Piper and an OpenAI-compatible model on its emulator.
 
 The caller asks for a story, listens to about a second and a half of it (reporting what it played with
-``playback.mark``), then talks over it. The agent must send ``playback.clear``, send no more audio of the
+``playback.mark``), then talks over it ("Wait, what time is it now?"). The agent must send ``playback.clear``, send no more audio of the
 story, answer the new question, and tell the model only the part of the story the caller heard.
 """
 
@@ -83,7 +83,7 @@ async def test_talking_over_a_story_interrupts_it_and_the_model_hears_only_what_
     assert metrics[1]["interrupted"] is True
     assert 800 <= metrics[1]["heard_ms"] <= 4000
     transcripts = {m["turn"]: m["text"] for m in messages if m["type"] == "transcript"}
-    assert wer("Stop. What time is it?", transcripts[2]) <= 0.25, transcripts[2]
+    assert wer("Wait, what time is it now?", transcripts[2]) <= 0.25, transcripts[2]
     assert any(m["type"] == "audio.start" and m["turn"] == 2 for m in messages)
     assert metrics[2]["interrupted"] is False
 
@@ -134,7 +134,7 @@ async def _conversation(url: str) -> tuple[list[dict[str, Any]], int]:
                     await ws.send(json.dumps({"type": "playback.mark", "turn": 1, "played_ms": played}))
                     if played >= 1500:
                         interrupted = True
-                        await caller.queue.put(speech_pcm16("Stop. What time is it?"))
+                        await caller.queue.put(speech_pcm16("Wait, what time is it now?"))
         finally:
             caller.stop.set()
             await sender

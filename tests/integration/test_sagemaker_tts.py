@@ -11,12 +11,11 @@ from collections.abc import AsyncIterator
 import pytest
 from aiobotocore.session import get_session
 
-from agent.adapters.clone_tts import VoiceRequired
 from agent.adapters.file_voice_store import FileVoiceStore
 from agent.adapters.sagemaker_tts import SageMakerTTS, client_config
 from agent.adapters.tts_requests import split_text, wav_data_uri
 from agent.config import TtsSettings
-from agent.errors import ProviderError, ProviderTimeout, ProviderUnavailable, UnknownVoice
+from agent.errors import ProviderError, ProviderTimeout, ProviderUnavailable, UnknownVoice, VoiceRequired
 from agent.ports import Voice
 from tests.fakes.sagemaker_emulator import SageMakerEmulator
 from tests.integration.sagemaker_fixtures import REFERENCE_TEXT, aws_env, emulator, store, voice  # noqa: F401
