@@ -1,8 +1,9 @@
 """Barge-in over a real socket, with real tiny.en, Piper and an OpenAI-compatible model on its emulator.
 
 The caller asks for a story, listens to about a second and a half of it (reporting what it played with
-``playback.mark``), then talks over it ("Wait, what time is it now?"). The agent must send ``playback.clear``, send no more audio of the
-story, answer the new question, and tell the model only the part of the story the caller heard.
+``playback.mark``), then talks over it ("Wait, what time is it now?"). The agent must send
+``playback.clear``, send no more audio of the story, answer the new question, and tell the model only the
+part of the story the caller heard.
 """
 
 from __future__ import annotations
