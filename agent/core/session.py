@@ -4,9 +4,10 @@
 effects the runtime must carry out, in order. It does no I/O and reads no clock, so every turn-taking rule
 is a synchronous unit test.
 
-Listening side: the turn detector (audio time) finds utterances. Early in the trailing silence a
-speculative transcript is requested; when it ends like a finished sentence the turn ends after a short
-hangover and the transcript is reused, when it trails off the agent waits longer (``EndpointPolicy``).
+Listening side (``agent.core.listening.Listener``): the turn detector (audio time) finds utterances. Early
+in the trailing silence a speculative transcript is requested; when it ends like a finished sentence the
+turn ends after a short hangover and the transcript is reused, when it trails off the agent waits longer
+(``EndpointPolicy``).
 
 Speaking side: an utterance that ends becomes turn ``n``. Its reply is streamed, cut into sentences and
 synthesized; the turn lasts until the caller has heard the reply (client ``playback.mark``s, or the clock).
@@ -20,8 +21,7 @@ late results of a cancelled turn can never reach the caller.
 
 from __future__ import annotations
 
-from dataclasses import replace
-from typing import Literal, assert_never
+from typing import assert_never
 
 from agent.core.chunker import SentenceChunker
 from agent.core.endpointing import is_backchannel
@@ -58,17 +58,9 @@ from agent.core.events import (
     TranscriptText,
 )
 from agent.core.history import Dialogue
-from agent.core.turn_policy import Discarded, EndOfTurn, Onset, TurnDetector
-from agent.core.turn_state import (
-    AsrRequest,
-    BargeInPolicy,
-    IdlePolicy,
-    PendingTurn,
-    SessionConfig,
-    Turn,
-    Utterance,
-    turn_metrics,
-)
+from agent.core.listening import Began, Ended, Heard, Interrupt, Listener
+from agent.core.turn_policy import EndOfTurn
+from agent.core.turn_state import BargeInPolicy, IdlePolicy, PendingTurn, SessionConfig, Turn, turn_metrics
 
 __all__ = ["BargeInPolicy", "IdlePolicy", "Session", "SessionConfig"]
 
@@ -78,20 +70,13 @@ class Session:
 
     def __init__(self, config: SessionConfig) -> None:
         self._config = config
-        self._endpointing = config.endpointing
         self._barge = config.barge_in
-        self._detector = TurnDetector(replace(config.policy, hangover_ms=config.endpointing.hangover_max_ms))
+        self._listener = Listener(config.policy, config.endpointing, config.barge_in)
         self._dialogue = Dialogue(config.system_prompt, config.max_history_messages)
         self._bytes_per_ms = config.output_sample_rate * 2 / 1000.0
-        self._frame_ms = 20
-        self._utterances = 0
-        self._requests = 0
         self._turns = 0
-        self._listening: Utterance | None = None
-        self._asr: dict[int, AsrRequest] = {}
         self._pending: PendingTurn | None = None
         self._active: Turn | None = None
-        self._last_voice_at: float | None = None
         self._last_activity_at: float | None = None
         self._prompted = False
         self._closed = False
@@ -141,109 +126,37 @@ class Session:
     # ------------------------------------------------------------------------------------- caller audio
 
     def _on_audio(self, frame: AudioFrame, now: float) -> list[Effect]:
-        self._frame_ms = frame.duration_ms
-        signal = self._detector.push(frame.pcm, frame.voiced, frame.duration_ms)
-        if frame.voiced and (self._detector.speaking or isinstance(signal, Onset)):
-            self._last_voice_at = now
+        effects: list[Effect] = []
+        for heard in self._listener.push(frame, now, self._agent_busy()):
+            effects += self._on_heard(heard, now)
+        if self._listener.last_voice_at == now:
             self._last_activity_at = now
             self._prompted = False
-        match signal:
-            case None:
-                effects: list[Effect] = []
-            case Onset():
-                self._utterances += 1
-                self._listening = Utterance(self._utterances)
-                effects = [Notify(SpeechStarted(audio_ms=signal.audio_ms))]
-            case Discarded():
-                self._listening = None
-                effects = []
-            case EndOfTurn():
-                effects = self._utterance_ended(signal, now)
+        return effects
+
+    def _on_heard(self, heard: Heard, now: float) -> list[Effect]:
+        match heard:
+            case Began():
+                return [Notify(SpeechStarted(audio_ms=heard.audio_ms))]
+            case Transcribe():
+                return [heard]
+            case Interrupt():
+                return self._barge_in(now)
+            case Ended():
+                return self._utterance_ended(heard, now)
             case _:
-                assert_never(signal)
-        if self._detector.speaking and self._listening is not None:
-            effects += self._while_listening(self._listening, now)
-        return effects
+                assert_never(heard)
 
-    def _while_listening(self, utterance: Utterance, now: float) -> list[Effect]:
-        effects: list[Effect] = []
-        detector = self._detector
-        if self._agent_busy() and not utterance.barged_in:
-            effects += self._judge_interruption(utterance, now)
-        silence = detector.silence_ms
-        if silence == 0:
-            return effects
-        ep = self._endpointing
-        voiced_until = detector.voiced_until_ms
-        if ep.speculative_ms and silence >= ep.speculative_ms and utterance.spec_voiced_until != voiced_until:
-            utterance.spec_request = self._request(utterance, "spec")
-            utterance.spec_voiced_until = voiced_until
-            utterance.spec_text = None
-            effects.append(Transcribe(utterance.spec_request, detector.snapshot(self._frame_ms)))
-        effects += self._maybe_end(utterance, now)
-        return effects
-
-    def _judge_interruption(self, utterance: Utterance, now: float) -> list[Effect]:
-        """Caller speech while the agent holds the floor: interrupt it, or let an acknowledgement pass.
-
-        A quick transcript is asked for ``probe_lead_ms`` before the minimum, so that by the time the speech
-        is long enough to count, it is usually known whether it is "uh-huh" or a real interruption. An
-        acknowledgement that goes on is looked at again every ``min_speech_ms``.
-        """
-        barge, speech = self._barge, self._detector.speech_ms
-        if speech >= barge.min_speech_ms and (
-            not barge.backchannels or utterance.not_backchannel or speech >= barge.backchannel_max_ms
-        ):
-            return self._barge_in(utterance, now)
-        if not barge.backchannels or utterance.probe_request is not None:
-            return []
-        due = max(barge.min_speech_ms - barge.probe_lead_ms, 0) + utterance.probes * barge.min_speech_ms
-        if speech < due:
-            return []
-        utterance.probes += 1
-        utterance.probe_request = self._request(utterance, "probe")
-        return [Transcribe(utterance.probe_request, self._detector.snapshot(self._frame_ms))]
-
-    def _maybe_end(self, utterance: Utterance, now: float) -> list[Effect]:
-        """End the utterance if the trailing silence is as long as what has been said calls for."""
-        detector = self._detector
-        fresh = utterance.spec_voiced_until == detector.voiced_until_ms
-        text = utterance.spec_text if fresh else None
-        if detector.silence_ms < self._endpointing.hangover_for(text):
-            return []
-        end = detector.end_now(self._frame_ms)
-        return self._utterance_ended(end, now) if end is not None else []
-
-    def _request(self, utterance: Utterance, purpose: Literal["spec", "probe", "final"]) -> int:
-        self._requests += 1
-        self._asr[self._requests] = AsrRequest(utterance.id, self._detector.voiced_until_ms, purpose)
-        return self._requests
-
-    def _utterance_ended(self, end: EndOfTurn, now: float) -> list[Effect]:
-        utterance = self._listening
-        self._listening = None
-        if utterance is None:
-            return []
-        busy = self._agent_busy() and not utterance.barged_in
-        if busy and (utterance.backchannel or end.speech_ms < self._barge.min_speech_ms):
-            return []  # an acknowledgement or a noise while the agent talks: it goes on
-        # Reuse the speculative transcript when it covers every voiced frame of the utterance.
-        request: int | None = None
-        if utterance.spec_request is not None and utterance.spec_voiced_until == end.voiced_until_ms:
-            if utterance.spec_text is not None and not busy:
-                return self._start_turn(end, now, utterance.spec_text, speculative=True)
-            if utterance.spec_request in self._asr:
-                request = utterance.spec_request
-                self._asr[request].purpose = "final"
-        effects: list[Effect] = self._drop_pending(now)
-        if request is None:
-            self._requests += 1
-            request = self._requests
-            self._asr[request] = AsrRequest(utterance.id, end.voiced_until_ms, "final")
-            effects.append(Transcribe(request, end.audio))
-        self._pending = PendingTurn(end, request, self._last_voice_at, now, only_if_not_backchannel=busy)
+    def _utterance_ended(self, ended: Ended, now: float) -> list[Effect]:
+        busy = self._agent_busy() and not ended.interrupted
+        if ended.text is not None:
+            if busy and self._no_bid(ended.text):
+                return []
+            return self._start_turn(ended, now, ended.text)
+        effects = self._drop_pending(now)
+        self._pending = PendingTurn(ended.end, ended.request, ended.last_voice_at, now, only_if_not_backchannel=busy)
         if not busy:
-            effects += self._announce(end, now)
+            effects += self._announce(ended.end, now)
         return effects
 
     def _drop_pending(self, now: float) -> list[Effect]:
@@ -251,7 +164,6 @@ class Session:
         pending, self._pending = self._pending, None
         if pending is None or pending.only_if_not_backchannel:
             return []
-        self._asr.pop(pending.request, None)
         turn = Turn(self._turns, pending.end.utterance_ms, pending.last_voice_at, pending.ended_at)
         return self._finish(turn, now, interrupted=True)
 
@@ -262,47 +174,29 @@ class Session:
         effects.append(Notify(SpeechStopped(turn=self._turns, audio_ms=end.audio_ms)))
         return effects
 
-    def _start_turn(self, end: EndOfTurn, now: float, text: str, *, speculative: bool) -> list[Effect]:
-        effects = self._drop_pending(now) + self._announce(end, now)
-        turn = Turn(
-            number=self._turns,
-            utterance_ms=end.utterance_ms,
-            last_voice_at=self._last_voice_at,
-            ended_at=now,
-            speculative=speculative,
-        )
+    def _start_turn(self, ended: Ended, now: float, text: str) -> list[Effect]:
+        """A turn whose transcript is already known (the speculative one was reused)."""
+        effects = self._drop_pending(now) + self._announce(ended.end, now)
+        turn = Turn(self._turns, ended.end.utterance_ms, ended.last_voice_at, now, speculative=True)
         self._active = turn
         return effects + self._transcribed(turn, text, now)
 
     # --------------------------------------------------------------------------------- transcripts
 
     def _on_transcript(self, request: int, text: str, now: float) -> list[Effect]:
-        req = self._asr.pop(request, None)
-        if req is None:
-            return []
         pending = self._pending
         if pending is not None and pending.request == request:
             return self._pending_transcribed(pending, text, now)
-        utterance = self._listening
-        if utterance is None or utterance.id != req.utterance:
-            return []
-        if req.purpose == "probe":
-            utterance.probe_request = None
-            utterance.backchannel = is_backchannel(text, self._barge.backchannels)
-            utterance.not_backchannel = not utterance.backchannel and bool(text.strip())
-            if self._agent_busy() and not utterance.barged_in:
-                return self._judge_interruption(utterance, now)
-            return []
-        if request == utterance.spec_request:
-            utterance.spec_text = text
-            return self._maybe_end(utterance, now)
-        return []
+        effects: list[Effect] = []
+        for heard in self._listener.answer(request, text, self._agent_busy()):
+            effects += self._on_heard(heard, now)
+        return effects
 
     def _pending_transcribed(self, pending: PendingTurn, text: str, now: float) -> list[Effect]:
         self._pending = None
         effects: list[Effect] = []
         if pending.only_if_not_backchannel:
-            if is_backchannel(text, self._barge.backchannels) or not text.strip():
+            if self._no_bid(text):
                 return []
             effects += self._announce(pending.end, now)
         turn = Turn(
@@ -315,7 +209,7 @@ class Session:
         return effects + self._transcribed(turn, text, now)
 
     def _on_transcript_failed(self, event: TranscriptFailed, now: float) -> list[Effect]:
-        self._asr.pop(event.request, None)
+        self._listener.forget(event.request)
         pending = self._pending
         if pending is None or pending.request != event.request:
             return []  # a speculative or probe transcript: the final one will be tried anyway
@@ -407,12 +301,15 @@ class Session:
 
     # ------------------------------------------------------------------------------ turn boundaries
 
+    def _no_bid(self, text: str) -> bool:
+        """Said while the agent talks, ``text`` does not claim the floor (nothing, or "uh-huh")."""
+        return not text.strip() or is_backchannel(text, self._barge.backchannels)
+
     def _agent_busy(self) -> bool:
         """The agent holds the floor: a reply is being prepared or is still playing."""
         return self._barge.enabled and (self._active is not None or self._pending is not None)
 
-    def _barge_in(self, utterance: Utterance, now: float) -> list[Effect]:
-        utterance.barged_in = True
+    def _barge_in(self, now: float) -> list[Effect]:
         # The caller goes on talking before their last turn was even transcribed: that turn is moot.
         effects = self._drop_pending(now)
         turn = self._active
@@ -464,7 +361,7 @@ class Session:
             if turn.playback.finished(now, self._barge.playback_margin_ms):
                 return self._finish(turn, now, interrupted=False)
             return []
-        if turn is not None or self._pending is not None or self._detector.speaking:
+        if turn is not None or self._pending is not None or self._listener.speaking:
             return []
         return self._idle(now)
 

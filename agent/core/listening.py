@@ -1,0 +1,195 @@
+"""The listening side of the session core: when the caller speaks, pauses, finishes, or takes the floor.
+
+``Listener.push(frame, now, busy)`` runs the turn detector (audio time) and returns what was heard:
+
+- ``Began``: an utterance started;
+- ``Transcribe``: a transcript is wanted (speculative, early in the trailing silence; a quick look while
+  the agent talks; or the final one);
+- ``Interrupt``: while the agent holds the floor (``busy``), the caller has said enough real words to
+  take it (short sounds never do; acknowledgements such as "uh-huh" do not unless they go on);
+- ``Ended``: the utterance is over, with its transcript when the speculative one covers every voiced
+  frame, or else the request whose answer will be its transcript. An utterance that ends while the agent
+  holds the floor without having taken it (a cough, an acknowledgement) ends silently: nothing to do.
+
+Transcripts of the requests it asked for come back through ``answer``. Pure: no I/O, no clock.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Literal, assert_never
+
+from agent.core.endpointing import EndpointPolicy, is_backchannel
+from agent.core.events import AudioFrame, Transcribe
+from agent.core.turn_policy import Discarded, EndOfTurn, Onset, TurnDetector, TurnPolicy
+from agent.core.turn_state import AsrRequest, BargeInPolicy, Utterance
+
+
+@dataclass(frozen=True, slots=True)
+class Began:
+    audio_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class Interrupt:
+    """The caller is taking the floor from the agent."""
+
+
+@dataclass(frozen=True, slots=True)
+class Ended:
+    """An utterance is over.
+
+    ``text`` is its transcript when already known (the speculative one covers it all); otherwise the answer
+    to ``request`` will be. ``interrupted``: the utterance already took the floor from the agent.
+    """
+
+    end: EndOfTurn
+    last_voice_at: float | None
+    text: str | None
+    request: int
+    interrupted: bool
+
+
+Heard = Began | Interrupt | Ended | Transcribe
+
+
+class Listener:
+    def __init__(self, policy: TurnPolicy, endpointing: EndpointPolicy, barge_in: BargeInPolicy) -> None:
+        self._endpointing = endpointing
+        self._barge = barge_in
+        self._detector = TurnDetector(replace(policy, hangover_ms=endpointing.hangover_max_ms))
+        self._frame_ms = 20
+        self._utterances = 0
+        self._requests = 0
+        self._utterance: Utterance | None = None
+        self._asr: dict[int, AsrRequest] = {}
+        self.last_voice_at: float | None = None
+
+    @property
+    def speaking(self) -> bool:
+        return self._detector.speaking
+
+    @property
+    def position_ms(self) -> int:
+        return self._detector.position_ms
+
+    def push(self, frame: AudioFrame, now: float, busy: bool) -> list[Heard]:
+        self._frame_ms = frame.duration_ms
+        detector = self._detector
+        signal = detector.push(frame.pcm, frame.voiced, frame.duration_ms)
+        if frame.voiced and (detector.speaking or isinstance(signal, Onset)):
+            self.last_voice_at = now
+        match signal:
+            case None:
+                heard: list[Heard] = []
+            case Onset():
+                self._utterances += 1
+                self._utterance = Utterance(self._utterances)
+                heard = [Began(signal.audio_ms)]
+            case Discarded():
+                self._utterance = None
+                heard = []
+            case EndOfTurn():
+                heard = self._ended(signal, busy)
+            case _:
+                assert_never(signal)
+        utterance = self._utterance
+        if detector.speaking and utterance is not None:
+            if busy and not utterance.barged_in:
+                heard += self._judge_interruption(utterance)
+            heard += self._speculate(utterance, busy)
+        return heard
+
+    def answer(self, request: int, text: str, busy: bool) -> list[Heard]:
+        """The transcript of a request this listener asked for (unknown or stale ones are ignored)."""
+        req = self._asr.pop(request, None)
+        utterance = self._utterance
+        if req is None or utterance is None or utterance.id != req.utterance:
+            return []
+        if req.purpose == "probe":
+            utterance.probe_request = None
+            utterance.backchannel = is_backchannel(text, self._barge.backchannels)
+            utterance.not_backchannel = not utterance.backchannel and bool(text.strip())
+            return self._judge_interruption(utterance) if busy and not utterance.barged_in else []
+        if request == utterance.spec_request:
+            utterance.spec_text = text
+            return self._maybe_end(utterance, busy)
+        return []
+
+    def forget(self, request: int) -> None:
+        """A request failed; a final transcript will be asked for at the end anyway."""
+        self._asr.pop(request, None)
+
+    # ------------------------------------------------------------------------------------------------
+
+    def _judge_interruption(self, utterance: Utterance) -> list[Heard]:
+        """Caller speech while the agent holds the floor: interrupt it, or let an acknowledgement pass.
+
+        A quick transcript is asked for ``probe_lead_ms`` before the minimum, so that by the time the speech
+        is long enough to count it is usually known whether it is "uh-huh" or a real interruption. An
+        acknowledgement that goes on is looked at again every ``min_speech_ms``.
+        """
+        barge, speech = self._barge, self._detector.speech_ms
+        if speech >= barge.min_speech_ms and (
+            not barge.backchannels or utterance.not_backchannel or speech >= barge.backchannel_max_ms
+        ):
+            utterance.barged_in = True
+            return [Interrupt()]
+        if not barge.backchannels or utterance.probe_request is not None:
+            return []
+        due = max(barge.min_speech_ms - barge.probe_lead_ms, 0) + utterance.probes * barge.min_speech_ms
+        if speech < due:
+            return []
+        utterance.probes += 1
+        utterance.probe_request = self._request(utterance, "probe")
+        return [Transcribe(utterance.probe_request, self._detector.snapshot(self._frame_ms))]
+
+    def _speculate(self, utterance: Utterance, busy: bool) -> list[Heard]:
+        detector, ep = self._detector, self._endpointing
+        silence = detector.silence_ms
+        if silence == 0:
+            return []
+        heard: list[Heard] = []
+        voiced_until = detector.voiced_until_ms
+        if ep.speculative_ms and silence >= ep.speculative_ms and utterance.spec_voiced_until != voiced_until:
+            utterance.spec_request = self._request(utterance, "spec")
+            utterance.spec_voiced_until = voiced_until
+            utterance.spec_text = None
+            heard.append(Transcribe(utterance.spec_request, detector.snapshot(self._frame_ms)))
+        return heard + self._maybe_end(utterance, busy)
+
+    def _maybe_end(self, utterance: Utterance, busy: bool) -> list[Heard]:
+        """End the utterance if the trailing silence is as long as what has been said calls for."""
+        detector = self._detector
+        fresh = utterance.spec_voiced_until == detector.voiced_until_ms
+        text = utterance.spec_text if fresh else None
+        if detector.silence_ms < self._endpointing.hangover_for(text):
+            return []
+        end = detector.end_now(self._frame_ms)
+        return self._ended(end, busy) if end is not None else []
+
+    def _ended(self, end: EndOfTurn, busy: bool) -> list[Heard]:
+        utterance, self._utterance = self._utterance, None
+        if utterance is None:
+            return []
+        quiet = utterance.backchannel or end.speech_ms < self._barge.min_speech_ms
+        if busy and not utterance.barged_in and quiet:
+            return []  # an acknowledgement or a noise while the agent talks: it goes on
+        heard: list[Heard] = []
+        covered = utterance.spec_request is not None and utterance.spec_voiced_until == end.voiced_until_ms
+        text = utterance.spec_text if covered else None
+        if covered and text is None and utterance.spec_request in self._asr:
+            request = utterance.spec_request  # in flight and covering it all: its answer is the transcript
+            del self._asr[request]
+        else:
+            self._requests += 1
+            request = self._requests
+            if text is None:
+                heard.append(Transcribe(request, end.audio))
+        heard.append(Ended(end, self.last_voice_at, text, request, interrupted=utterance.barged_in))
+        return heard
+
+    def _request(self, utterance: Utterance, purpose: Literal["spec", "probe"]) -> int:
+        self._requests += 1
+        self._asr[self._requests] = AsrRequest(utterance.id, self._detector.voiced_until_ms, purpose)
+        return self._requests

@@ -1,0 +1,64 @@
+"""The listening side on its own: what it hears, and what it asks for, frame by frame."""
+
+from __future__ import annotations
+
+from agent.core.endpointing import EndpointPolicy
+from agent.core.events import AudioFrame, Transcribe
+from agent.core.listening import Began, Ended, Heard, Interrupt, Listener
+from agent.core.turn_policy import TurnPolicy
+from agent.core.turn_state import BargeInPolicy
+
+FRAME = b"\x01\x00" * 320
+
+
+def listener(speculative_ms: int = 100) -> Listener:
+    return Listener(
+        TurnPolicy(onset_ms=40, min_utterance_ms=60, max_utterance_ms=5000, preroll_ms=0),
+        EndpointPolicy(speculative_ms=speculative_ms, hangover_min_ms=200, hangover_ms=400, hangover_max_ms=800),
+        BargeInPolicy(min_speech_ms=200, backchannel_max_ms=600, probe_lead_ms=120),
+    )
+
+
+def push(lis: Listener, pattern: str, busy: bool = False) -> list[Heard]:
+    heard: list[Heard] = []
+    for i, ch in enumerate(pattern):
+        heard += lis.push(AudioFrame(FRAME, ch == "S", 20), i * 0.02, busy)
+    return heard
+
+
+def test_a_covered_speculative_transcript_ends_the_utterance_with_its_text() -> None:
+    lis = listener()
+    heard = push(lis, "S" * 10 + "." * 5)
+    assert isinstance(heard[0], Began)
+    (spec,) = [h for h in heard if isinstance(h, Transcribe)]
+    assert lis.answer(spec.request, "Hello.", busy=False) == []  # 100 ms < 200 ms for a finished sentence
+    heard = push(lis, "." * 5)
+    (ended,) = [h for h in heard if isinstance(h, Ended)]
+    assert ended.text == "Hello." and not ended.interrupted
+    assert not [h for h in heard if isinstance(h, Transcribe)]
+
+
+def test_without_speculation_the_end_asks_for_the_final_transcript() -> None:
+    lis = listener(speculative_ms=0)
+    heard = push(lis, "S" * 10 + "." * 20)
+    (final,) = [h for h in heard if isinstance(h, Transcribe)]
+    (ended,) = [h for h in heard if isinstance(h, Ended)]
+    assert ended.text is None and ended.request == final.request
+
+
+def test_noise_while_the_agent_talks_ends_silently() -> None:
+    lis = listener(speculative_ms=0)
+    heard = push(lis, "SSS" + "." * 25, busy=True)  # 60 ms: under the 200 ms minimum
+    assert not [h for h in heard if isinstance(h, Ended | Interrupt)]
+    assert not [h for h in heard if isinstance(h, Transcribe)] or all(
+        lis.answer(h.request, "Hm", busy=True) == [] for h in heard if isinstance(h, Transcribe)
+    )
+
+
+def test_real_words_while_the_agent_talks_interrupt_once() -> None:
+    lis = listener(speculative_ms=0)
+    (probe,) = [h for h in push(lis, "SSSS", busy=True) if isinstance(h, Transcribe)]
+    assert lis.answer(probe.request, "Stop", busy=True) == []  # only 80 ms so far
+    heard = push(lis, "S" * 10, busy=True)
+    assert [h for h in heard if isinstance(h, Interrupt)] == [Interrupt()]
+    assert not [h for h in push(lis, "S" * 10, busy=True) if isinstance(h, Interrupt)]
