@@ -47,7 +47,8 @@ from agent.errors import UnknownVoice
 from agent.ports import Transcript
 from agent.runtime.components import Components
 from agent.runtime.server import running_server
-from clients.protocol_client import Conversation, Message, TurnResult, converse_utterances
+from clients.conversation import Conversation, Message, TurnResult
+from clients.protocol_client import converse_utterances
 
 RATE = 16000
 

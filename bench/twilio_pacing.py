@@ -35,7 +35,7 @@ from agent.config import LlmSettings, Settings
 from agent.runtime.components import Components
 from agent.runtime.server import running_server
 from agent.wiring import build_components
-from clients.protocol_client import frame_dbfs
+from clients.framing import frame_dbfs
 from clients.twilio_client import FRAME_BYTES, TwilioCaller
 from tests.fakes.openai_emulator import OpenAIEmulator
 from tests.speech import silence, speech_pcm16

@@ -33,16 +33,8 @@ from agent.audio.wav import load_pcm16, write_wav
 from agent.errors import AudioFormatError
 from agent.transport import twilio
 from clients import mic, twilio_client
-from clients.protocol_client import (
-    DEFAULT_URL,
-    INPUT_RATES,
-    OUTPUT_RATES,
-    ConnectFailed,
-    Conversation,
-    Message,
-    SessionFailed,
-    converse,
-)
+from clients.conversation import Conversation, Message
+from clients.protocol_client import DEFAULT_URL, INPUT_RATES, OUTPUT_RATES, ConnectFailed, SessionFailed, converse
 
 EXIT_OK = 0
 EXIT_FAILED = 1

@@ -13,7 +13,8 @@ has its ``turn.metrics``, no speech is in progress, and enough trailing silence 
 ``session.end`` and waits for the server to close.
 
 Client-side timing uses ``time.monotonic()``: for each turn, when the last non-silent input frame before its
-``speech.stopped`` was sent, and when its first reply audio frame arrived.
+``speech.stopped`` was sent, and when its first reply audio frame arrived. Framing and pacing live in
+``clients/framing.py``, the per-turn results in ``clients/conversation.py``.
 """
 
 from __future__ import annotations
@@ -23,24 +24,20 @@ import contextlib
 import json
 import math
 import time
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
-import numpy as np
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus, InvalidURI, WebSocketException
 
-FRAME_MS = 20
+from clients.conversation import Conversation, Message, TurnResult
+from clients.framing import FRAME_MS, VOICED_DBFS, FramePacer, frame_bytes, frame_dbfs, split_frames
+
 DEFAULT_URL = "ws://127.0.0.1:8765/ws"
 INPUT_RATES: tuple[int, ...] = (8000, 16000, 24000, 48000)
 """Input sample rates the server accepts in ``session.start``."""
 OUTPUT_RATES: tuple[int, ...] = (8000, 16000, 22050, 24000, 48000)
 """Values allowed for ``output_sample_rate`` in ``session.start``."""
-VOICED_DBFS = -40.0
-"""A frame whose RMS is above this level (dB relative to full scale) counts as non-silent input."""
-
-Message = dict[str, Any]
 EventCallback = Callable[[Message], None]
 
 
@@ -58,174 +55,6 @@ class SessionFailed(ClientError):
     def __init__(self, message: str, code: str | None = None) -> None:
         super().__init__(message)
         self.code = code
-
-
-# --- framing and pacing ------------------------------------------------------------------------------
-
-
-def frame_bytes(rate: int, frame_ms: int = FRAME_MS) -> int:
-    """Bytes in one PCM16 mono frame of ``frame_ms`` at ``rate``."""
-    return 2 * (rate * frame_ms // 1000)
-
-
-def split_frames(pcm: bytes, rate: int, frame_ms: int = FRAME_MS) -> list[bytes]:
-    """Cut PCM16LE mono into frames of exactly ``frame_ms``; the last one is padded with silence.
-
-    Raises ``ValueError`` for an odd byte length (not whole 16-bit samples).
-    """
-    if len(pcm) % 2:
-        raise ValueError("PCM16 data must have an even number of bytes")
-    size = frame_bytes(rate, frame_ms)
-    frames = [pcm[i : i + size] for i in range(0, len(pcm), size)]
-    if frames and len(frames[-1]) < size:
-        frames[-1] = frames[-1] + bytes(size - len(frames[-1]))
-    return frames
-
-
-def frame_dbfs(frame: bytes) -> float:
-    """RMS level of a PCM16 frame in dB relative to full scale (``-inf`` for digital silence)."""
-    samples = np.frombuffer(frame, dtype="<i2").astype(np.float64)
-    if samples.size == 0:
-        return -math.inf
-    rms = math.sqrt(float(np.mean(samples * samples)))
-    return 20 * math.log10(rms / 32768.0) if rms > 0 else -math.inf
-
-
-class FramePacer:
-    """Releases frames on a fixed schedule against a monotonic clock, so sleep overshoot never accumulates.
-
-    Frame ``n`` (counted from the last ``set_interval``) is due at ``start + n * interval``. ``wait`` sleeps
-    until the next frame is due (or not at all if it is already late) and returns the clock reading after
-    the wait. An interval of 0 never sleeps but still yields to the event loop. ``clock`` and ``sleep`` are
-    injectable for tests.
-    """
-
-    def __init__(
-        self,
-        interval_s: float,
-        *,
-        clock: Callable[[], float] = time.monotonic,
-        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
-    ) -> None:
-        self._clock = clock
-        self._sleep = sleep
-        self._interval = interval_s
-        self._start: float | None = None
-        self._count = 0
-
-    @property
-    def interval_s(self) -> float:
-        return self._interval
-
-    def next_due(self) -> float | None:
-        """When the next frame is due (``None`` before the first ``wait``)."""
-        return None if self._start is None else self._start + self._count * self._interval
-
-    def set_interval(self, interval_s: float) -> None:
-        """Change the pace from the next frame on, keeping that frame's due time."""
-        due = self.next_due()
-        self._interval = interval_s
-        self._count = 0
-        self._start = due
-
-    async def wait(self) -> float:
-        now = self._clock()
-        if self._start is None:
-            self._start = now
-        due = self._start + self._count * self._interval
-        self._count += 1
-        if due > now:
-            await self._sleep(due - now)
-            return self._clock()
-        await self._sleep(0)
-        return now
-
-
-# --- results ------------------------------------------------------------------------------------------
-
-
-@dataclass(slots=True)
-class TurnResult:
-    """Everything the client saw of one turn. Times are ``time.monotonic()`` readings."""
-
-    turn: int
-    transcript: str | None = None
-    reply: str = ""
-    audio: bytearray = field(default_factory=bytearray)
-    sample_rate: int = 24000
-    metrics: Message | None = None
-    errors: list[Message] = field(default_factory=list)
-    speech_end_audio_ms: float | None = None
-    """``audio_ms`` of ``speech.stopped``: where the server put the end of speech, in input audio time."""
-    last_voice_sent_at: float | None = None
-    """When the last non-silent input frame before this turn's ``speech.stopped`` was sent."""
-    stopped_at: float | None = None
-    """When ``speech.stopped`` arrived."""
-    first_audio_at: float | None = None
-    """When the first binary audio frame of this turn arrived."""
-    audio_ended: bool = False
-
-    @property
-    def done(self) -> bool:
-        """``turn.metrics`` arrived (the server's last word on a turn)."""
-        return self.metrics is not None
-
-    @property
-    def audio_seconds(self) -> float:
-        return len(self.audio) / 2 / self.sample_rate
-
-    @property
-    def client_voice_to_voice_ms(self) -> float | None:
-        """Last speech frame sent → first reply audio frame received, in milliseconds."""
-        if self.first_audio_at is None or self.last_voice_sent_at is None:
-            return None
-        return (self.first_audio_at - self.last_voice_sent_at) * 1000.0
-
-    def summary(self) -> Message:
-        """The CLI's ``--json`` line for this turn."""
-        return {
-            "turn": self.turn,
-            "transcript": self.transcript,
-            "reply": self.reply,
-            "audio_seconds": round(self.audio_seconds, 3),
-            "metrics": self.metrics,
-        }
-
-
-@dataclass(slots=True)
-class Conversation:
-    """One session as the client saw it."""
-
-    url: str
-    input_sample_rate: int
-    output_sample_rate: int = 24000
-    session: Message = field(default_factory=dict)
-    """The ``session.started`` message."""
-    turns_by_id: dict[int, TurnResult] = field(default_factory=dict)
-    errors: list[Message] = field(default_factory=list)
-    """Every ``error`` message, in order (also attached to their turn when they name one)."""
-    ended_reason: str | None = None
-    close_code: int | None = None
-    close_reason: str | None = None
-    timed_out: bool = False
-    """Some wait for the replies to settle ran out of time."""
-    segment_ends: list[float] = field(default_factory=list)
-    """When the last frame of each input utterance (the whole input, for ``converse``) was sent."""
-    input_seconds: float = 0.0
-    """Audio sent, silence included."""
-
-    @property
-    def session_id(self) -> str | None:
-        value = self.session.get("session_id")
-        return None if value is None else str(value)
-
-    @property
-    def turns(self) -> list[TurnResult]:
-        return [self.turns_by_id[k] for k in sorted(self.turns_by_id)]
-
-    def audio(self) -> bytes:
-        """All reply audio, turn after turn, PCM16LE mono at ``output_sample_rate``."""
-        return b"".join(bytes(t.audio) for t in self.turns)
 
 
 # --- the connection ------------------------------------------------------------------------------------

@@ -39,7 +39,7 @@ async def test_spoken_question_gets_transcribed_answered_and_spoken(server: Runn
 
 
 async def test_two_turns_in_one_session_and_48k_input(server: RunningServer) -> None:
-    first, second = "Hello there.", "Tell me a story."
+    first, second = "Hello there, how are you doing today?", "Could you tell me a story, please?"
     utterances = [speech_pcm16(first, 48000), speech_pcm16(second, 48000)]
     conversation = await converse_utterances(server.ws_url, utterances, 48000, speed=2.0, turn_timeout_s=30)
 

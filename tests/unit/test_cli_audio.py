@@ -11,7 +11,7 @@ import pytest
 import soundfile as sf
 
 from agent.audio.wav import load_pcm16
-from clients.protocol_client import FramePacer, frame_bytes, frame_dbfs, split_frames
+from clients.framing import FramePacer, frame_bytes, frame_dbfs, split_frames
 
 
 def _stereo_float_wav(path: Path, seconds: float = 0.5, rate: int = 44100) -> None:
