@@ -11,10 +11,8 @@ through ``endpoint_url`` and cannot tell the difference.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
-from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,20 +20,11 @@ from typing import Any
 from aiohttp import web
 
 from tests.fakes import eventstream
+from tests.fakes.scripted_server import Hang, Pause, ScriptedServer, Step
+
+__all__ = ["BedrockEmulator", "Hang", "HttpError", "Pause", "Step"]
 
 CONTENT_TYPE = "application/vnd.amazon.eventstream"
-
-
-@dataclass(frozen=True, slots=True)
-class Pause:
-    """Wait before the next frame (streaming latency)."""
-
-    seconds: float
-
-
-@dataclass(frozen=True, slots=True)
-class Hang:
-    """Send nothing more; wait until the client closes the connection."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,9 +34,6 @@ class HttpError:
     status: int
     error_type: str
     message: str
-
-
-Step = bytes | Pause | Hang
 
 
 @dataclass(slots=True)
@@ -169,14 +155,7 @@ def _validation_error(body: Any) -> str | None:
 # ------------------------------------------------------------------------------------------------ server
 
 
-async def wait_for_client_close(request: web.Request) -> None:
-    """Return once the client has closed the connection of ``request``."""
-    # aiohttp signals a peer close only by cancelling the handler (off by default), so poll the transport.
-    while request.transport is not None and not request.transport.is_closing():  # noqa: ASYNC110
-        await asyncio.sleep(0.005)
-
-
-class BedrockEmulator:
+class BedrockEmulator(ScriptedServer["HttpError"]):
     """``async with BedrockEmulator() as bedrock:`` then point a client at ``bedrock.url``.
 
     Queue what the next calls do with ``bedrock.script(steps)`` / ``bedrock.fail(...)``; an unscripted call
@@ -185,37 +164,23 @@ class BedrockEmulator:
     """
 
     def __init__(self, default_reply: Sequence[str] = ("Hello", " from", " Bedrock.")) -> None:
+        super().__init__()
         self.default_reply = list(default_reply)
         self.requests: list[RecordedRequest] = []
-        self.client_closed = asyncio.Event()
-        self.completed_streams = 0
-        self._plans: deque[list[Step] | HttpError] = deque()
-        self._runner: web.AppRunner | None = None
-        self._port = 0
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self._port}"
 
-    def script(self, steps: list[Step]) -> None:
-        self._plans.append(steps)
-
     def fail(self, status: int, error_type: str, message: str) -> None:
         self._plans.append(HttpError(status, error_type, message))
 
     async def __aenter__(self) -> BedrockEmulator:
-        app = web.Application()
-        app.router.add_post("/model/{model_id}/converse-stream", self._converse_stream)
-        self._runner = web.AppRunner(app, access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self._port = int(self._runner.addresses[0][1])
+        await super().__aenter__()
         return self
 
-    async def __aexit__(self, *exc: object) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
+    def routes(self, app: web.Application) -> None:
+        app.router.add_post("/model/{model_id}/converse-stream", self._converse_stream)
 
     @staticmethod
     def _error(status: int, error_type: str, message: str) -> web.Response:
@@ -235,7 +200,7 @@ class BedrockEmulator:
         except ValueError:
             body = None
         self.requests.append(RecordedRequest(request.match_info["model_id"], dict(request.headers), body or {}))
-        plan = self._plans.popleft() if self._plans else text_reply(self.default_reply)
+        plan = self.next_plan(text_reply(self.default_reply))
         if isinstance(plan, HttpError):
             return self._error(plan.status, plan.error_type, plan.message)
         invalid = _validation_error(body)
@@ -246,18 +211,5 @@ class BedrockEmulator:
             headers={"Content-Type": CONTENT_TYPE, "x-amzn-RequestId": "00000000-0000-0000-0000-000000000001"},
         )
         await response.prepare(request)
-        try:
-            for step in plan:
-                if isinstance(step, Pause):
-                    await asyncio.sleep(step.seconds)
-                elif isinstance(step, Hang):
-                    await wait_for_client_close(request)
-                    self.client_closed.set()
-                    return response
-                else:
-                    await response.write(step)
-            await response.write_eof()
-            self.completed_streams += 1
-        except (ConnectionResetError, ConnectionError):
-            self.client_closed.set()
+        await self.play(request, response, plan)
         return response

@@ -10,22 +10,17 @@ call so a test can inject faults, latency and broken connections.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
-from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
 
-from tests.fakes.bedrock_emulator import Hang, Pause, wait_for_client_close
+from tests.fakes.scripted_server import Disconnect, Hang, Pause, ScriptedServer, Step
 
-
-@dataclass(frozen=True, slots=True)
-class Disconnect:
-    """Drop the connection abruptly (a broken stream: no terminating chunk, no [DONE])."""
+__all__ = ["Disconnect", "Hang", "HttpError", "OpenAIEmulator", "Pause", "Step"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,9 +28,6 @@ class HttpError:
     status: int
     message: str
     error_type: str = "BadRequestError"
-
-
-Step = bytes | Pause | Hang | Disconnect
 
 
 @dataclass(slots=True)
@@ -106,7 +98,7 @@ def _invalid(body: Any) -> str | None:
     return None
 
 
-class OpenAIEmulator:
+class OpenAIEmulator(ScriptedServer["HttpError"]):
     """``async with OpenAIEmulator() as server:``; ``server.base_url`` ends in ``/v1``.
 
     Queue behaviour with ``script(steps)`` / ``fail(status, message)``; unscripted calls get ``default_reply``.
@@ -115,37 +107,24 @@ class OpenAIEmulator:
     """
 
     def __init__(self, default_reply: Sequence[str] = ("Hello", " from", " vLLM."), api_key: str | None = None) -> None:
+        super().__init__()
         self.default_reply = list(default_reply)
         self.api_key = api_key
         self.requests: list[RecordedRequest] = []
-        self.client_closed = asyncio.Event()
-        self.completed_streams = 0
-        self._plans: deque[list[Step] | HttpError] = deque()
-        self._runner: web.AppRunner | None = None
-        self._port = 0
 
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self._port}/v1"
 
-    def script(self, steps: list[Step]) -> None:
-        self._plans.append(steps)
-
     def fail(self, status: int, message: str, error_type: str = "BadRequestError") -> None:
         self._plans.append(HttpError(status, message, error_type))
 
     async def __aenter__(self) -> OpenAIEmulator:
-        app = web.Application()
-        app.router.add_post("/v1/chat/completions", self._completions)
-        self._runner = web.AppRunner(app, access_log=None)
-        await self._runner.setup()
-        await web.TCPSite(self._runner, "127.0.0.1", 0).start()
-        self._port = int(self._runner.addresses[0][1])
+        await super().__aenter__()
         return self
 
-    async def __aexit__(self, *exc: object) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
+    def routes(self, app: web.Application) -> None:
+        app.router.add_post("/v1/chat/completions", self._completions)
 
     @staticmethod
     def _error(status: int, message: str, error_type: str) -> web.Response:
@@ -161,7 +140,7 @@ class OpenAIEmulator:
         self.requests.append(
             RecordedRequest(request.path, dict(request.headers), body if isinstance(body, dict) else {})
         )
-        plan = self._plans.popleft() if self._plans else text_reply(self.default_reply)
+        plan = self.next_plan(text_reply(self.default_reply))
         if isinstance(plan, HttpError):
             return self._error(plan.status, plan.message, plan.error_type)
         invalid = _invalid(body)
@@ -171,22 +150,5 @@ class OpenAIEmulator:
             status=200, headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
         )
         await response.prepare(request)
-        try:
-            for step in plan:
-                if isinstance(step, Pause):
-                    await asyncio.sleep(step.seconds)
-                elif isinstance(step, Hang):
-                    await wait_for_client_close(request)
-                    self.client_closed.set()
-                    return response
-                elif isinstance(step, Disconnect):
-                    if request.transport is not None:
-                        request.transport.abort()
-                    return response
-                else:
-                    await response.write(step)
-            await response.write_eof()
-            self.completed_streams += 1
-        except ConnectionError:
-            self.client_closed.set()
+        await self.play(request, response, plan)
         return response
