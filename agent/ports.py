@@ -22,17 +22,41 @@ class ChatMessage:
 
 
 @dataclass(frozen=True, slots=True)
+class ConsentRecord:
+    """Who agreed to their voice being cloned, when, in what words, for which reference audio, enrolled by whom."""
+
+    statement: str
+    speaker: str
+    """Who consented (the speaker's name as given; empty when not stated)."""
+    consented_at: str
+    """ISO 8601, UTC."""
+    audio_sha256: str
+    """SHA-256 of the normalised reference WAV this consent covers."""
+    enrolled_by: str
+    """The principal that enrolled the voice (``tok:<id>``, ``anonymous``, ``cli``, ``migrated``)."""
+    tenant: str
+
+    def covers(self, sha256: str, tenant: str) -> bool:
+        """A valid record for this audio and tenant: synthesis refuses a voice without one."""
+        return bool(self.statement.strip()) and self.audio_sha256 == sha256 and self.tenant == tenant
+
+
+@dataclass(frozen=True, slots=True)
 class VoiceRecord:
-    """An enrolled voice's metadata. ``transcript`` is exactly what is said in the reference audio."""
+    """An enrolled voice's metadata. ``transcript`` is exactly what is said in the reference audio.
+
+    A voice belongs to one ``tenant``; its ``name`` is unique within the tenant only.
+    """
 
     name: str
     voice_id: str
     transcript: str
     language: str
-    consent: str
+    consent: ConsentRecord
     sha256: str
     duration_s: float
     created_at: str
+    tenant: str = "default"
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,8 +114,9 @@ class LanguageModel(Protocol):
 class TextToSpeech(Protocol):
     """Speaks text in a voice, streaming PCM16LE mono at ``sample_rate``.
 
-    ``resolve_voice`` resolves a requested voice name (``None`` = the backend's default) to the name that
-    will be used, or raises ``UnknownVoice``; backends that clone voices load the voice here.
+    ``resolve_voice`` resolves a requested voice name (``None`` = the backend's default) of ``tenant`` to
+    the voice handle ``synthesize`` takes, or raises ``UnknownVoice`` (also for another tenant's voice, and
+    for a voice without a valid consent record); backends that clone voices load the voice here.
     ``synthesize`` yields audio chunks as they are produced; it raises ``ProviderError`` on failure.
     Blocking engines run in threads inside the adapter.
     """
@@ -99,22 +124,31 @@ class TextToSpeech(Protocol):
     @property
     def sample_rate(self) -> int: ...
 
-    async def resolve_voice(self, name: str | None) -> str: ...
+    async def resolve_voice(self, name: str | None, tenant: str = "default") -> str: ...
 
     def synthesize(self, text: str, voice: str) -> AsyncIterator[bytes]: ...
 
 
 class VoiceStore(Protocol):
-    """Where enrolled voices live. Writes are atomic: a voice is visible only once all of it is stored.
+    """Where enrolled voices live, per tenant. Writes are atomic: a voice is visible only once all of it is stored.
 
-    ``add`` raises ``VoiceExists`` for a taken name; ``get`` and ``remove`` raise ``UnknownVoice``;
-    storage failures raise ``ProviderError``.
+    ``add`` stores under ``voice.record.tenant`` and raises ``VoiceExists`` for a name taken in that tenant;
+    ``get``, ``remove`` and the asset calls raise ``UnknownVoice`` for a voice the tenant does not have
+    (another tenant's voice is indistinguishable from none). ``remove`` deletes the audio, the record, the
+    consent record and every derived asset. Assets are derived files kept with a voice (its fixed phrases,
+    keyed by short names such as ``phrase-apology``). Storage failures raise ``ProviderError``.
     """
 
     async def add(self, voice: Voice) -> None: ...
 
-    async def get(self, name: str) -> Voice: ...
+    async def get(self, tenant: str, name: str) -> Voice: ...
 
-    async def list(self) -> list[VoiceRecord]: ...
+    async def list(self, tenant: str) -> list[VoiceRecord]: ...
 
-    async def remove(self, name: str) -> None: ...
+    async def remove(self, tenant: str, name: str) -> None: ...
+
+    async def put_asset(self, tenant: str, name: str, key: str, data: bytes) -> None: ...
+
+    async def get_asset(self, tenant: str, name: str, key: str) -> bytes | None:
+        """The asset, or ``None`` if the voice exists but has no such asset yet."""
+        ...

@@ -238,6 +238,9 @@ class Synthesize:
     turn: int
     text: str
     sentence: int = 0
+    phrase: str | None = None
+    """A fixed phrase (``apology``, ``idle_prompt``, ``greeting``, ``hold``): the runtime plays the voice's
+    stored recording of it when it has one, and synthesizes ``text`` otherwise."""
 
 
 @dataclass(frozen=True, slots=True)
