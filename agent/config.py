@@ -13,10 +13,8 @@ from typing import Literal
 from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from agent.audio.rates import SUPPORTED_OUTPUT_RATES
 from agent.core.endpointing import BACKCHANNELS
-
-SUPPORTED_INPUT_RATES: tuple[int, ...] = (8000, 16000, 24000, 48000)
-SUPPORTED_OUTPUT_RATES: tuple[int, ...] = (8000, 16000, 22050, 24000, 48000)
 
 
 class ServerSettings(BaseModel):

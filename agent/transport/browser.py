@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, assert_never
 
-from agent.config import SUPPORTED_INPUT_RATES, SUPPORTED_OUTPUT_RATES
+from agent.audio.rates import SUPPORTED_INPUT_RATES, SUPPORTED_OUTPUT_RATES
 from agent.core.events import (
     AudioChunk,
     AudioEnd,
@@ -32,6 +32,8 @@ from agent.errors import ProtocolError
 
 PROTOCOL_VERSION = 1
 _MAX_VOICE_NAME = 64
+MAX_TOKEN_CHARS = 4096
+MAX_SPEAKER_CHARS = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +41,7 @@ class SessionStart:
     sample_rate: int
     voice: str | None
     output_sample_rate: int | None
+    token: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +58,8 @@ class EnrollBegin:
     size: int
     transcript: str | None
     language: str | None
+    token: str | None = None
+    speaker: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +79,7 @@ class EnrollCancel:
 
 @dataclass(frozen=True, slots=True)
 class VoicesList:
-    pass
+    token: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,7 +143,19 @@ def _session_start(message: dict[str, Any]) -> SessionStart:
     voice = message.get("voice")
     if voice is not None and (not isinstance(voice, str) or not 0 < len(voice) <= _MAX_VOICE_NAME):
         raise ProtocolError("bad_message", f"voice must be null or a name of 1-{_MAX_VOICE_NAME} characters")
-    return SessionStart(sample_rate=rate, voice=voice, output_sample_rate=out_rate)
+    return SessionStart(sample_rate=rate, voice=voice, output_sample_rate=out_rate, token=_token(message))
+
+
+def _token(message: dict[str, Any]) -> str | None:
+    """The optional ``token`` of a pre-session message; only its shape is checked here (see agent.auth)."""
+    token = message.get("token")
+    if token is None:
+        return None
+    if not isinstance(token, str):
+        raise ProtocolError("bad_message", "token must be a string or null")
+    if len(token) > MAX_TOKEN_CHARS:
+        raise ProtocolError("unauthorized", f"token longer than {MAX_TOKEN_CHARS} characters")
+    return token
 
 
 def _optional_text(message: dict[str, Any], field: str) -> str | None:
@@ -159,7 +176,11 @@ def _enrollment(kind: str, message: dict[str, Any]) -> EnrollmentMessage:
         if not isinstance(consent, str):
             raise ProtocolError("consent_required", "consent must be a string")
         transcript = _optional_text(message, "transcript")
-        return EnrollBegin(name, consent, size, transcript, _optional_text(message, "language"))
+        speaker = _optional_text(message, "speaker")
+        if speaker is not None and len(speaker) > MAX_SPEAKER_CHARS:
+            raise ProtocolError("bad_message", f"speaker must be at most {MAX_SPEAKER_CHARS} characters")
+        language = _optional_text(message, "language")
+        return EnrollBegin(name, consent, size, transcript, language, token=_token(message), speaker=speaker)
     if kind == "voice.enroll.chunk":
         data = message.get("data")
         if not isinstance(data, str):
@@ -173,7 +194,7 @@ def _enrollment(kind: str, message: dict[str, Any]) -> EnrollmentMessage:
     if kind == "voice.enroll.cancel":
         return EnrollCancel()
     if kind == "voices.list":
-        return VoicesList()
+        return VoicesList(token=_token(message))
     raise ProtocolError("unknown_type", f"unknown message type {kind[:40]!r}")
 
 

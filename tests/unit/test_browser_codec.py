@@ -103,3 +103,36 @@ def test_session_started_message() -> None:
         "output_sample_rate": 24000,
         "voice": "local-preview",
     }
+
+
+def test_pre_session_messages_carry_an_optional_token() -> None:
+    start = browser.decode_text('{"type":"session.start","token":"abc"}')
+    assert isinstance(start, browser.SessionStart) and start.token == "abc"
+    assert browser.decode_text('{"type":"voices.list","token":"abc"}') == browser.VoicesList(token="abc")
+    assert browser.decode_text('{"type":"voices.list"}') == browser.VoicesList(token=None)
+    begin = browser.decode_text(
+        '{"type":"voice.enroll.begin","name":"a","consent":"yes","size":3,"token":"t","speaker":"Ana Lima"}'
+    )
+    assert isinstance(begin, browser.EnrollBegin) and (begin.token, begin.speaker) == ("t", "Ana Lima")
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ('{"type":"session.start","token":5}', "bad_message"),
+        ('{"type":"session.start","token":{"a":1}}', "bad_message"),
+        ('{"type":"voices.list","token":["x"]}', "bad_message"),
+        ('{"type":"session.start","token":"' + "t" * 4097 + '"}', "unauthorized"),
+        (
+            '{"type":"voice.enroll.begin","name":"a","consent":"y","size":3,"token":"' + "t" * 4097 + '"}',
+            "unauthorized",
+        ),
+        ('{"type":"voice.enroll.begin","name":"a","consent":"y","size":3,"speaker":7}', "bad_message"),
+        (
+            '{"type":"voice.enroll.begin","name":"a","consent":"y","size":3,"speaker":"' + "s" * 201 + '"}',
+            "bad_message",
+        ),
+    ],
+)
+def test_bad_tokens_and_speakers_have_codes(text: str, code: str) -> None:
+    assert code_of(text) == code
