@@ -15,6 +15,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from agent.audio.rates import SUPPORTED_OUTPUT_RATES
 from agent.core.endpointing import BACKCHANNELS
+from agent.origins import normalize_origin
 
 
 class ServerSettings(BaseModel):
@@ -30,6 +31,22 @@ class ServerSettings(BaseModel):
     close_timeout_s: float = Field(5.0, gt=0)
     max_sessions: int = Field(16, ge=1, description="Concurrent sessions; more are refused with 503.")
     start_timeout_s: float = Field(10.0, gt=0, description="Time allowed to send session.start.")
+    allowed_origins: list[str] = Field(
+        default_factory=list,
+        description="Browser origins (scheme://host[:port]) allowed on the WebSocket paths, besides the "
+        "server's own address and localhost; any other Origin gets HTTP 403.",
+    )
+
+    @field_validator("allowed_origins")
+    @classmethod
+    def _origins(cls, value: list[str]) -> list[str]:
+        normalized = []
+        for origin in value:
+            found = normalize_origin(origin)
+            if found is None:
+                raise ValueError(f"not an origin (scheme://host[:port], no path): {origin!r}")
+            normalized.append(found)
+        return normalized
 
 
 class AudioSettings(BaseModel):
@@ -174,6 +191,43 @@ class TwilioSettings(BaseModel):
     lead_ms: int = Field(100, ge=20, le=2000, description="Reply audio sent ahead of real time to the caller.")
 
 
+MIN_SECRET_BYTES = 32
+
+
+class AuthSettings(BaseModel):
+    """Who may call: signed, expiring tokens (see docs/security.md). Auth is on when ``secret`` is set."""
+
+    secret: SecretStr | None = Field(
+        None, description="HMAC key for tokens, at least 32 bytes; unset = auth off (every caller is anonymous)."
+    )
+    allow_anonymous: bool = Field(
+        False, description="Allow auth off (or an unsigned /twilio) on a non-loopback address."
+    )
+    default_ttl_s: int = Field(3600, ge=1, description="Lifetime of a minted token when none is asked for.")
+    max_ttl_s: int = Field(86400, ge=1, description="Longest token lifetime minted or accepted.")
+
+    @field_validator("secret", mode="before")
+    @classmethod
+    def _empty_is_unset(cls, value: object) -> object:
+        return None if value == "" else value
+
+    @field_validator("secret")
+    @classmethod
+    def _long_enough(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and len(value.get_secret_value().encode()) < MIN_SECRET_BYTES:
+            raise ValueError(
+                f"auth.secret must be at least {MIN_SECRET_BYTES} bytes; make one with "
+                "python -c 'import secrets; print(secrets.token_urlsafe(48))'"
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _ttls(self) -> AuthSettings:
+        if self.default_ttl_s > self.max_ttl_s:
+            raise ValueError("auth.default_ttl_s must not exceed auth.max_ttl_s")
+        return self
+
+
 class Settings(BaseSettings):
     """All settings. Build with ``Settings()`` (environment) or ``Settings(_env_file=path)``."""
 
@@ -194,6 +248,7 @@ class Settings(BaseSettings):
     tts: TtsSettings = TtsSettings()
     voices: VoicesSettings = VoicesSettings()
     twilio: TwilioSettings = TwilioSettings()
+    auth: AuthSettings = AuthSettings()
 
     @model_validator(mode="after")
     def _consistent(self) -> Settings:
