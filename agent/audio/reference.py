@@ -40,6 +40,8 @@ REFERENCE_RATE = 24000
 MAX_UPLOAD_BYTES = 10 * 1024 * 1024
 MIN_S, IDEAL_MIN_S, IDEAL_MAX_S, MAX_S = 1.0, 3.0, 20.0, 30.0
 MAX_DECODE_S = 120.0
+MIN_SOURCE_RATE, MAX_SOURCE_RATE = 4000, 384000  # sample rates of uploads we decode
+MAX_CHANNELS = 64
 TARGET_DBFS = -20.0
 PEAK_CEILING = 0.89  # -1 dBFS
 SILENT_DBFS = -50.0  # loudest 10 ms frame below this: nothing to clone
@@ -122,11 +124,19 @@ def _too_long(rate: int, frames: int) -> RejectedAudio:
     )
 
 
+def _check_layout(rate: int, channels: int) -> None:
+    if not MIN_SOURCE_RATE <= rate <= MAX_SOURCE_RATE or not 0 < channels <= MAX_CHANNELS:
+        raise RejectedAudio(
+            "bad_audio",
+            f"the file declares {channels} channels at {rate} Hz; send {MIN_SOURCE_RATE}–{MAX_SOURCE_RATE} Hz audio "
+            f"with at most {MAX_CHANNELS} channels",
+        )
+
+
 def _decode_soundfile(data: bytes) -> tuple[FloatArray, int]:
     with sf.SoundFile(io.BytesIO(data)) as f:
         rate, channels = int(f.samplerate), int(f.channels)
-        if rate <= 0 or not 0 < channels <= 64:
-            raise RejectedAudio("bad_audio", f"the file declares {channels} channels at {rate} Hz")
+        _check_layout(rate, channels)
         limit = int(MAX_DECODE_S * rate)
         block = f.read(frames=limit + 1, dtype="float32", always_2d=True)
     if block.shape[0] > limit:
@@ -145,8 +155,7 @@ def _decode_av(data: bytes) -> tuple[FloatArray, int]:
             raise RejectedAudio("bad_audio", "the file has no audio stream")
         stream = container.streams.audio[0]
         rate = int(stream.codec_context.sample_rate or 0)
-        if rate <= 0:
-            raise RejectedAudio("bad_audio", "the audio stream has no sample rate")
+        _check_layout(rate, int(stream.codec_context.channels or 1))
         limit = int(MAX_DECODE_S * rate)
         # Planar float keeps every channel; they are averaged below (the same down-mix as for WAV).
         resampler = av.AudioResampler(format="fltp", rate=rate)

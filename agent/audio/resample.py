@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import lru_cache
 
 import numpy as np
@@ -31,6 +32,11 @@ _PASS_EDGE = 0.90  # passband edge, fraction of the lower Nyquist frequency
 _STOP_EDGE = 1.00  # stopband edge
 _ATTENUATION_DB = 65.0
 _MAX_BLOCK_OUTPUTS = 256
+# The filter bank and block matrix grow with ``up * down`` of the reduced ratio. A file at an odd rate
+# (44101 Hz: 24000/44101) would need gigabytes, so such ratios are approximated by the nearest one whose
+# ``up * down`` is at most this (a time/pitch error well under 0.1 %); every rate the server uses is exact.
+_MAX_RATIO_TERMS = 1_000_000
+_MAX_RATIO = 64  # out_rate / in_rate (or its inverse) beyond this is refused: the filter would be huge
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +68,16 @@ def _bank(up: int, down: int) -> tuple[npt.NDArray[np.float64], int]:
     return bank, taps
 
 
+def _ratio(in_rate: int, out_rate: int) -> tuple[int, int]:
+    """``(up, down)``: the reduced ratio ``out_rate / in_rate``, approximated when it is too costly."""
+    exact = Fraction(out_rate, in_rate)
+    ratio, limit = exact, math.isqrt(int(_MAX_RATIO_TERMS / exact))
+    while ratio.numerator * ratio.denominator > _MAX_RATIO_TERMS:
+        ratio = exact.limit_denominator(max(1, limit))
+        limit //= 2
+    return ratio.numerator, ratio.denominator
+
+
 @lru_cache(maxsize=32)
 def _plan(up: int, down: int) -> _Plan:
     bank, taps = _bank(up, down)
@@ -89,11 +105,11 @@ class StreamResampler:
     def __init__(self, in_rate: int, out_rate: int) -> None:
         if in_rate <= 0 or out_rate <= 0:
             raise AudioFormatError(f"sample rates must be positive, got {in_rate} -> {out_rate}")
+        if max(in_rate, out_rate) > _MAX_RATIO * min(in_rate, out_rate):
+            raise AudioFormatError(f"cannot resample {in_rate} Hz to {out_rate} Hz: more than {_MAX_RATIO}x apart")
         self.in_rate = in_rate
         self.out_rate = out_rate
-        g = math.gcd(in_rate, out_rate)
-        self._up = out_rate // g
-        self._down = in_rate // g
+        self._up, self._down = _ratio(in_rate, out_rate)
         self._plan: _Plan | None = None if in_rate == out_rate else _plan(self._up, self._down)
         self.reset()
 

@@ -83,6 +83,14 @@ class VoicesList:
 
 
 @dataclass(frozen=True, slots=True)
+class VoicesRemove:
+    """``voices.remove``: delete one of the caller's tenant's voices (needs the ``enroll`` scope)."""
+
+    name: str
+    token: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class PlaybackMarkMessage:
     """``playback.mark``: the client has played ``played_ms`` of turn ``turn``'s audio."""
 
@@ -90,7 +98,7 @@ class PlaybackMarkMessage:
     played_ms: float
 
 
-EnrollmentMessage = EnrollBegin | EnrollChunk | EnrollEnd | EnrollCancel | VoicesList
+EnrollmentMessage = EnrollBegin | EnrollChunk | EnrollEnd | EnrollCancel | VoicesList | VoicesRemove
 ClientMessage = SessionStart | SessionEnd | PlaybackMarkMessage | EnrollmentMessage
 
 
@@ -116,6 +124,20 @@ def decode_text(text: str) -> ClientMessage:
     raise ProtocolError("unknown_type", f"unknown message type {kind[:40]!r}")
 
 
+def describe(value: Any) -> str:
+    """A short, safe description of a client value for an error message (never ``str`` of a nested value:
+    a deeply nested one would recurse, a huge one would be copied)."""
+    if isinstance(value, bool) or value is None:
+        return json.dumps(value)
+    if isinstance(value, int):
+        return str(value)[:20] if value.bit_length() < 64 else "a huge integer"
+    if isinstance(value, float):
+        return repr(value)[:20]
+    if isinstance(value, str):
+        return repr(value[:20])
+    return f"a JSON {'array' if isinstance(value, list) else 'object'}"
+
+
 def _playback_mark(message: dict[str, Any]) -> PlaybackMarkMessage:
     turn, played = message.get("turn"), message.get("played_ms")
     if isinstance(turn, bool) or not isinstance(turn, int) or turn < 0:
@@ -130,7 +152,7 @@ def _session_start(message: dict[str, Any]) -> SessionStart:
     if isinstance(rate, bool) or not isinstance(rate, int) or rate not in SUPPORTED_INPUT_RATES:
         raise ProtocolError(
             "unsupported_sample_rate",
-            f"sample_rate must be one of {list(SUPPORTED_INPUT_RATES)}, got {str(rate)[:20]}",
+            f"sample_rate must be one of {list(SUPPORTED_INPUT_RATES)}, got {describe(rate)}",
         )
     out_rate = message.get("output_sample_rate")
     if out_rate is not None and (
@@ -138,7 +160,7 @@ def _session_start(message: dict[str, Any]) -> SessionStart:
     ):
         raise ProtocolError(
             "unsupported_sample_rate",
-            f"output_sample_rate must be one of {list(SUPPORTED_OUTPUT_RATES)}, got {str(out_rate)[:20]}",
+            f"output_sample_rate must be one of {list(SUPPORTED_OUTPUT_RATES)}, got {describe(out_rate)}",
         )
     voice = message.get("voice")
     if voice is not None and (not isinstance(voice, str) or not 0 < len(voice) <= _MAX_VOICE_NAME):
@@ -195,6 +217,11 @@ def _enrollment(kind: str, message: dict[str, Any]) -> EnrollmentMessage:
         return EnrollCancel()
     if kind == "voices.list":
         return VoicesList(token=_token(message))
+    if kind == "voices.remove":
+        name = message.get("name")
+        if not isinstance(name, str):
+            raise ProtocolError("bad_name", "voices.remove needs a string name")
+        return VoicesRemove(name, token=_token(message))
     raise ProtocolError("unknown_type", f"unknown message type {kind[:40]!r}")
 
 

@@ -17,6 +17,7 @@ import binascii
 import hashlib
 import hmac
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +28,11 @@ RATE = 8000
 FRAME_MS = 20
 FRAME_BYTES = RATE * FRAME_MS // 1000  # μ-law: one byte per sample
 MAX_MEDIA_BYTES = FRAME_BYTES * 10  # a payload over 200 ms is not what Twilio sends
+MAX_PARAMETERS = 32  # customParameters: Twilio's <Parameter> elements, name → value strings
+MAX_PARAMETER_CHARS = 1024
+MAX_NAME_CHARS = 256  # sids, mark names, the protocol string
+_DIGITS = re.compile(r"[0-9]{1,18}")
+_MARK = re.compile(r"([0-9]{1,9}):([0-9]{1,12})")
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,9 +81,44 @@ def _obj(value: Any, what: str) -> dict[str, Any]:
 
 def _text(obj: dict[str, Any], key: str, what: str) -> str:
     value = obj.get(key)
-    if not isinstance(value, str) or not value:
-        raise ProtocolError("bad_message", f"{what} needs a string {key!r}")
+    if not isinstance(value, str) or not 0 < len(value) <= MAX_NAME_CHARS:
+        raise ProtocolError("bad_message", f"{what} needs a string {key!r} of 1-{MAX_NAME_CHARS} characters")
     return value
+
+
+def _chunk(value: Any) -> int | None:
+    """Twilio numbers media chunks with decimal strings; anything else is ignored (it is informative only)."""
+    if isinstance(value, str) and _DIGITS.fullmatch(value):
+        return int(value)
+    return None
+
+
+def _parameters(value: Any) -> dict[str, str]:
+    """``customParameters``: string names to string values, as Twilio sends them."""
+    params = _obj(value if value is not None else {}, "customParameters")
+    if len(params) > MAX_PARAMETERS:
+        raise ProtocolError("bad_message", f"customParameters holds over {MAX_PARAMETERS} entries")
+    for key, item in params.items():
+        if not isinstance(item, str) or len(key) > MAX_NAME_CHARS or len(item) > MAX_PARAMETER_CHARS:
+            raise ProtocolError(
+                "bad_message",
+                f"customParameters values must be strings of at most {MAX_PARAMETER_CHARS} characters",
+            )
+    return dict(params)
+
+
+def _media_format(value: Any) -> None:
+    fmt = _obj(value if value is not None else {}, "mediaFormat")
+    encoding, rate, channels = fmt.get("encoding", "audio/x-mulaw"), fmt.get("sampleRate", RATE), fmt.get("channels", 1)
+    if (
+        encoding != "audio/x-mulaw"
+        or isinstance(rate, bool)
+        or not isinstance(rate, int)
+        or rate != RATE
+        or isinstance(channels, bool)
+        or channels != 1
+    ):
+        raise ProtocolError("unsupported_sample_rate", "need mediaFormat audio/x-mulaw, 8000 Hz, 1 channel")
 
 
 def decode(text: str | bytes) -> TwilioMessage:
@@ -105,26 +146,20 @@ def decode(text: str | bytes) -> TwilioMessage:
             raise ProtocolError("bad_audio", "empty media payload")
         if len(ulaw) > MAX_MEDIA_BYTES:
             raise ProtocolError("frame_too_long", f"media payload of {len(ulaw)} bytes")
-        chunk = media.get("chunk")
-        return Media(mulaw.decode(ulaw), int(chunk) if isinstance(chunk, str) and chunk.isdigit() else None)
+        return Media(mulaw.decode(ulaw), _chunk(media.get("chunk")))
     if event == "start":
         start = _obj(message.get("start"), "start")
-        fmt = _obj(start.get("mediaFormat", {}), "mediaFormat")
-        encoding, rate = fmt.get("encoding", "audio/x-mulaw"), fmt.get("sampleRate", RATE)
-        if encoding != "audio/x-mulaw" or rate != RATE or fmt.get("channels", 1) != 1:
-            raise ProtocolError("unsupported_sample_rate", f"need audio/x-mulaw 8000 Hz mono, got {fmt}")
-        params = start.get("customParameters") or {}
-        params = {str(k): str(v) for k, v in _obj(params, "customParameters").items()}
-        sid = message.get("streamSid") or start.get("streamSid")
-        if not isinstance(sid, str) or not sid:
-            raise ProtocolError("bad_message", "start needs a streamSid")
+        _media_format(start.get("mediaFormat"))
+        params = _parameters(start.get("customParameters"))
+        sid = _text(message if message.get("streamSid") else start, "streamSid", "start")
         return Start(sid, _text(start, "callSid", "start"), params)
     if event == "mark":
         return Mark(_text(_obj(message.get("mark"), "mark"), "name", "mark"))
     if event == "dtmf":
         return Dtmf(_text(_obj(message.get("dtmf"), "dtmf"), "digit", "dtmf"))
     if event == "connected":
-        return Connected(str(message.get("protocol", "")))
+        protocol = message.get("protocol", "")
+        return Connected(protocol[:MAX_NAME_CHARS] if isinstance(protocol, str) else "")
     if event == "stop":
         return Stop()
     if not isinstance(event, str):
@@ -144,10 +179,10 @@ def mark(stream_sid: str, turn: int, played_ms: float) -> str:
 
 def parse_mark(name: str) -> tuple[int, float] | None:
     """``(turn, played_ms)`` from one of our mark names, or ``None`` for a name we did not send."""
-    turn, sep, played = name.partition(":")
-    if not sep or not turn.isdigit() or not played.isdigit():
+    match = _MARK.fullmatch(name)
+    if match is None:
         return None
-    return int(turn), float(played)
+    return int(match[1]), float(match[2])
 
 
 def clear(stream_sid: str) -> str:
