@@ -1,7 +1,8 @@
 """``python -m agent``: start the voice agent server.
 
-Reads settings once (environment ``AGENT_*`` and an optional ``--env-file``), configures logging, starts
-listening at once and loads the models in the background (``/healthz`` is 503 until they are loaded).
+Reads settings once (environment ``AGENT_*`` and an optional ``--env-file``), refuses an unsafe exposure
+(``agent.exposure``: exit code 2), configures logging, starts listening at once and loads the models in the
+background (``/healthz`` is 503 until they are loaded). Invalid settings also exit with code 2.
 """
 
 from __future__ import annotations
@@ -14,10 +15,12 @@ import signal
 import sys
 from pathlib import Path
 
-from agent import endpoint, voices_cli
+from pydantic import ValidationError
+
+from agent import endpoint, tokens_cli, voices_cli
+from agent.auth import DEFAULT_TENANT, Authenticator
 from agent.config import Settings, load_settings
-from agent.runtime.server import running_server
-from agent.wiring import build_components
+from agent.exposure import check_exposure
 
 log = logging.getLogger("agent")
 
@@ -36,7 +39,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         p.add_argument("--port", type=int, help="listen port (default 8765, or AGENT_SERVER__PORT; 0 = any)")
         p.add_argument("--env-file", type=Path, help="read settings from this env file as well")
         p.add_argument("--log-level", help="DEBUG, INFO, WARNING... (default INFO, or AGENT_LOG_LEVEL)")
+        p.add_argument(
+            "--print-token",
+            action="store_true",
+            help="when auth is on, print a token for the browser page on stdout at start-up "
+            f"(tenant {DEFAULT_TENANT!r}, scopes call and enroll, valid AGENT_AUTH__MAX_TTL_S)",
+        )
     voices_cli.add_parser(sub)
+    tokens_cli.add_parser(sub)
     endpoint.add_parser(sub)
     return parser.parse_args(argv)
 
@@ -52,9 +62,25 @@ def settings_from(args: argparse.Namespace) -> Settings:
     return settings.model_copy(update=updates)
 
 
-async def serve(settings: Settings) -> int:
+def print_local_token(settings: Settings, page_url: str) -> None:
+    """``--print-token``: a token for the browser page on this machine, alone on one stdout line."""
+    auth = Authenticator.from_settings(settings.auth)
+    if not auth.enabled:
+        log.info("--print-token: auth is off (AGENT_AUTH__SECRET unset), the page needs no token")
+        return
+    print(auth.mint(DEFAULT_TENANT, ("call", "enroll"), settings.auth.max_ttl_s), flush=True)
+    log.info("printed a token (tenant %s, call+enroll) on stdout: paste it into %s (Token)", DEFAULT_TENANT, page_url)
+
+
+async def serve(settings: Settings, print_token: bool = False) -> int:
+    # Imported here: the other commands (tokens, voices) do not load the server and its models.
+    from agent.runtime.server import running_server
+    from agent.wiring import build_components
+
     async with running_server(settings, lambda: build_components(settings)) as server:
         log.info("listening on %s (health: %s/healthz)", server.ws_url, server.http_url)
+        if print_token:
+            print_local_token(settings, server.http_url + "/")
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
@@ -76,22 +102,43 @@ async def serve(settings: Settings) -> int:
     return 0
 
 
+def _settings_problem(exc: ValidationError) -> str:
+    lines = []
+    for error in exc.errors():
+        name = "AGENT_" + "__".join(str(part) for part in error["loc"]).upper()
+        lines.append(f"  {name}: {error['msg'].removeprefix('Value error, ')}")
+    return "invalid settings:\n" + "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # models come from packages; never reach for a hub
-    settings = settings_from(args)
+    try:
+        settings = settings_from(args)
+    except ValidationError as exc:
+        print(f"error: {_settings_problem(exc)}", file=sys.stderr)
+        return 2
+    if args.command == "tokens":
+        return tokens_cli.run(args, settings)
     if args.command == "voices":
         logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
         return voices_cli.run(args, settings)
     if args.command == "endpoint":
         logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
         return endpoint.run(args, settings)
+    exposure = check_exposure(settings)
+    if exposure.refusals:
+        for refusal in exposure.refusals:
+            print(f"refusing to start: {refusal}", file=sys.stderr)
+        return 2
     logging.basicConfig(
         level=settings.log_level.upper(),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
-    return asyncio.run(serve(settings))
+    for warning in exposure.warnings:
+        log.warning("%s", warning)
+    return asyncio.run(serve(settings, print_token=bool(getattr(args, "print_token", False))))
 
 
 if __name__ == "__main__":

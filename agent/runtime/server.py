@@ -9,8 +9,8 @@ compression, ``max_size``, ``max_queue``, ping interval/timeout, open/close time
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
+import weakref
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -20,14 +20,17 @@ from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
+from agent.auth import Authenticator, Principal
 from agent.config import Settings
+from agent.errors import ProtocolError
 from agent.runtime.components import Components
 from agent.runtime.connection import Connection, await_start
 from agent.runtime.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from agent.runtime.metrics import ServerMetrics
+from agent.runtime.responses import READ_METHODS, for_method, json_response, method_not_allowed, secured
 from agent.runtime.static import StaticFiles
 from agent.runtime.twilio_connection import await_twilio_start
-from agent.transport import twilio
+from agent.runtime.upgrade import Admission, UpgradeGate
 
 log = logging.getLogger(__name__)
 
@@ -42,13 +45,29 @@ class ServerState:
     sessions: int = 0
     ready: asyncio.Event = field(default_factory=asyncio.Event)
     metrics: ServerMetrics = field(default_factory=ServerMetrics)
+    auth: Authenticator = field(default_factory=lambda: Authenticator(None))
+    """Checks ``token`` fields of messages (``auth.from_token``); the upgrade's header is checked already."""
+    admissions: weakref.WeakKeyDictionary[ServerConnection, Admission] = field(
+        default_factory=weakref.WeakKeyDictionary
+    )
+
+    def header_principal(self, ws: ServerConnection) -> Principal | None:
+        """The caller named by the upgrade's ``Authorization: Bearer`` header, checked at the upgrade.
+
+        ``None``: no header while auth is on (a ``token`` in ``session.start`` must decide). Raises
+        ``ProtocolError("unauthorized", reason)`` for a bad, forged or expired header token (answer
+        ``error`` and close 1008). On ``/twilio`` always a principal (the upgrade refused the others).
+        Auth off: ``ANONYMOUS``.
+        """
+        admission = self.admissions.get(ws)
+        if admission is None:
+            return self.auth.from_header(None)
+        if admission.error is not None:
+            raise ProtocolError(admission.error.code, admission.error.message)
+        return admission.principal
 
 
-def _json_response(status: HTTPStatus, body: dict[str, object]) -> Response:
-    data = json.dumps(body).encode()
-    headers = Headers([("Content-Type", "application/json"), ("Content-Length", str(len(data)))])
-    headers["Cache-Control"] = "no-store"
-    return Response(status.value, status.phrase, headers, data)
+_json_response = json_response
 
 
 class RunningServer:
@@ -99,35 +118,37 @@ class _Routes:
         self._settings = settings
         self._state = state
         self._static = StaticFiles()
+        self._gate = UpgradeGate(settings, state.auth)
 
     def process_request(self, connection: ServerConnection, request: Request) -> Response | None:
         path = request.path.split("?", 1)[0]
-        if path == "/healthz":
-            return self._health()
-        if path == "/metrics":
-            return self._metrics()
         if path not in (WS_PATH, TWILIO_PATH):
-            if "upgrade" not in request.headers.get("Connection", "").lower():
-                page = self._static.response(path)
-                if page is not None:
-                    return page
-            return _json_response(HTTPStatus.NOT_FOUND, {"error": "not found", "websocket": WS_PATH})
-        if path == TWILIO_PATH and not self._twilio_signed(request):
-            log.warning("refused a /twilio handshake: bad or missing X-Twilio-Signature")
-            return _json_response(HTTPStatus.FORBIDDEN, {"error": "invalid X-Twilio-Signature"})
+            return for_method(request.method, self._http(request, path))
+        local = connection.local_address
+        admission = self._gate.admit(request, path, (str(local[0]), int(local[1])) if local else None)
+        if admission.refusal is not None:
+            return admission.refusal
         if self._state.components is None:
             return _json_response(HTTPStatus.SERVICE_UNAVAILABLE, {"error": "server is still loading models"})
         if self._state.sessions >= self._settings.server.max_sessions:
             return _json_response(HTTPStatus.SERVICE_UNAVAILABLE, {"error": "server is at its session limit"})
+        self._state.admissions[connection] = admission
         return None
 
-    def _twilio_signed(self, request: Request) -> bool:
-        """True when no auth token is configured, or the signature matches the public URL Twilio called."""
-        token = self._settings.twilio.auth_token
-        if token is None:
-            return True
-        url = self._settings.twilio.public_url or f"wss://{request.headers.get('Host', '')}{TWILIO_PATH}"
-        return twilio.valid_signature(token.get_secret_value(), url, request.headers.get("X-Twilio-Signature"))
+    def _http(self, request: Request, path: str) -> Response:
+        """The plain HTTP routes: ``/healthz``, ``/metrics`` and the page; GET and HEAD only."""
+        upgrade = any("upgrade" in v.lower() for v in request.headers.get_all("Connection"))
+        page = None if upgrade else self._static.response(path)
+        if path not in ("/healthz", "/metrics") and page is None:
+            return _json_response(HTTPStatus.NOT_FOUND, {"error": "not found", "websocket": WS_PATH})
+        if request.method not in READ_METHODS:
+            return method_not_allowed(request.method)
+        if path == "/healthz":
+            return self._health()
+        if path == "/metrics":
+            return self._metrics()
+        assert page is not None
+        return page
 
     def _health(self) -> Response:
         state = self._state
@@ -143,7 +164,7 @@ class _Routes:
         data = self._state.metrics.render().encode()
         headers = Headers([("Content-Type", METRICS_CONTENT_TYPE), ("Content-Length", str(len(data)))])
         headers["Cache-Control"] = "no-store"
-        return Response(HTTPStatus.OK.value, HTTPStatus.OK.phrase, headers, data)
+        return Response(HTTPStatus.OK.value, HTTPStatus.OK.phrase, secured(headers), data)
 
     async def handle(self, ws: ServerConnection) -> None:
         components = self._state.components
@@ -188,7 +209,7 @@ async def _load(state: ServerState, load: Callable[[], Components]) -> None:
 @asynccontextmanager
 async def running_server(settings: Settings, load: Callable[[], Components]) -> AsyncIterator[RunningServer]:
     """Listen on ``settings.server`` host/port (port 0 picks a free one) while ``load`` runs in a thread."""
-    state = ServerState()
+    state = ServerState(auth=Authenticator.from_settings(settings.auth))
     routes = _Routes(settings, state)
     cfg = settings.server
     server = await serve(

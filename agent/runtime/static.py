@@ -12,6 +12,8 @@ from pathlib import Path
 from websockets.datastructures import Headers
 from websockets.http11 import Response
 
+from agent.runtime.responses import secured
+
 BROWSER_DIR = Path(__file__).resolve().parents[2] / "clients" / "browser"
 
 _TYPES = {
@@ -22,10 +24,17 @@ _TYPES = {
     ".png": "image/png",
     ".ico": "image/x-icon",
 }
-# The page talks only to its own origin (the WebSocket included); no inline scripts.
-_CSP = (
-    "default-src 'self'; connect-src 'self' ws: wss:; media-src 'self' blob:; img-src 'self' data:; "
-    "style-src 'self'; script-src 'self'; worker-src 'self' blob:; frame-ancestors 'none'"
+# The page talks only to its own origin ('self' covers ws:/wss: to the same host and port in CSP 3); its
+# scripts and AudioWorklet modules are files from this directory, never inline; it cannot be framed.
+CSP = (
+    "default-src 'none'; script-src 'self'; connect-src 'self'; media-src 'self' blob:; img-src 'self' data:; "
+    "style-src 'self'; worker-src 'self' blob:; manifest-src 'self'; base-uri 'none'; form-action 'none'; "
+    "frame-ancestors 'none'"
+)
+PAGE_HEADERS: tuple[tuple[str, str], ...] = (
+    ("Content-Security-Policy", CSP),
+    ("X-Frame-Options", "DENY"),
+    ("Permissions-Policy", "microphone=(self), camera=(), geolocation=(), payment=(), usb=()"),
 )
 
 
@@ -49,8 +58,7 @@ class StaticFiles:
         kind, body = found
         headers = Headers([("Content-Type", kind), ("Content-Length", str(len(body)))])
         headers["Cache-Control"] = "no-cache"
-        headers["X-Content-Type-Options"] = "nosniff"
         if kind.startswith("text/html"):
-            headers["Content-Security-Policy"] = _CSP
-            headers["Referrer-Policy"] = "no-referrer"
-        return Response(HTTPStatus.OK.value, HTTPStatus.OK.phrase, headers, body)
+            for name, value in PAGE_HEADERS:
+                headers[name] = value
+        return Response(HTTPStatus.OK.value, HTTPStatus.OK.phrase, secured(headers), body)
