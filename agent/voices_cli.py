@@ -1,23 +1,43 @@
 """``python -m agent voices ...``: enrol, list, show and remove cloned voices in the configured store.
 
-Progress goes to stderr, results to stdout. Exit codes: 0 done, 1 refused or failed (the reason is
-printed), 2 bad command line (argparse).
+Every command works in one tenant (``--tenant``, default ``default``: the tenant of every caller when auth is
+off). The CLI acts as the operator (principal ``cli``, all scopes). Progress goes to stderr, results to
+stdout. Exit codes: 0 done, 1 refused or failed (the reason is printed), 2 bad command line (argparse).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import sys
 from pathlib import Path
 
 from agent.audio.reference import MAX_UPLOAD_BYTES
+from agent.auth import CLI, DEFAULT_TENANT, MAX_TENANT, Principal, is_valid_tenant
 from agent.config import Settings
-from agent.enrollment import DEFAULT_LANGUAGE, LANGUAGES, Enrollment, EnrollmentRequest
-from agent.enrollment import record_to_dict as _as_dict
+from agent.enrollment import DEFAULT_LANGUAGE, LANGUAGES, MAX_SPEAKER, Enrollment, EnrollmentRequest
 from agent.errors import AgentError, EnrollmentRejected, UnknownVoice
 from agent.ports import SpeechToText, VoiceRecord
+from agent.voice_records import record_to_dict as _as_dict
+
+
+def _tenant(value: str) -> str:
+    if not is_valid_tenant(value):
+        raise argparse.ArgumentTypeError(
+            f"a tenant is 1-{MAX_TENANT} lower-case letters, digits, '-' or '_', starting with a letter or digit"
+        )
+    return value
+
+
+def _add_tenant(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--tenant",
+        type=_tenant,
+        default=DEFAULT_TENANT,
+        help=f"the voices' tenant (default {DEFAULT_TENANT!r}: the tenant of every caller when auth is off)",
+    )
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
@@ -26,7 +46,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argp
         "voices",
         help="manage enrolled (cloned) voices",
         description="Enrol, list, show and remove cloned voices in the voice store "
-        "(AGENT_VOICES__BACKEND / AGENT_VOICES__DIR, see config/local.env).",
+        "(AGENT_VOICES__BACKEND / AGENT_VOICES__DIR, see config/local.env). A voice belongs to one tenant; "
+        "every command works in --tenant (default 'default').",
     )
     voices.add_argument("--env-file", type=Path, help="read settings from this env file as well")
     commands = voices.add_subparsers(dest="voices_command", metavar="ACTION", required=True)
@@ -35,7 +56,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argp
         help="enrol a voice from a recording",
         description="Enrol a voice from a recording of one speaker: WAV, FLAC, OGG, MP3 or M4A/AAC "
         f"(detected from the content), at most {MAX_UPLOAD_BYTES // 2**20} MB, 3-20 s of speech works best "
-        "(1-30 s accepted). The audio is converted to 24 kHz mono, trimmed and loudness-normalised.",
+        "(1-30 s accepted). The audio is converted to 24 kHz mono, trimmed and loudness-normalised. "
+        "The consent statement, the speaker, the time, the SHA-256 of the normalised audio and the tenant are "
+        "stored as the voice's consent record; synthesis refuses a voice without one.",
     )
     add.add_argument("name", help="voice name: 1-64 letters, digits, '-' or '_' (not case-sensitive)")
     add.add_argument("--audio", type=Path, required=True, help="the reference recording")
@@ -51,12 +74,20 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argp
         required=True,
         help="consent statement: who the speaker is and that they agree to this voice being cloned",
     )
-    for command, text in (("list", "list enrolled voices"), ("show", "show one voice"), ("remove", "remove a voice")):
+    add.add_argument("--speaker", default="", help=f"who consented: the speaker's name (at most {MAX_SPEAKER} chars)")
+    _add_tenant(add)
+    texts = (
+        ("list", "list the tenant's enrolled voices"),
+        ("show", "show one voice and its consent record"),
+        ("remove", "remove a voice: its audio, record, consent record and derived files (fixed phrases)"),
+    )
+    for command, text in texts:
         parser = commands.add_parser(command, help=text, description=text[0].upper() + text[1:] + ".")
         if command != "list":
             parser.add_argument("name", help="the voice name")
+        _add_tenant(parser)
         if command != "remove":
-            parser.add_argument("--json", action="store_true", help="print JSON")
+            parser.add_argument("--json", action="store_true", help="print JSON (the stored form)")
     return voices
 
 
@@ -65,18 +96,31 @@ def _progress(line: str) -> None:
 
 
 def _describe(record: VoiceRecord) -> str:
+    consent = record.consent
+    valid = "valid" if consent.covers(record.sha256, record.tenant) else "NOT VALID: synthesis refuses this voice"
     return "\n".join(
         [
             f"name:        {record.name}",
+            f"tenant:      {record.tenant}",
             f"id:          {record.voice_id}",
             f"language:    {record.language}",
             f"duration:    {record.duration_s:.2f} s",
             f"created:     {record.created_at}",
             f"sha256:      {record.sha256}",
             f"transcript:  {record.transcript}",
-            f"consent:     {record.consent}",
+            f"consent:     {valid}",
+            f"  statement:     {consent.statement}",
+            f"  speaker:       {consent.speaker or '(not stated)'}",
+            f"  consented at:  {consent.consented_at}",
+            f"  audio sha256:  {consent.audio_sha256}",
+            f"  enrolled by:   {consent.enrolled_by}",
+            f"  tenant:        {consent.tenant}",
         ]
     )
+
+
+def _principal(args: argparse.Namespace) -> Principal:
+    return dataclasses.replace(CLI, tenant=args.tenant)
 
 
 def _read_upload(path: Path) -> bytes | None:
@@ -100,11 +144,11 @@ async def _add(args: argparse.Namespace, settings: Settings) -> int:
     if not (args.transcript or "").strip():
         _progress("loading the speech recogniser (no --transcript given)")
         stt = await asyncio.to_thread(build_stt, settings)
-    request = EnrollmentRequest(args.name, audio, args.consent, args.transcript, args.language)
-    result = await Enrollment(store, stt).enroll(request, _progress)
+    request = EnrollmentRequest(args.name, audio, args.consent, args.transcript, args.language, args.speaker)
+    result = await Enrollment(store, stt).enroll(request, _principal(args), _progress)
     for warning in result.warnings:
         print(f"warning: {warning}", file=sys.stderr)
-    print(f"enrolled voice {result.record.name!r} ({result.record.duration_s:.1f} s)")
+    print(f"enrolled voice {result.record.name!r} in tenant {args.tenant!r} ({result.record.duration_s:.1f} s)")
     print(_describe(result.record))
     return 0
 
@@ -117,23 +161,23 @@ async def _run(args: argparse.Namespace, settings: Settings) -> int:
         return await _add(args, settings)
     store = build_voice_store(settings)
     if command == "list":
-        records = await store.list()
+        records = await store.list(args.tenant)
         if args.json:
             print(json.dumps([_as_dict(r) for r in records], indent=2))
         elif not records:
-            print("no voices enrolled", file=sys.stderr)
+            print(f"no voices enrolled in tenant {args.tenant!r}", file=sys.stderr)
         else:
             print(f"{'NAME':<24} {'LANGUAGE':<10} {'SECONDS':>7}  CREATED")
             for r in records:
                 print(f"{r.name:<24} {r.language:<10} {r.duration_s:>7.1f}  {r.created_at}")
         return 0
     if command == "show":
-        record = (await store.get(args.name)).record
+        record = (await store.get(args.tenant, args.name)).record
         print(json.dumps(_as_dict(record), indent=2) if args.json else _describe(record))
         return 0
     if command == "remove":
-        await store.remove(args.name)
-        print(f"removed voice {args.name!r}")
+        await store.remove(args.tenant, args.name)
+        print(f"removed voice {args.name!r} from tenant {args.tenant!r}: audio, records and derived files")
         return 0
     raise AssertionError(command)
 
@@ -145,7 +189,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     except EnrollmentRejected as exc:
         print(f"error [{exc.code}]: {exc.message}", file=sys.stderr)
     except UnknownVoice as exc:
-        print(f"error [unknown_voice]: no voice named {exc.name!r}", file=sys.stderr)
+        tenant = getattr(args, "tenant", DEFAULT_TENANT)
+        print(f"error [unknown_voice]: no voice named {exc.name!r} in tenant {tenant!r}", file=sys.stderr)
     except AgentError as exc:
         print(f"error: {exc}", file=sys.stderr)
     return 1

@@ -1,10 +1,13 @@
-"""Voice enrollment over the WebSocket: the ``voice.enroll.*`` and ``voices.list`` exchange of one connection.
+"""Voice enrollment over the WebSocket: the ``voice.enroll.*``, ``voices.list`` and ``voices.remove`` exchange.
 
-A connection gets one ``EnrollmentChannel`` (``channel_for(ws, ...)``), the same before and during its
-session, so an upload may straddle ``session.start``. ``handle`` never raises for bad input: every refusal
-is answered with an ``error`` message (docs/protocol.md) and the connection and its session go on.
-The slow part (decoding, transcription, storing) runs in a task of its own, so the connection keeps
-reading audio meanwhile; its answer (``voice.enrolled`` or ``error``) is sent straight to the socket.
+A connection owns one ``EnrollmentChannel``, the same before and during its session, so an upload may
+straddle ``session.start``. The channel acts for the connection's ``Principal``: it enrols into, lists and
+removes from that principal's tenant only, and adding or removing needs the ``enroll`` scope (else ``error``
+``forbidden``). ``handle`` never raises for bad input: every refusal is answered with an ``error`` message
+(docs/protocol.md) and the connection and its session go on. Every answer goes through ``send``, which
+puts a text payload on the connection's outbox, like every other message. The slow part (decoding,
+transcription, storing) runs in the channel's own task, so the connection keeps reading audio meanwhile;
+``close()`` cancels it when the connection ends.
 
 Memory is bounded per connection: one upload at a time, at most ``MAX_UPLOAD_BYTES``, declared up front.
 """
@@ -12,34 +15,25 @@ Memory is bounded per connection: one upload at a time, at most ``MAX_UPLOAD_BYT
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
-import weakref
+from collections.abc import Callable
 from typing import Any, assert_never
 
-from websockets.asyncio.server import ServerConnection
-from websockets.exceptions import ConnectionClosed
-
 from agent.audio.reference import MAX_UPLOAD_BYTES
+from agent.auth import Principal
 from agent.config import Settings
-from agent.enrollment import Enrollment, EnrollmentRequest, record_to_dict
-from agent.errors import AgentError, EnrollmentRejected, ProtocolError, ProviderError
+from agent.enrollment import Enrollment, EnrollmentRequest
+from agent.errors import AgentError, EnrollmentRejected, ProtocolError, ProviderError, UnknownVoice
+from agent.ports import VoiceStore
 from agent.runtime.components import Components
 from agent.transport import browser
+from agent.voice_records import record_wire
 
 log = logging.getLogger(__name__)
 
-_CHANNELS: weakref.WeakKeyDictionary[ServerConnection, EnrollmentChannel] = weakref.WeakKeyDictionary()
-_RUNNING: set[asyncio.Task[None]] = set()  # strong references until each enrollment finishes
-
-
-def channel_for(ws: ServerConnection, components: Components, settings: Settings) -> EnrollmentChannel:
-    """The enrollment channel of ``ws`` (made on first use, forgotten with the connection)."""
-    channel = _CHANNELS.get(ws)
-    if channel is None:
-        channel = _CHANNELS[ws] = EnrollmentChannel(ws, components, settings)
-    return channel
+Send = Callable[[str], None]
+"""Puts one text payload on the connection's outbox."""
 
 
 def max_chunk_bytes(max_message_bytes: int) -> int:
@@ -57,14 +51,22 @@ class _Upload:
 
 
 class EnrollmentChannel:
-    def __init__(self, ws: ServerConnection, components: Components, settings: Settings) -> None:
-        self._ws = ws
+    """One connection's enrollment and voice listing, as ``principal``; answers go to ``send``."""
+
+    def __init__(self, components: Components, settings: Settings, principal: Principal, send: Send) -> None:
         self._store = components.voices
         self._service = None if components.voices is None else Enrollment(components.voices, components.stt)
         self._allowed = settings.voices.allow_ws_enrollment
         self._max_chunk = max_chunk_bytes(settings.server.max_message_bytes)
+        self._principal = principal
+        self._send_text = send
         self._upload: _Upload | None = None
         self._task: asyncio.Task[None] | None = None
+
+    @property
+    def busy(self) -> bool:
+        """An enrollment is being decoded, transcribed or stored."""
+        return self._task is not None and not self._task.done()
 
     async def handle(self, message: browser.EnrollmentMessage) -> None:
         """Act on one enrollment message; refusals are sent as ``error`` messages, never raised."""
@@ -78,21 +80,33 @@ class EnrollmentChannel:
                     self._end()
                 case browser.EnrollCancel():
                     self._upload = None
-                    await self._send({"type": "voice.enroll.cancelled"})
+                    self._send({"type": "voice.enroll.cancelled"})
                 case browser.VoicesList():
                     await self._list()
+                case browser.VoicesRemove(name=name):
+                    await self._remove(name)
                 case _:
                     assert_never(message)
         except (ProtocolError, EnrollmentRejected) as exc:
-            log.info("enrollment message refused: %s", exc.code)
-            await self._send(browser.error_body(exc.code, exc.message))
+            log.info("enrollment message refused: %s (tenant %s)", exc.code, self._principal.tenant)
+            self._send(browser.error_body(exc.code, exc.message))
         except ProviderError as exc:
             log.warning("voice store failed: %s", exc)
-            await self._send(browser.error_body("store_failed", f"the voice store failed: {exc}"))
+            self._send(browser.error_body("store_failed", "the voice store failed; nothing was changed"))
 
-    async def _send(self, body: dict[str, Any]) -> None:
-        with contextlib.suppress(ConnectionClosed):
-            await self._ws.send(json.dumps(body))
+    def close(self) -> None:
+        """Drop any upload and cancel a running enrollment (the connection is ending)."""
+        self._upload = None
+        if self._task is not None:
+            self._task.cancel()
+
+    def _send(self, body: dict[str, Any]) -> None:
+        self._send_text(json.dumps(body))
+
+    def _store_or_refuse(self) -> VoiceStore:
+        if self._store is None:
+            raise ProtocolError("voices_unavailable", "this server has no voice store")
+        return self._store
 
     def _service_or_refuse(self) -> Enrollment:
         if self._service is None:
@@ -103,16 +117,17 @@ class EnrollmentChannel:
         if not self._allowed:
             raise ProtocolError("enrollment_disabled", "this server does not accept enrollment over the WebSocket")
         service = self._service_or_refuse()
-        if self._upload is not None or (self._task is not None and not self._task.done()):
+        service.authorize(self._principal)
+        if self._upload is not None or self.busy:
             raise ProtocolError("enroll_busy", "an enrollment is already in progress on this connection")
         if begin.size > MAX_UPLOAD_BYTES:
             raise EnrollmentRejected(
                 "too_large", f"the upload is {begin.size:,} bytes; the limit is {MAX_UPLOAD_BYTES:,} bytes"
             )
-        name, _ = service.check(begin.name, begin.consent, begin.transcript, begin.language)
-        await service.ensure_free(name)
+        name, _ = service.check(begin.name, begin.consent, begin.transcript, begin.language, begin.speaker)
+        await service.ensure_free(self._principal.tenant, name)
         self._upload = _Upload(begin, name)
-        await self._send({"type": "voice.enroll.ready", "name": name, "max_chunk_bytes": self._max_chunk})
+        self._send({"type": "voice.enroll.ready", "name": name, "max_chunk_bytes": self._max_chunk})
 
     def _chunk(self, data: bytes) -> None:
         upload = self._upload
@@ -135,36 +150,86 @@ class EnrollmentChannel:
                 f"received {len(upload.data):,} of the {upload.begin.size:,} bytes announced; the upload is dropped",
             )
         begin = upload.begin
-        request = EnrollmentRequest(upload.name, bytes(upload.data), begin.consent, begin.transcript, begin.language)
-        task = asyncio.create_task(self._enroll(request), name=f"enroll-{upload.name}")
-        self._task = task
-        _RUNNING.add(task)
-        task.add_done_callback(_RUNNING.discard)
+        request = EnrollmentRequest(
+            upload.name, bytes(upload.data), begin.consent, begin.transcript, begin.language, begin.speaker
+        )
+        self._task = asyncio.create_task(self._enroll(request), name=f"enroll-{upload.name}")
 
     async def _enroll(self, request: EnrollmentRequest) -> None:
-        service = self._service_or_refuse()
+        principal = self._principal
         try:
-            result = await service.enroll(request)
+            result = await self._service_or_refuse().enroll(request, principal)
         except EnrollmentRejected as exc:
             log.info("enrollment of %r refused: %s", request.name, exc.code)
-            await self._send(browser.error_body(exc.code, exc.message))
+            self._send(browser.error_body(exc.code, exc.message))
+            return
+        except ProviderError as exc:
+            log.warning("enrollment of %r failed: %s", request.name, exc)
+            self._send(browser.error_body("store_failed", "the voice store failed; nothing was stored"))
             return
         except AgentError as exc:
             log.warning("enrollment of %r failed: %s", request.name, exc)
-            code = "store_failed" if isinstance(exc, ProviderError) else "enroll_failed"
-            await self._send(browser.error_body(code, f"enrollment failed: {exc}"))
+            self._send(browser.error_body("enroll_failed", "enrollment failed"))
             return
-        log.info("enrolled voice %r (%.1f s)", result.record.name, result.record.duration_s)
+        except Exception:  # never let a bug end the connection silently
+            log.exception("enrollment of %r failed unexpectedly", request.name)
+            self._send(browser.error_body("enroll_failed", "enrollment failed"))
+            return
+        record = result.record
+        log.info(
+            "enrolled voice %r (%.1f s) in tenant %s by %s",
+            record.name, record.duration_s, record.tenant, principal.subject,
+        )  # fmt: skip
         body = {
             "type": "voice.enrolled",
-            "voice": record_to_dict(result.record),
+            "voice": record_wire(record, detail=True),
             "warnings": list(result.warnings),
             "transcribed": result.transcribed,
         }
-        await self._send(body)
+        self._send(body)
 
     async def _list(self) -> None:
-        if self._store is None:
-            raise ProtocolError("voices_unavailable", "this server has no voice store")
-        records = await self._store.list()
-        await self._send({"type": "voices", "voices": [record_to_dict(r) for r in records]})
+        records = await self._store_or_refuse().list(self._principal.tenant)
+        detail = self._principal.allows("enroll")
+        self._send({"type": "voices", "voices": [record_wire(r, detail=detail) for r in records]})
+
+    async def _remove(self, name: str) -> None:
+        store = self._store_or_refuse()
+        Enrollment.authorize(self._principal)
+        try:
+            await store.remove(self._principal.tenant, name)
+        except UnknownVoice:
+            raise ProtocolError("unknown_voice", f"no voice named {name[:64]!r}") from None
+        log.info("removed voice %r from tenant %s by %s", name, self._principal.tenant, self._principal.subject)
+        self._send({"type": "voices.removed", "name": name.strip().lower()})
+
+
+# --- temporary shim: until the connection constructs its own channel (Helper C, issue 8), delete from here.
+import contextlib  # noqa: E402
+import weakref  # noqa: E402
+
+from websockets.asyncio.server import ServerConnection  # noqa: E402
+from websockets.exceptions import ConnectionClosed  # noqa: E402
+
+from agent.auth import ANONYMOUS  # noqa: E402
+
+_SHIM: weakref.WeakKeyDictionary[ServerConnection, EnrollmentChannel] = weakref.WeakKeyDictionary()
+_SHIM_SENDS: set[asyncio.Task[None]] = set()
+
+
+def channel_for(ws: ServerConnection, components: Components, settings: Settings) -> EnrollmentChannel:
+    """Temporary: the channel of ``ws`` as ``ANONYMOUS``, sending straight to the socket."""
+
+    async def send_now(text: str) -> None:
+        with contextlib.suppress(ConnectionClosed):
+            await ws.send(text)
+
+    def send(text: str) -> None:
+        task = asyncio.get_running_loop().create_task(send_now(text))
+        _SHIM_SENDS.add(task)
+        task.add_done_callback(_SHIM_SENDS.discard)
+
+    channel = _SHIM.get(ws)
+    if channel is None:
+        channel = _SHIM[ws] = EnrollmentChannel(components, settings, ANONYMOUS, send)
+    return channel

@@ -1,16 +1,18 @@
-"""The S3 voice store against moto's S3 server on loopback (dummy credentials, ``endpoint_url``)."""
+"""The S3 voice store against moto's S3 server on loopback (dummy credentials, ``endpoint_url``): round trips,
+tenants, assets, removal of everything, and buckets written by the previous version."""
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 from collections.abc import Iterator
 
 import pytest
 
 from agent.adapters.s3_voice_store import S3VoiceStore
 from agent.errors import ProviderError, UnknownVoice, VoiceExists
-from agent.ports import Voice, VoiceRecord
+from agent.ports import ConsentRecord, Voice, VoiceRecord
 
 BUCKET = "voices-test"
 
@@ -45,12 +47,19 @@ def store(s3_url: str, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureR
     return s3
 
 
-def make_voice(name: str, wav: bytes = b"RIFF-fake") -> Voice:
+def make_voice(name: str, wav: bytes = b"RIFF-fake", tenant: str = "default") -> Voice:
+    sha256 = hashlib.sha256(wav).hexdigest()
+    consent = ConsentRecord("I agree.", "Al", "2026-01-01T00:00:00+00:00", sha256, "cli", tenant)
     record = VoiceRecord(
-        name, hashlib.md5(name.encode() + wav).hexdigest(), "Hi.", "English", "I agree.",
-        hashlib.sha256(wav).hexdigest(), 3.5, "2026-01-01T00:00:00+00:00",
+        name, hashlib.md5(tenant.encode() + name.encode() + wav).hexdigest(), "Hi.", "English", consent,
+        sha256, 3.5, "2026-01-01T00:00:00+00:00", tenant,
     )  # fmt: skip
     return Voice(record, wav)
+
+
+async def all_keys(store: S3VoiceStore) -> list[str]:
+    async with store._client() as client:
+        return sorted(await store._keys(client, store._key("")))
 
 
 def test_round_trip(store: S3VoiceStore) -> None:
@@ -58,18 +67,18 @@ def test_round_trip(store: S3VoiceStore) -> None:
         voice = make_voice("alice")
         await store.add(voice)
         await store.add(make_voice("bob"))
-        assert await store.get("Alice") == voice
-        assert [r.name for r in await store.list()] == ["alice", "bob"]
+        assert await store.get("default", "Alice") == voice
+        assert [r.name for r in await store.list("default")] == ["alice", "bob"]
         with pytest.raises(VoiceExists):
             await store.add(make_voice("alice"))
-        await store.remove("alice")
+        await store.remove("default", "alice")
         with pytest.raises(UnknownVoice):
-            await store.get("alice")
+            await store.get("default", "alice")
         with pytest.raises(UnknownVoice):
-            await store.remove("alice")
+            await store.remove("default", "alice")
         with pytest.raises(UnknownVoice):
-            await store.get("../bob")
-        assert [r.name for r in await store.list()] == ["bob"]
+            await store.get("default", "../bob")
+        assert [r.name for r in await store.list("default")] == ["bob"]
 
     asyncio.run(scenario())
 
@@ -91,7 +100,7 @@ def test_a_replica_that_checked_too_early_cannot_overwrite_a_voice(
     with monkeypatch.context() as m, pytest.raises(VoiceExists):
         m.setattr(store, "_read", stale_read)
         asyncio.run(store.add(second))
-    assert asyncio.run(store.get("same")) == first  # the winner's audio and record are intact
+    assert asyncio.run(store.get("default", "same")) == first  # the winner's audio and record are intact
 
 
 def test_an_unreachable_store_is_a_provider_error(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -100,4 +109,86 @@ def test_an_unreachable_store_is_a_provider_error(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("AWS_MAX_ATTEMPTS", "1")
     dead = S3VoiceStore(BUCKET, "x/", "us-east-1", "http://127.0.0.1:9")
     with pytest.raises(ProviderError):
-        asyncio.run(dead.list())
+        asyncio.run(dead.list("default"))
+
+
+def test_other_tenants_voices_are_invisible(store: S3VoiceStore) -> None:
+    async def scenario() -> None:
+        mine, theirs = make_voice("alice", tenant="acme"), make_voice("alice", b"other", tenant="globex")
+        await store.add(mine)
+        await store.add(theirs)
+        await store.add(make_voice("dee"))
+        await store.put_asset("acme", "alice", "phrase-apology", b"acme-sorry")
+        assert await store.list("acme") == [mine.record] and await store.list("globex") == [theirs.record]
+        assert [r.name for r in await store.list("default")] == ["dee"]  # other tenants are not in the default's
+        assert await store.list("initech") == [] and await store.list("../acme") == []
+        for tenant in ("default", "initech", "ACME", "../acme"):
+            for call in (
+                store.get(tenant, "alice"),
+                store.remove(tenant, "alice"),
+                store.get_asset(tenant, "alice", "phrase-apology"),
+                store.put_asset(tenant, "alice", "phrase-apology", b"x"),
+            ):
+                with pytest.raises(UnknownVoice):
+                    await call
+        assert await store.get_asset("globex", "alice", "phrase-apology") is None
+        await store.remove("globex", "alice")
+        assert await store.get("acme", "alice") == mine
+        assert await store.get_asset("acme", "alice", "phrase-apology") == b"acme-sorry"
+
+    asyncio.run(scenario())
+
+
+def test_remove_deletes_audio_consent_and_every_asset(store: S3VoiceStore) -> None:
+    async def scenario() -> None:
+        keep = make_voice("keep", b"keep-audio", tenant="acme")
+        await store.add(keep)
+        before = await all_keys(store)
+        voice = make_voice("gone", b"gone-audio", tenant="acme")
+        await store.add(voice)
+        for key in ("phrase-apology", "phrase-greeting", "phrase-idle_prompt"):
+            await store.put_asset("acme", "gone", key, key.encode())
+        assert await store.get_asset("acme", "GONE", "phrase-greeting") == b"phrase-greeting"
+        with pytest.raises(ValueError, match="asset key"):
+            await store.put_asset("acme", "gone", "../registry/keep.json", b"x")
+        assert len(await all_keys(store)) == len(before) + 6  # audio, consent, registry, three assets
+        await store.remove("acme", "gone")
+        assert await all_keys(store) == before
+        assert await store.get("acme", "keep") == keep
+
+    asyncio.run(scenario())
+
+
+def test_a_bucket_written_by_the_previous_version_keeps_working(store: S3VoiceStore) -> None:
+    """Before tenants: ``registry/<name>.json`` with ``consent`` a plain statement and no ``tenant``."""
+    wav = b"RIFF-from-the-old-version"
+    sha256, voice_id = hashlib.sha256(wav).hexdigest(), "ab" * 16
+    record = {
+        "name": "old", "voice_id": voice_id, "transcript": "Hi.", "language": "English",
+        "consent": "I, Olga, agree.", "sha256": sha256, "duration_s": 4.0, "created_at": "2025-06-01T10:00:00+00:00",
+    }  # fmt: skip
+
+    async def scenario() -> None:
+        async with store._client() as client:
+            for key, body in (
+                (store._key("audio", f"{voice_id}.wav"), wav),
+                (store._key("consent", f"{voice_id}.json"), json.dumps({"consent": "I, Olga, agree."}).encode()),
+                (store._key("registry", "old.json"), json.dumps(record).encode()),
+            ):
+                await client.put_object(Bucket=BUCKET, Key=key, Body=body)
+        voice = await store.get("default", "old")
+        assert voice.wav == wav and voice.record.tenant == "default"
+        assert voice.record.consent == ConsentRecord(
+            "I, Olga, agree.", "", "2025-06-01T10:00:00+00:00", sha256, "migrated", "default"
+        )
+        assert [r.name for r in await store.list("default")] == ["old"]
+        assert await store.list("acme") == []
+        with pytest.raises(UnknownVoice):
+            await store.get("acme", "old")
+        with pytest.raises(VoiceExists):
+            await store.add(make_voice("old"))
+        await store.put_asset("default", "old", "phrase-hold", b"hold")
+        await store.remove("default", "old")
+        assert await all_keys(store) == []
+
+    asyncio.run(scenario())

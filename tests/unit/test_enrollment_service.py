@@ -1,0 +1,104 @@
+"""The enrollment service: who may enrol, the consent record it builds, and tenants (real store, real audio)."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from agent.adapters.file_voice_store import FileVoiceStore
+from agent.auth import ANONYMOUS, Principal
+from agent.enrollment import Enrollment, EnrollmentRequest
+from agent.errors import EnrollmentRejected
+from tests.reference_files import encode
+from tests.speech import silence, speech_pcm16
+
+SENTENCE = "Hello, this is my natural speaking voice for the assistant."
+ENROLLER = Principal("acme", frozenset({"call", "enroll"}), "tok:k-acme")
+CALLER = Principal("acme", frozenset({"call"}), "tok:k-call")
+OTHER = Principal("globex", frozenset({"enroll"}), "tok:k-globex")
+NOON = datetime(2026, 3, 1, 13, 0, 0, tzinfo=timezone(timedelta(hours=1)))
+
+
+@functools.lru_cache(maxsize=1)
+def upload() -> bytes:
+    return encode(silence(300, 24000) + speech_pcm16(SENTENCE, 24000), 24000, "wav")
+
+
+def request(
+    name: str = "ann",
+    consent: str = "I, Ann Lee, agree that my voice may be cloned.",
+    transcript: str = SENTENCE,
+    language: str | None = None,
+    speaker: str | None = None,
+) -> EnrollmentRequest:
+    return EnrollmentRequest(name, upload(), consent, transcript, language, speaker)
+
+
+@pytest.fixture
+def service(tmp_path: Path) -> Enrollment:
+    return Enrollment(FileVoiceStore(tmp_path), None, now=lambda: NOON)
+
+
+async def test_enrollment_stores_a_consent_record_bound_to_the_audio(service: Enrollment, tmp_path: Path) -> None:
+    result = await service.enroll(request(speaker=" Ann Lee "), ENROLLER)
+    record = result.record
+    assert record.tenant == "acme" and record.created_at == "2026-03-01T12:00:00+00:00"
+    stored = await FileVoiceStore(tmp_path).get("acme", "ann")
+    assert stored.record == record
+    assert record.consent.statement == "I, Ann Lee, agree that my voice may be cloned."
+    assert record.consent.speaker == "Ann Lee"
+    assert record.consent.consented_at == "2026-03-01T12:00:00+00:00"  # UTC
+    assert record.consent.audio_sha256 == hashlib.sha256(stored.wav).hexdigest() == record.sha256
+    assert record.consent.enrolled_by == "tok:k-acme" and record.consent.tenant == "acme"
+    assert record.consent.covers(record.sha256, "acme")
+
+
+async def test_enrolling_needs_the_enroll_scope(service: Enrollment, tmp_path: Path) -> None:
+    with pytest.raises(EnrollmentRejected) as refused:
+        await service.enroll(request(), CALLER)
+    assert refused.value.code == "forbidden"
+    admin = Principal("acme", frozenset({"admin"}), "tok:admin")
+    assert (await service.enroll(request(), admin)).record.consent.enrolled_by == "tok:admin"
+    assert [r.name for r in await FileVoiceStore(tmp_path).list("acme")] == ["ann"]
+
+
+async def test_names_are_per_tenant(service: Enrollment, tmp_path: Path) -> None:
+    await service.enroll(request(), ENROLLER)
+    await service.enroll(request("ANN"), OTHER)  # the same name in another tenant
+    await service.enroll(request(), ANONYMOUS)  # and in the default tenant
+    with pytest.raises(EnrollmentRejected) as taken:
+        await service.enroll(request("Ann"), ENROLLER)
+    assert taken.value.code == "voice_exists"
+    store = FileVoiceStore(tmp_path)
+    owners = [(await store.get(t, "ann")).record.consent.enrolled_by for t in ("acme", "globex", "default")]
+    assert owners == ["tok:k-acme", "tok:k-globex", "anonymous"]
+
+
+@pytest.mark.parametrize(
+    ("fields", "code"),
+    [
+        ({"speaker": "x" * 201}, "bad_speaker"),
+        ({"consent": " \n "}, "consent_required"),
+        ({"consent": "y" * 2001}, "consent_required"),
+        ({"language": "Klingon"}, "bad_language"),
+        ({"transcript": "z" * 1001}, "bad_transcript"),
+    ],
+)
+async def test_bad_fields_are_refused_before_the_audio_is_decoded(
+    service: Enrollment, tmp_path: Path, fields: dict[str, str], code: str
+) -> None:
+    with pytest.raises(EnrollmentRejected) as refused:
+        await service.enroll(dataclasses.replace(request(**fields), audio=b"not audio"), ENROLLER)
+    assert refused.value.code == code
+    assert await FileVoiceStore(tmp_path).list("acme") == []
+
+
+async def test_a_principal_with_a_bad_tenant_cannot_enrol(service: Enrollment) -> None:
+    with pytest.raises(EnrollmentRejected) as refused:
+        await service.enroll(request(), dataclasses.replace(ENROLLER, tenant="../acme"))
+    assert refused.value.code == "forbidden"
