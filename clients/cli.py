@@ -4,11 +4,13 @@
     python -m clients.cli --url ws://10.0.0.5:8765/ws --wav q.flac --voice alice --json > turns.jsonl
     python -m clients.cli --twilio --url wss://agent.example.com/twilio --wav q.wav --out reply.wav
     python -m clients.cli --mic            # talk live (needs the optional extra `mic`: sounddevice)
+    python -m clients.cli --token "$(python -m agent tokens mint --scope call)" --wav q.wav  # auth on
 
 With ``--twilio`` the client plays a phone call as Twilio Media Streams would (μ-law 8 kHz ``media``,
 ``mark`` echoes as the reply "plays", ``clear`` honoured) against ``/twilio``; with ``--auth-token`` it
 signs the handshake (``X-Twilio-Signature``) for ``--public-url``. ``--mic`` streams the default microphone
-to ``/ws`` and plays the replies on the default speaker, with barge-in.
+to ``/ws`` and plays the replies on the default speaker, with barge-in. ``--token`` (or ``AGENT_TOKEN``)
+is sent as ``Authorization: Bearer`` on the upgrade, for a server with auth on (never in the URL).
 
 The file (WAV, FLAC or OGG; any rate, channels or sample format) is converted to PCM16 mono at ``--rate`` and
 streamed in 20 ms frames at real-time pace, then silence follows until every reply has finished. Progress
@@ -21,6 +23,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -76,6 +79,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--twilio",
         action="store_true",
         help="act as a Twilio Media Streams caller on /twilio (μ-law 8 kHz) instead of protocol v1 on /ws",
+    )
+    parser.add_argument(
+        "--token",
+        default=os.environ.get("AGENT_TOKEN") or None,
+        help="access token for a server with auth on, sent as 'Authorization: Bearer' "
+        "(default: $AGENT_TOKEN; mint one with python -m agent tokens mint --scope call)",
     )
     parser.add_argument("--auth-token", default=None, help="--twilio: sign the handshake with this Twilio auth token")
     parser.add_argument(
@@ -209,7 +218,7 @@ def reply_audio(conversation: Conversation) -> bytes:
 async def run(args: argparse.Namespace, *, stdout: TextIO = sys.stdout, stderr: TextIO = sys.stderr) -> int:
     """Do what the parsed command line asks; returns the exit status."""
     if args.mic:
-        return await mic.live(args.url, args.voice)
+        return await mic.live(args.url, args.voice, token=args.token)
     if args.twilio:
         return await run_twilio(args, stderr=stderr)
     try:
@@ -223,6 +232,7 @@ async def run(args: argparse.Namespace, *, stdout: TextIO = sys.stdout, stderr: 
             args.url,
             pcm,
             args.rate,
+            token=args.token,
             voice=args.voice,
             output_sample_rate=args.output_rate,
             trailing_silence_s=args.trailing_silence,
@@ -275,6 +285,7 @@ async def run_twilio(args: argparse.Namespace, *, stderr: TextIO = sys.stderr) -
             pcm,
             voice=args.voice,
             headers=headers,
+            token=args.token,
             settle_s=max(2.0, args.trailing_silence),
             timeout_s=args.timeout,
             on_progress=lambda text: print(text, file=stderr, flush=True),

@@ -18,6 +18,8 @@ from typing import Any
 
 from websockets.asyncio.client import connect
 
+from clients.protocol_client import bearer
+
 FRAME_MS = 20
 
 
@@ -63,7 +65,9 @@ class Speaker:
         self._stream.close()
 
 
-async def live(url: str, voice: str | None, rate: int = 16000, output_rate: int = 24000) -> int:
+async def live(
+    url: str, voice: str | None, rate: int = 16000, output_rate: int = 24000, token: str | None = None
+) -> int:
     """Talk until Ctrl-C. Returns an exit status (1 if ``sounddevice`` is missing)."""
     try:
         import sounddevice
@@ -81,7 +85,7 @@ async def live(url: str, voice: str | None, rate: int = 16000, output_rate: int 
     mic = sounddevice.RawInputStream(
         samplerate=rate, channels=1, dtype="int16", blocksize=rate * FRAME_MS // 1000, callback=captured
     )
-    async with connect(url) as ws:
+    async with connect(url, additional_headers=bearer(token)) as ws:
         start = {"type": "session.start", "sample_rate": rate, "output_sample_rate": output_rate, "voice": voice}
         await ws.send(json.dumps(start))
 

@@ -242,11 +242,17 @@ async def _await_started(ws: ClientConnection, state: _State, timeout_s: float) 
         raise SessionFailed(f"no session.started within {timeout_s:g} s") from exc
 
 
+def bearer(token: str | None) -> dict[str, str]:
+    """The upgrade's ``Authorization`` header for an access token (none without one)."""
+    return {"Authorization": f"Bearer {token}"} if token else {}
+
+
 async def _run(
     url: str,
     plan: Sequence[_Step],
     rate: int,
     *,
+    token: str | None,
     voice: str | None,
     output_sample_rate: int | None,
     speed: float,
@@ -259,7 +265,13 @@ async def _run(
         conversation.output_sample_rate = output_sample_rate
     state = _State(conversation, on_event)
     try:
-        ws = await connect(url, open_timeout=open_timeout_s, compression=None, close_timeout=close_timeout_s)
+        ws = await connect(
+            url,
+            additional_headers=bearer(token),
+            open_timeout=open_timeout_s,
+            compression=None,
+            close_timeout=close_timeout_s,
+        )
     except InvalidURI as exc:
         raise ConnectFailed(f"invalid WebSocket URL {url!r}: {exc}") from exc
     except InvalidStatus as exc:
@@ -305,6 +317,7 @@ async def converse(
     pcm: bytes,
     rate: int = 16000,
     *,
+    token: str | None = None,
     voice: str | None = None,
     output_sample_rate: int | None = None,
     realtime: bool = True,
@@ -322,6 +335,7 @@ async def converse(
     progress and at least ``trailing_silence_s`` of silence went out (keep it above the server's hangover),
     or until ``timeout_s`` of waiting (``Conversation.timed_out``). Then ``session.end``; the server's close
     is awaited for ``close_timeout_s``. ``on_event`` is called with each JSON message as it arrives.
+    ``token``: an access token, sent as ``Authorization: Bearer`` on the upgrade (servers with auth on).
 
     Raises ``ConnectFailed`` if the WebSocket cannot be opened and ``SessionFailed`` if the server never
     sends ``session.started``. A session the server ends early is returned, not raised.
@@ -331,6 +345,7 @@ async def converse(
         url,
         plan,
         rate,
+        token=token,
         voice=voice,
         output_sample_rate=output_sample_rate,
         speed=speed if realtime else math.inf,
@@ -345,6 +360,7 @@ async def converse_utterances(
     utterances: Sequence[bytes],
     rate: int = 16000,
     *,
+    token: str | None = None,
     voice: str | None = None,
     output_sample_rate: int | None = None,
     lead_silence_s: float = 0.5,
@@ -380,6 +396,7 @@ async def converse_utterances(
         url,
         plan,
         rate,
+        token=token,
         voice=voice,
         output_sample_rate=output_sample_rate,
         speed=speed,

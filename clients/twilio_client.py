@@ -30,6 +30,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
 from agent.audio import mulaw
+from clients.protocol_client import bearer
 
 RATE = 8000
 FRAME_BYTES = 320  # 20 ms of PCM16 at 8 kHz
@@ -179,6 +180,7 @@ async def call(
     *,
     voice: str | None = None,
     headers: dict[str, str] | None = None,
+    token: str | None = None,
     settle_s: float = 2.0,
     timeout_s: float = 60.0,
     on_progress: Callable[[str], None] | None = None,
@@ -188,9 +190,10 @@ async def call(
     Settled: the whole input was sent, some reply audio arrived, and none for ``settle_s``. Returns the
     caller (with everything received) and whether it settled before ``timeout_s``. Raises the
     ``websockets`` exceptions of ``connect`` (e.g. ``InvalidStatus`` for a 403 on a bad signature).
+    ``token``: an access token sent as ``Authorization: Bearer`` (a server with auth on and no Twilio token).
     """
     say = on_progress or (lambda _text: None)
-    async with connect(url, additional_headers=headers or {}) as ws:
+    async with connect(url, additional_headers={**(headers or {}), **bearer(token)}) as ws:
         caller = TwilioCaller(ws, voice=voice)
         await caller.begin()
         caller.say(pcm16_8k)

@@ -1,6 +1,7 @@
 // The voice agent page: one call over /ws (protocol v1), conversation view, latency waterfall, voices.
 import { INPUT_RATE, Mic, OUTPUT_RATE, Player } from "./audio.js";
 import { listVoices, setUpEnrollment, wsUrl } from "./enroll.js";
+import { setUpToken, withToken } from "./token.js";
 
 const $ = (id) => document.getElementById(id);
 const STAGES = [
@@ -177,7 +178,7 @@ async function start() {
     };
     ws.onclose = (e) => { if (state.ws === ws) stop(e.code === 1000 ? "" : `Disconnected (${e.code}${e.reason ? `: ${e.reason}` : ""}).`); };
     const voice = $("voice-select").value || null;
-    ws.send(JSON.stringify({ type: "session.start", sample_rate: INPUT_RATE, output_sample_rate: OUTPUT_RATE, voice }));
+    ws.send(JSON.stringify(withToken({ type: "session.start", sample_rate: INPUT_RATE, output_sample_rate: OUTPUT_RATE, voice })));
     state.mic = new Mic((buf) => { if (ws.readyState === WebSocket.OPEN) ws.send(buf); }, {
       rate: INPUT_RATE, onLevel: (v) => { $("level").style.width = `${Math.round(v * 100)}%`; },
     });
@@ -228,5 +229,6 @@ async function refreshVoices(select) {
 $("start").addEventListener("click", start);
 $("stop").addEventListener("click", () => stop(""));
 $("refresh-voices").addEventListener("click", () => refreshVoices());
+setUpToken($("token"), () => refreshVoices());
 setUpEnrollment($, (name) => refreshVoices(name));
 refreshVoices();

@@ -1,5 +1,6 @@
 // Voice list and enrollment over short-lived WebSockets (protocol v1 allows both before session.start).
 import { Mic, wavFile } from "./audio.js";
+import { withToken } from "./token.js";
 
 const SENTENCES = [
   "On a bright spring morning, I walked along the river and listened to the birds singing in the tall trees.",
@@ -37,7 +38,7 @@ async function exchange(talk) {
 
 export async function listVoices() {
   return exchange(async (ws, next) => {
-    ws.send(JSON.stringify({ type: "voices.list" }));
+    ws.send(JSON.stringify(withToken({ type: "voices.list" })));
     const msg = await next();
     if (msg.type === "error") throw new Error(msg.message);
     return msg.voices || [];
@@ -52,7 +53,7 @@ function b64(bytes) {
 
 export async function enrol({ name, consent, transcript, language, bytes }) {
   return exchange(async (ws, next) => {
-    ws.send(JSON.stringify({ type: "voice.enroll.begin", name, consent, size: bytes.length, transcript, language }));
+    ws.send(JSON.stringify(withToken({ type: "voice.enroll.begin", name, consent, size: bytes.length, transcript, language })));
     const ready = await next();
     if (ready.type === "error") throw Object.assign(new Error(ready.message), { code: ready.code });
     const step = ready.max_chunk_bytes;

@@ -1,0 +1,123 @@
+"""``python -m agent`` as a real process: refusing an unsafe start, minting tokens, ``--print-token``."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from agent.auth import ANONYMOUS, Authenticator
+
+ROOT = Path(__file__).parents[2]
+SECRET = "process-test-secret-0123456789abcdefgh"
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_")}
+    env.update(extra)
+    return env
+
+
+def agent(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "agent", *args],
+        cwd=ROOT,
+        env=env if env is not None else clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def listening(port: int) -> bool:
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def test_public_address_with_auth_off_refuses_to_start() -> None:
+    port = free_port()
+    result = agent("--host", "0.0.0.0", "--port", str(port))
+    assert result.returncode == 2, result
+    assert "refusing to start" in result.stderr
+    assert "AGENT_AUTH__SECRET" in result.stderr and "ALLOW_ANONYMOUS" in result.stderr
+    assert "/twilio" in result.stderr and "AGENT_TWILIO__AUTH_TOKEN" in result.stderr
+    assert result.stdout == ""
+    assert not listening(port)
+
+
+def test_short_secret_is_refused_with_the_variable_named() -> None:
+    result = agent("serve", env=clean_env(AGENT_AUTH__SECRET="too-short"))
+    assert result.returncode == 2
+    assert "AGENT_AUTH__SECRET" in result.stderr and "32 bytes" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_tokens_mint_prints_only_the_token() -> None:
+    result = agent(
+        "tokens", "mint", "--tenant", "acme", "--scope", "call", "--scope", "enroll", "--ttl", "600",
+        env=clean_env(AGENT_AUTH__SECRET=SECRET),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.count("\n") == 1 and result.stderr == ""
+    principal = Authenticator(SECRET.encode()).from_token(result.stdout.strip())
+    assert principal.tenant == "acme" and principal.scopes == frozenset({"call", "enroll"})
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "code", "says"),
+    [
+        (["--scope", "call"], {}, 2, "AGENT_AUTH__SECRET"),
+        (["--scope", "root"], {"AGENT_AUTH__SECRET": SECRET}, 2, "invalid choice"),
+        ([], {"AGENT_AUTH__SECRET": SECRET}, 2, "--scope"),
+        (["--scope", "call", "--tenant", "Bad Tenant"], {"AGENT_AUTH__SECRET": SECRET}, 2, "tenant"),
+        (["--scope", "call", "--ttl", "999999"], {"AGENT_AUTH__SECRET": SECRET}, 2, "ttl"),
+    ],
+)
+def test_tokens_mint_refusals_go_to_stderr(args: list[str], env: dict[str, str], code: int, says: str) -> None:
+    result = agent("tokens", "mint", *args, env=clean_env(**env))
+    assert result.returncode == code
+    assert result.stdout == "" and says in result.stderr
+
+
+def test_tokens_verify() -> None:
+    env = clean_env(AGENT_AUTH__SECRET=SECRET)
+    minted = agent("tokens", "mint", "--scope", "call", env=env).stdout.strip()
+    ok = agent("tokens", "verify", minted, env=env)
+    assert ok.returncode == 0 and '"tenant": "default"' in ok.stdout
+    other = clean_env(AGENT_AUTH__SECRET="another-secret-of-enough-length-000000")
+    bad = agent("tokens", "verify", minted, env=other)
+    assert bad.returncode == 1 and "signature" in bad.stderr
+
+
+def test_print_token_at_start_up_gives_the_page_a_working_token() -> None:
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agent", "--port", str(port), "--print-token"],
+        cwd=ROOT,
+        env=clean_env(AGENT_AUTH__SECRET=SECRET),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline().strip()  # printed once listening, before the models are loaded
+        principal = Authenticator(SECRET.encode(), clock=time.time).from_token(line)
+        assert principal is not ANONYMOUS and principal.scopes == frozenset({"call", "enroll"})
+        assert listening(port)
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert "Traceback" not in err
