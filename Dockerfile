@@ -11,10 +11,14 @@ FROM python:3.11-slim
 RUN apt-get update \
     && apt-get install -y --no-install-recommends libsndfile1 libgomp1 \
     && rm -rf /var/lib/apt/lists/* \
-    && useradd --create-home --uid 10001 agent
+    && useradd --create-home --uid 10001 agent \
+    && mkdir -p /home/agent/.local/share/voice-agent/voices && chown -R agent:agent /home/agent/.local
 COPY --from=build /opt/venv /opt/venv
 COPY config /app/config
 WORKDIR /app
+# Listening on 0.0.0.0 (every interface of the container) needs auth: give the secret at run time, never
+# in the image, e.g. docker run -e AGENT_AUTH__SECRET=... (see compose.yaml and docs/security.md).
+# Without it the server refuses to start (exit code 2) unless AGENT_AUTH__ALLOW_ANONYMOUS=true.
 ENV PATH=/opt/venv/bin:$PATH \
     HF_HUB_OFFLINE=1 \
     PYTHONUNBUFFERED=1 \
