@@ -55,7 +55,7 @@ class UpgradeGate:
         except ValueError:
             origin = ""  # two Origin headers: no browser sends that
         if not self._origins.allows(origin, local_address):
-            log.warning("refused a %s upgrade from origin %s (not in the allowlist)", path, _shown(origin or ""))
+            log.info("refused a %s upgrade from origin %s (not in the allowlist)", path, _shown(origin or ""))
             body: dict[str, object] = {
                 "error": "origin not allowed",
                 "message": "this page's origin may not use the server; see AGENT_SERVER__ALLOWED_ORIGINS",
