@@ -121,3 +121,4 @@ def test_print_token_at_start_up_gives_the_page_a_working_token() -> None:
         _, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err
     assert "Traceback" not in err
+    assert "/twilio needs a bearer token" in err  # the start-up warning: Twilio itself cannot send one
