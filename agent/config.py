@@ -162,6 +162,18 @@ class TtsSettings(BaseModel):
     deadline_s: float = Field(10.0, gt=0, description="Time allowed to a sentence's first audio, retries included.")
     merge_below_chars: int = Field(24, ge=0, description="Shorter sentences are sent with the next one.")
     max_request_chars: int = Field(400, ge=20, description="Longer sentences are cut at words.")
+    turn_retry_budget: int = Field(
+        4, ge=0, le=50, description="Retries one reply may spend, all its sentences together (0 = none)."
+    )
+    breaker_failures: int = Field(
+        5, ge=1, description="Consecutive failed or timed-out requests that open the endpoint's circuit breaker."
+    )
+    breaker_reset_s: float = Field(
+        30.0, gt=0, description="Time an open breaker sends replies to the fallback voice before one probe."
+    )
+    warm_phrases: bool = Field(
+        True, description="Synthesize and store a voice's fixed phrases in the background at session start."
+    )
 
 
 class VoicesSettings(BaseModel):

@@ -158,10 +158,12 @@ class _Routes:
             if state.load_error:
                 body["error"] = state.load_error
             return _json_response(HTTPStatus.SERVICE_UNAVAILABLE, body)
-        return _json_response(HTTPStatus.OK, {"status": "ok", "ready": True, "sessions": state.sessions})
+        body = {"status": "ok", "ready": True, "sessions": state.sessions} | state.components.health_detail()
+        return _json_response(HTTPStatus.OK, body)
 
     def _metrics(self) -> Response:
-        data = self._state.metrics.render().encode()
+        components = self._state.components
+        data = self._state.metrics.render(components.speech_status() if components else ()).encode()
         headers = Headers([("Content-Type", METRICS_CONTENT_TYPE), ("Content-Length", str(len(data)))])
         headers["Cache-Control"] = "no-store"
         return Response(HTTPStatus.OK.value, HTTPStatus.OK.phrase, secured(headers), data)
