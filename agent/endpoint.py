@@ -49,6 +49,7 @@ def add_parser(sub: Any) -> None:
         description="Synthesize a short sentence in VOICE through the server's adapter, retrying, until it works.",
     )
     warmup.add_argument("--voice", help="an enrolled voice (default AGENT_TTS__DEFAULT_VOICE)")
+    warmup.add_argument("--tenant", default="default", help="the voice's tenant (default: default)")
     warmup.add_argument("--timeout", type=float, default=600.0, help="give up after this many seconds (600)")
     delete = commands.add_parser(
         "delete", help="delete the endpoint and its configuration", description="DeleteEndpoint + config."
@@ -137,12 +138,15 @@ async def _warmup(args: argparse.Namespace, settings: Settings) -> int:
     from agent.errors import AgentError
     from agent.wiring import build_tts, build_voice_store
 
-    tts_settings = settings.tts.model_copy(update={"read_timeout_s": 90.0, "deadline_s": 120.0, "max_attempts": 1})
+    # One attempt at a time, retried here every 10 s; the circuit breaker never opens (waiting is the point).
+    tts_settings = settings.tts.model_copy(
+        update={"read_timeout_s": 90.0, "deadline_s": 120.0, "max_attempts": 1, "breaker_failures": 1_000_000}
+    )
     tts = build_tts(settings.model_copy(update={"tts": tts_settings}), build_voice_store(settings))
     started = time.monotonic()
     attempt = 0
     try:
-        voice = await tts.resolve_voice(args.voice)
+        voice = await tts.resolve_voice(args.voice, args.tenant)
         while True:
             attempt += 1
             print(f"attempt {attempt} ({time.monotonic() - started:.0f} s)...", file=sys.stderr, flush=True)

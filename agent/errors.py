@@ -14,6 +14,7 @@
     └── ProviderError               a model/service behind a port failed; carries ``provider``
         ├── ProviderTimeout         it did not answer in time
         └── ProviderUnavailable     it is not loaded / not reachable
+            └── CircuitOpen         refused at once: its circuit breaker is open after repeated failures
 
 Adapters catch vendor exceptions and re-raise one of these (``raise ProviderError("piper") from exc``),
 so nothing above the port boundary ever sees a vendor type.
@@ -103,3 +104,7 @@ class ProviderTimeout(ProviderError):
 
 class ProviderUnavailable(ProviderError):
     """The provider is not loaded or cannot be reached."""
+
+
+class CircuitOpen(ProviderUnavailable):
+    """Refused without trying: the provider's circuit breaker is open (see ``agent.resilience``)."""

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
+
+if TYPE_CHECKING:
+    from agent.resilience import RetryBudget
 
 Role = Literal["system", "user", "assistant"]
 
@@ -117,8 +120,10 @@ class TextToSpeech(Protocol):
     ``resolve_voice`` resolves a requested voice name (``None`` = the backend's default) of ``tenant`` to
     the voice handle ``synthesize`` takes, or raises ``UnknownVoice`` (also for another tenant's voice, and
     for a voice without a valid consent record); backends that clone voices load the voice here.
-    ``synthesize`` yields audio chunks as they are produced; it raises ``ProviderError`` on failure.
-    Blocking engines run in threads inside the adapter.
+    ``synthesize`` yields audio chunks as they are produced; it raises ``ProviderError`` on failure
+    (``CircuitOpen`` at once while a remote backend's circuit breaker is open). ``budget`` is the retries the
+    caller's reply may still spend, shared by its sentences (``None``: a fresh budget per call; backends that
+    do not retry ignore it). Blocking engines run in threads inside the adapter.
     """
 
     @property
@@ -126,7 +131,7 @@ class TextToSpeech(Protocol):
 
     async def resolve_voice(self, name: str | None, tenant: str = "default") -> str: ...
 
-    def synthesize(self, text: str, voice: str) -> AsyncIterator[bytes]: ...
+    def synthesize(self, text: str, voice: str, budget: RetryBudget | None = None) -> AsyncIterator[bytes]: ...
 
 
 class VoiceStore(Protocol):

@@ -9,8 +9,10 @@ from collections.abc import Callable
 from agent.config import Settings
 from agent.errors import ConfigError
 from agent.ports import LanguageModel, SpeechDetector, SpeechToText, TextToSpeech, VoiceStore
+from agent.resilience import CircuitBreaker
 from agent.runtime.components import Components
-from agent.runtime.speech import Fallback
+from agent.runtime.phrases import PhraseBook
+from agent.runtime.voicing import Fallback
 
 log = logging.getLogger(__name__)
 
@@ -81,6 +83,13 @@ def build_fallback(settings: Settings) -> Fallback | None:
     return Fallback(local, LOCAL_VOICE)
 
 
+def speech_breakers(tts: TextToSpeech) -> tuple[CircuitBreaker, ...]:
+    """The circuit breakers of a voice backend's remote endpoints (none for the local voice)."""
+    from agent.adapters.clone_tts import CloneTTS
+
+    return (tts.breaker,) if isinstance(tts, CloneTTS) else ()
+
+
 def build_voice_store(settings: Settings) -> VoiceStore:
     """The store of enrolled voices named by ``settings.voices`` (touches no disk or network yet)."""
     voices = settings.voices
@@ -101,13 +110,16 @@ def build_components(settings: Settings) -> Components:
     """Load every model once (blocking; call it in a thread). Raises ``ConfigError`` for bad settings."""
     started = time.perf_counter()
     voices = build_voice_store(settings)
+    tts = build_tts(settings, voices)
     components = Components(
         stt=build_stt(settings),
         llm=build_llm(settings),
-        tts=build_tts(settings, voices),
+        tts=tts,
         new_detector=build_detector_factory(settings),
         voices=voices,
         fallback=build_fallback(settings),
+        breakers=speech_breakers(tts),
+        phrases=PhraseBook(voices),
     )
     log.info("components loaded in %.2f s", time.perf_counter() - started)
     return components

@@ -45,6 +45,7 @@ from agent.audio.resample import resample
 from agent.config import Settings
 from agent.errors import UnknownVoice
 from agent.ports import Transcript
+from agent.resilience import RetryBudget
 from agent.runtime.components import Components
 from agent.runtime.server import running_server
 from clients.conversation import Conversation, Message, TurnResult
@@ -156,12 +157,12 @@ class ToneSpeech:
     def sample_rate(self) -> int:
         return self._rate
 
-    async def resolve_voice(self, name: str | None) -> str:
+    async def resolve_voice(self, name: str | None, tenant: str = "default") -> str:
         if name not in (None, self.VOICE):
             raise UnknownVoice(str(name))
         return self.VOICE
 
-    async def synthesize(self, text: str, voice: str) -> AsyncIterator[bytes]:
+    async def synthesize(self, text: str, voice: str, budget: RetryBudget | None = None) -> AsyncIterator[bytes]:
         yield self._chunk
 
 

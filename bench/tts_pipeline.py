@@ -34,6 +34,7 @@ from agent.adapters.sagemaker_tts import SageMakerTTS
 from agent.config import TtsSettings
 from agent.core.events import Event, SpeechAudio
 from agent.runtime.speech import TurnSpeech
+from agent.runtime.voicing import Voicing
 from tests.fakes.sagemaker_emulator import SageMakerEmulator, make_voice
 
 ONE = ["Your order will arrive on Tuesday morning."]
@@ -67,7 +68,7 @@ async def one_turn(tts: SageMakerTTS, emu: SageMakerEmulator, sentences: list[st
         return None
 
     seen = len(emu.requests)
-    speech = TurnSpeech(turn, tts, "bench", 24000, 40, post, room)
+    speech = TurnSpeech(turn, Voicing(tts, "default/bench"), 24000, 40, post, room)
     started = time.perf_counter()
     for sentence in sentences:
         speech.add(sentence)

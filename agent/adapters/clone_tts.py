@@ -1,21 +1,32 @@
-"""Cloned-voice speech over the Qwen3-TTS speech API: voices, pipelining, retries. Vendor-neutral.
+"""Cloned-voice speech over the Qwen3-TTS speech API: voices, consent, retries, recovery. Vendor-neutral.
 
 ``CloneTTS`` implements the ``TextToSpeech`` port on top of a ``SpeechTransport`` (SageMaker runtime, or
 plain HTTP to a self-hosted vLLM-Omni). It
 
-- resolves a voice name through the ``VoiceStore`` and keeps its reference clip as a data URI, built once
-  per clip (keyed by its sha256) so every request carries the byte-identical string;
-- cuts text into sentence requests (very short sentences merged), runs up to ``pipeline_depth`` of them at
-  once and yields their audio strictly in order;
-- retries a sentence under ``agent.adapters.retry`` while none of its audio has been yielded; a stream
-  that breaks before that is re-sent without streaming; after that, the failure is final.
+- resolves a voice name of a tenant through the ``VoiceStore`` to the handle ``"{tenant}/{name}"``, refusing
+  a voice whose consent record does not cover its reference audio and tenant, and keeps its reference clip
+  as a data URI, built once per clip (keyed by its sha256) so every request carries the byte-identical string;
+- cuts text into request-sized pieces (very short sentences merged) and speaks them one after the other
+  (the reply's sentences are pipelined by the runtime's ``TurnSpeech``, not here);
+- retries a piece under ``agent.adapters.retry``, each retry paid from the reply's ``RetryBudget``; a stream
+  that breaks before its first audio is re-sent without streaming; one that breaks *after* audio reached the
+  caller is re-requested without streaming and continues from the sample already sent (no error for the
+  caller: a log line and the endpoint's recovered-faults count). With a sampling model the regenerated audio
+  is not bit-identical, so the seam may clip or repeat a fraction of a syllable;
+- asks the endpoint's ``CircuitBreaker`` before every attempt: while it is open, ``synthesize`` raises
+  ``CircuitOpen`` at once;
+- writes one audit line per synthesis request on the ``agent.audit`` logger (tenant, voice, characters,
+  backend; never the text or the audio).
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
-from collections.abc import AsyncIterable, AsyncIterator
+import time
+from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import aclosing
 from typing import Protocol
 
 from agent.adapters.retry import Attempts, RetryPolicy
@@ -34,10 +45,20 @@ from agent.adapters.tts_requests import (
 from agent.audio.pcm import float_to_pcm16, pcm16_to_float
 from agent.audio.resample import resample
 from agent.config import TtsSettings
-from agent.errors import AudioFormatError, ProviderError, ProviderUnavailable, VoiceRequired
+from agent.errors import (
+    AudioFormatError,
+    CircuitOpen,
+    ProviderError,
+    ProviderTimeout,
+    ProviderUnavailable,
+    UnknownVoice,
+    VoiceRequired,
+)
 from agent.ports import Voice, VoiceStore
+from agent.resilience import CircuitBreaker, RetryBudget
 
 log = logging.getLogger(__name__)
+audit = logging.getLogger("agent.audit")
 
 
 class SpeechTransport(Protocol):
@@ -45,9 +66,13 @@ class SpeechTransport(Protocol):
 
     Retryable failures (overload, throttling, not ready, a 5xx of the model, a broken connection) raise
     ``ProviderUnavailable``; request errors raise ``ProviderError``; a read timeout ``ProviderTimeout``.
+    ``endpoint`` names the endpoint (its circuit breaker's name).
     """
 
     provider: str
+
+    @property
+    def endpoint(self) -> str: ...
 
     async def invoke(self, body: bytes) -> tuple[bytes, str | None]:
         """Send ``body`` and return the whole response body and its content type."""
@@ -63,32 +88,35 @@ class SpeechTransport(Protocol):
     async def aclose(self) -> None: ...
 
 
-class _Slot:
-    """The audio of one sentence request, produced by a worker, consumed in order."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.queue: asyncio.Queue[bytes | ProviderError | None] = asyncio.Queue()
-        self.taken = False  # some of its audio went to the caller: it can no longer be re-sent
-
-    def retract(self) -> None:
-        while not self.queue.empty():
-            self.queue.get_nowait()
-
-
 class _StreamBroke(Exception):
     def __init__(self, error: ProviderError) -> None:
         super().__init__(str(error))
         self.error = error
 
 
-class CloneTTS:
-    """``TextToSpeech`` with enrolled (cloned) voices. ``sample_rate`` is 24000. Call ``aclose()`` at the end."""
+def new_breaker(settings: TtsSettings, endpoint: str) -> CircuitBreaker:
+    """The circuit breaker of one endpoint, from ``breaker_failures`` and ``breaker_reset_s``."""
+    return CircuitBreaker(endpoint, settings.breaker_failures, settings.breaker_reset_s, time.monotonic)
 
-    def __init__(self, settings: TtsSettings, store: VoiceStore, transport: SpeechTransport) -> None:
+
+class CloneTTS:
+    """``TextToSpeech`` with enrolled (cloned) voices. ``sample_rate`` is 24000. Call ``aclose()`` at the end.
+
+    ``breaker`` is the endpoint's circuit breaker (default: a new one from the settings); ``breaker.status()``
+    is what ``/metrics`` and ``/healthz`` show.
+    """
+
+    def __init__(
+        self,
+        settings: TtsSettings,
+        store: VoiceStore,
+        transport: SpeechTransport,
+        breaker: CircuitBreaker | None = None,
+    ) -> None:
         self._settings = settings
         self._store = store
         self._transport = transport
+        self.breaker = breaker if breaker is not None else new_breaker(settings, transport.endpoint)
         self._policy = RetryPolicy(
             max_attempts=settings.max_attempts,
             base_delay_s=settings.retry_base_s,
@@ -96,7 +124,7 @@ class CloneTTS:
             deadline_s=settings.deadline_s,
         )
         self._uris: dict[str, str] = {}  # sha256 of the clip -> its data URI
-        self._voices: dict[str, CloneVoice] = {}
+        self._voices: dict[str, CloneVoice] = {}  # handle -> what its requests carry
 
     @property
     def provider(self) -> str:
@@ -106,131 +134,161 @@ class CloneTTS:
     def sample_rate(self) -> int:
         return MODEL_RATE
 
-    async def resolve_voice(self, name: str | None) -> str:
-        """Load ``name`` (``None``: ``AGENT_TTS__DEFAULT_VOICE``) from the voice store.
+    async def resolve_voice(self, name: str | None, tenant: str = "default") -> str:
+        """Load ``name`` (``None``: ``AGENT_TTS__DEFAULT_VOICE``) of ``tenant``; return ``"{tenant}/{name}"``.
 
-        Raises ``UnknownVoice`` if it is not enrolled (``VoiceRequired``, a subclass, if no voice was named and
-        there is no default) and ``ProviderError`` if the store fails.
+        Raises ``UnknownVoice`` if the tenant has no such voice, or its consent record does not cover its
+        reference audio and tenant (``VoiceRequired``, a subclass, if no voice was named and there is no
+        default), and ``ProviderError`` if the store fails.
         """
         chosen = name or self._settings.default_voice
         if not chosen:
             raise VoiceRequired()
-        self._voices[chosen] = self._prepare(await self._store.get(chosen))
-        return chosen
+        voice = await self._store.get(tenant, chosen)
+        sha256 = hashlib.sha256(voice.wav).hexdigest()
+        consent = voice.record.consent
+        if not consent.covers(sha256, tenant) or voice.record.tenant != tenant:
+            log.warning("refused voice %s/%s: its consent record does not cover its audio and tenant", tenant, chosen)
+            raise UnknownVoice(chosen)
+        handle = f"{tenant}/{chosen}"
+        self._voices[handle] = self._prepare(voice, sha256, tenant)
+        return handle
 
-    def _prepare(self, voice: Voice) -> CloneVoice:
+    def _prepare(self, voice: Voice, sha256: str, tenant: str) -> CloneVoice:
         record = voice.record
-        uri = self._uris.get(record.sha256)
+        uri = self._uris.get(sha256)
         if uri is None:
-            uri = self._uris[record.sha256] = wav_data_uri(voice.wav)
+            uri = self._uris[sha256] = wav_data_uri(voice.wav)
         language = model_language(self._settings.language or record.language)
-        return CloneVoice(name=record.name, ref_audio=uri, ref_text=record.transcript, language=language)
+        return CloneVoice(name=record.name, ref_audio=uri, ref_text=record.transcript, language=language, tenant=tenant)
 
-    async def _voice(self, name: str) -> CloneVoice:
-        voice = self._voices.get(name)
+    async def _voice(self, handle: str) -> CloneVoice:
+        voice = self._voices.get(handle)
         if voice is None:
-            await self.resolve_voice(name)
-            voice = self._voices[name]
+            tenant, _, name = handle.rpartition("/")
+            if not tenant or not name:
+                raise UnknownVoice(handle)
+            await self.resolve_voice(name, tenant)
+            voice = self._voices[handle]
         return voice
 
-    def synthesize(self, text: str, voice: str) -> AsyncIterator[bytes]:
-        """Yield PCM16LE mono at 24 kHz for ``text`` in ``voice``, one request per sentence, in order.
+    async def synthesize(self, text: str, voice: str, budget: RetryBudget | None = None) -> AsyncIterator[bytes]:
+        """Yield PCM16LE mono at 24 kHz for ``text`` in ``voice`` (a handle), one request per piece, in order.
 
-        Raises ``UnknownVoice`` for a voice that is not enrolled, ``ProviderTimeout`` when a sentence has no
-        audio within ``deadline_s`` (retries included), ``ProviderError`` (or ``ProviderUnavailable``) when the
-        service fails for good. Closing the iterator early cancels the requests in flight.
+        Raises ``UnknownVoice`` for a voice that is not (or no longer validly) enrolled, ``CircuitOpen`` while
+        the endpoint's breaker is open, ``ProviderTimeout`` when a piece has no audio within ``deadline_s``
+        (retries included), ``ProviderError`` (or ``ProviderUnavailable``) when the service fails for good.
+        Closing the iterator early closes the request in flight.
         """
-        return self.synthesize_stream(_one(text), voice)
-
-    async def synthesize_stream(self, texts: AsyncIterable[str], voice: str) -> AsyncIterator[bytes]:
-        """Like ``synthesize`` for text arriving over time (a reply's sentences): up to ``pipeline_depth``
-        sentence requests run ahead of the one being heard, and audio comes out in text order."""
         clone = await self._voice(voice)
-        slots: asyncio.Queue[_Slot | BaseException | None] = asyncio.Queue()
-        room = asyncio.Semaphore(self._settings.pipeline_depth)
-        workers: list[asyncio.Task[None]] = []
+        pieces = split_text(
+            text, min_chars=self._settings.merge_below_chars, max_chars=self._settings.max_request_chars
+        )
+        if not pieces:
+            return
+        audit.info(
+            "synthesis tenant=%s voice=%s characters=%d backend=%s", clone.tenant, clone.name, len(text), self.provider
+        )
+        retries = budget if budget is not None else RetryBudget(self._settings.turn_retry_budget)
+        for piece in pieces:
+            async with aclosing(self._speak(piece, clone, retries)) as audio:
+                async for pcm in audio:
+                    yield pcm
 
-        async def feed() -> None:
-            try:
-                async for text in texts:
-                    for piece in split_text(
-                        text, min_chars=self._settings.merge_below_chars, max_chars=self._settings.max_request_chars
-                    ):
-                        await room.acquire()
-                        slot = _Slot(piece)
-                        workers.append(asyncio.create_task(self._produce(slot, clone), name="tts-sentence"))
-                        slots.put_nowait(slot)
-                slots.put_nowait(None)
-            except Exception as exc:  # the text source failed: let the consumer raise it
-                slots.put_nowait(exc)
+    def _admit(self) -> None:
+        if not self.breaker.allow():
+            status = self.breaker.status()
+            wait = f"; next try in {status.retry_after_s:.0f} s" if status.retry_after_s is not None else ""
+            raise CircuitOpen(self.provider, f"{self.breaker.name} failed repeatedly{wait}")
 
-        feeder = asyncio.create_task(feed(), name="tts-feed")
-        try:
-            while (slot := await slots.get()) is not None:
-                if isinstance(slot, BaseException):
-                    raise slot
-                try:
-                    while (item := await slot.queue.get()) is not None:
-                        if isinstance(item, ProviderError):
-                            raise item
-                        slot.taken = True
-                        yield item
-                finally:
-                    room.release()
-        finally:
-            feeder.cancel()
-            for worker in workers:
-                worker.cancel()
-
-    async def _produce(self, slot: _Slot, voice: CloneVoice) -> None:
-        try:
-            await self._speak(slot, voice)
-            slot.queue.put_nowait(None)
-        except ProviderError as exc:
-            slot.queue.put_nowait(exc)
-        except AudioFormatError as exc:
-            slot.queue.put_nowait(ProviderError(self.provider, f"unreadable audio: {exc}"))
-
-    async def _speak(self, slot: _Slot, voice: CloneVoice) -> None:
-        attempts = Attempts(self._policy, self.provider)
+    async def _speak(self, text: str, voice: CloneVoice, budget: RetryBudget) -> AsyncGenerator[bytes, None]:
+        """One piece, with retries. ``sent`` counts the bytes the caller already has: a re-request after a
+        broken stream skips them."""
+        attempts = Attempts(self._policy, self.provider, budget)
         streaming = self._settings.streaming
+        sent = 0
+        failed = 0  # attempts of this piece that failed
         while True:
+            self._admit()
+            judged = False
             try:
-                try:
-                    async with attempts.time_left() as timeout:
-                        if streaming:
-                            await self._stream_once(slot, voice, timeout)
-                        else:
-                            slot.queue.put_nowait(await self._invoke_once(slot.text, voice))
-                    return
-                except TimeoutError:
-                    raise attempts.timed_out() from None
+                if streaming:
+                    try:
+                        async with (
+                            attempts.time_left() as deadline,
+                            aclosing(self._stream_once(text, voice, deadline)) as stream,
+                        ):
+                            async for pcm in stream:
+                                if not judged:  # audio is coming: the endpoint works
+                                    judged = True
+                                    self.breaker.success()
+                                sent += len(pcm)
+                                yield pcm
+                    except TimeoutError:
+                        raise attempts.timed_out() from None
+                else:
+                    try:
+                        async with attempts.time_left():
+                            pcm = await self._invoke_once(text, voice)
+                    except TimeoutError:
+                        raise attempts.timed_out() from None
+                    judged = True
+                    self.breaker.success()
+                    if len(pcm) > sent:
+                        yield pcm[sent:]
+                if failed:
+                    self.breaker.recovered()
+                    log.info("%s: recovered after %d failed attempt(s) of a sentence", self.provider, failed)
+                return
             except _StreamBroke as broke:
-                if slot.taken:
-                    raise broke.error from None  # the caller heard part of it: re-sending would repeat it
-                slot.retract()
-                log.info("%s: stream broke (%s); re-sending the sentence without streaming", self.provider, broke)
+                judged = True
+                self.breaker.failure()
+                failed += 1
                 streaming = False
+                if sent:  # the caller has part of it: re-request it whole, then continue where it broke
+                    log.warning(
+                        "%s: stream broke after %.2f s of audio (%s); re-requesting the sentence without streaming",
+                        self.provider,
+                        sent / 2 / MODEL_RATE,
+                        broke,
+                    )
+                    attempts = Attempts(self._policy, self.provider, budget)  # a fresh deadline to first audio
+                    if not budget.take():
+                        raise broke.error from None
+                    continue
+                log.info("%s: stream broke (%s); re-sending the sentence without streaming", self.provider, broke)
                 error = broke.error
                 if not isinstance(error, ProviderUnavailable):  # one more try without streaming is always worth it
                     error = ProviderUnavailable(self.provider, error.detail)
                 await attempts.before_retry(error)
             except ProviderError as exc:
-                if slot.taken:
-                    raise
-                slot.retract()
+                if not judged:
+                    judged = True
+                    if isinstance(exc, ProviderUnavailable | ProviderTimeout):
+                        self.breaker.failure()
+                    else:
+                        self.breaker.success()  # the endpoint answered; the request was wrong
+                failed += 1
                 await attempts.before_retry(exc)
+            finally:
+                if not judged:  # cancelled or closed before a verdict
+                    self.breaker.abandon()
 
     async def _invoke_once(self, text: str, voice: CloneVoice) -> bytes:
         body = speech_payload(text, voice, voice.language, stream=False)
         data, _content_type = await self._transport.invoke(body)
-        pcm, rate = parse_wav(data)
+        try:
+            pcm, rate = parse_wav(data)
+        except AudioFormatError as exc:
+            raise ProviderUnavailable(self.provider, f"unreadable audio: {exc}") from exc
         if rate != MODEL_RATE:
             pcm = float_to_pcm16(resample(pcm16_to_float(pcm), rate, MODEL_RATE))
         return pcm
 
-    async def _stream_once(self, slot: _Slot, voice: CloneVoice, deadline: asyncio.Timeout) -> None:
-        body = speech_payload(slot.text, voice, voice.language, stream=True)
+    async def _stream_once(
+        self, text: str, voice: CloneVoice, deadline: asyncio.Timeout
+    ) -> AsyncGenerator[bytes, None]:
+        body = speech_payload(text, voice, voice.language, stream=True)
         content_type, parts = await self._transport.open_stream(body)
         aligner = PcmAligner()
         sse: SseAudioDecoder | None = None
@@ -244,7 +302,7 @@ class CloneTTS:
                 pcm = aligner.push(sse.push(part) if sse is not None else part)
                 if pcm:
                     deadline.reschedule(None)  # the deadline is for the first audio, not the whole sentence
-                    slot.queue.put_nowait(pcm)
+                    yield pcm
         except ProviderError as exc:
             raise _StreamBroke(exc) from exc
         finally:
@@ -259,7 +317,3 @@ class CloneTTS:
     async def aclose(self) -> None:
         """Close connections (call it on the loop that used the adapter)."""
         await self._transport.aclose()
-
-
-async def _one(text: str) -> AsyncIterator[str]:
-    yield text

@@ -26,6 +26,7 @@ from piper.phonemize_espeak import ESPEAK_DATA_DIR
 from agent.audio.pcm import float_to_pcm16
 from agent.config import TtsSettings
 from agent.errors import ConfigError, ProviderError, ProviderUnavailable, UnknownVoice
+from agent.resilience import RetryBudget
 
 log = logging.getLogger(__name__)
 
@@ -93,8 +94,8 @@ class PiperTTS:
         """Rate of the PCM16 that ``synthesize`` yields (22050 for the bundled voice)."""
         return int(self._voice.config.sample_rate)
 
-    async def resolve_voice(self, name: str | None) -> str:
-        """See ``check_voice``; the port's (async) form."""
+    async def resolve_voice(self, name: str | None, tenant: str = "default") -> str:
+        """See ``check_voice``; the port's (async) form. The local voice is the same for every tenant."""
         return self.check_voice(name)
 
     def check_voice(self, name: str | None) -> str:
@@ -111,8 +112,10 @@ class PiperTTS:
         for _ in self._voice.synthesize("Hello."):
             pass
 
-    async def synthesize(self, text: str, voice: str) -> AsyncGenerator[bytes, None]:
+    async def synthesize(self, text: str, voice: str, budget: RetryBudget | None = None) -> AsyncGenerator[bytes, None]:
         """Yield PCM16LE mono at ``sample_rate``, one chunk per sentence, as Piper produces them.
+
+        ``budget`` is ignored: a local voice does not retry.
 
         Whitespace-only text yields nothing. Raises ``UnknownVoice`` (before any work) for a voice other than
         ``"local-preview"``, ``ProviderError("piper")`` if synthesis fails and ``ProviderUnavailable`` after

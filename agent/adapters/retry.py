@@ -1,9 +1,10 @@
 """Our own retry policy for remote speech: bounded attempts, jittered backoff, one deadline for all of them.
 
 The SDK's retries are off (one layer retries, not two). A request is retried only when the adapter mapped
-its failure to ``ProviderUnavailable`` (throttled, overloaded, not ready, a 5xx of the model) and no audio
-of it has reached the caller yet; ``ProviderError`` (a 4xx, a validation error) and ``ProviderTimeout`` are
-final. Every attempt and every pause must fit before the deadline, so a caller never waits past it.
+its failure to ``ProviderUnavailable`` (throttled, overloaded, not ready, a 5xx of the model);
+``ProviderError`` (a 4xx, a validation error) and ``ProviderTimeout`` are final. Every attempt and every
+pause must fit before the deadline, so a caller never waits past it, and every retry is paid from the
+reply's ``RetryBudget`` (shared by its sentences), so a failing endpoint costs a reply a bounded time.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from agent.errors import ProviderError, ProviderTimeout, ProviderUnavailable
+from agent.resilience import RetryBudget
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +45,7 @@ def is_retryable(exc: ProviderError) -> bool:
 class Attempts:
     """Bookkeeping for the attempts at one request. Use::
 
-    attempts = Attempts(policy, "sagemaker")
+    attempts = Attempts(policy, "sagemaker", budget)
     while True:
         try:
             async with attempts.time_left():
@@ -53,9 +55,10 @@ class Attempts:
             await attempts.before_retry(exc)   # re-raises when it may not retry
     """
 
-    def __init__(self, policy: RetryPolicy, provider: str) -> None:
+    def __init__(self, policy: RetryPolicy, provider: str, budget: RetryBudget) -> None:
         self._policy = policy
         self._provider = provider
+        self._budget = budget
         loop = asyncio.get_running_loop()
         self._loop = loop
         self._deadline = loop.time() + policy.deadline_s
@@ -72,12 +75,15 @@ class Attempts:
         return ProviderTimeout(self._provider, f"no audio within {self._policy.deadline_s:g} s ({self.count} attempts)")
 
     async def before_retry(self, exc: ProviderError) -> None:
-        """Sleep before the next attempt, or re-raise ``exc`` if it is final, attempts are used up, or the
-        pause would end past the deadline."""
+        """Sleep before the next attempt, or re-raise ``exc`` if it is final, attempts are used up, the
+        pause would end past the deadline, or the reply's retry budget is spent."""
         if not is_retryable(exc) or self.count >= self._policy.max_attempts:
             raise exc
         pause = self._policy.delay(self.count)
         if pause >= self.remaining():
+            raise exc
+        if not self._budget.take():
+            log.info("%s: no retries left for this reply (%s)", self._provider, exc)
             raise exc
         log.info("%s: attempt %d failed (%s); retrying in %.0f ms", self._provider, self.count, exc, pause * 1000)
         await asyncio.sleep(pause)

@@ -4,9 +4,9 @@
 ``InvokeEndpoint`` for a WAV per sentence, ``InvokeEndpointWithResponseStream`` for PCM as it is generated,
 both with ``CustomAttributes="route=/v1/audio/speech"`` (without it the container answers with its
 completions handler and the request fails). The SDK's own retries are off: ``agent.adapters.retry`` retries
-once, at sentence level, under a deadline. Credentials come from the standard AWS chain (environment,
-profile, instance role); ``endpoint_url`` points the client at another runtime, such as the emulator in
-``tests/fakes/sagemaker_emulator.py``.
+once, at sentence level, under a deadline and the reply's retry budget. Credentials come from the standard AWS
+chain (environment, profile, instance role); ``endpoint_url`` points the client at another runtime, such as the
+emulator in ``tests/fakes/sagemaker_emulator.py``.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from agent.adapters.tts_requests import SPEECH_ROUTE
 from agent.config import TtsSettings
 from agent.errors import ProviderError, ProviderTimeout, ProviderUnavailable
 from agent.ports import VoiceStore
+from agent.resilience import CircuitBreaker
 
 log = logging.getLogger(__name__)
 
@@ -91,6 +92,7 @@ class SageMakerTransport:
 
     def __init__(self, settings: TtsSettings) -> None:
         self._settings = settings
+        self.endpoint = f"{PROVIDER}:{settings.endpoint_name}"
         self._loop: asyncio.AbstractEventLoop | None = None
         self._lock: asyncio.Lock | None = None
         self._stack: AsyncExitStack | None = None
@@ -171,5 +173,5 @@ async def _payload_parts(events: Any) -> AsyncIterator[bytes]:
 class SageMakerTTS(CloneTTS):
     """``TextToSpeech`` with enrolled voices, synthesized on a SageMaker endpoint. See ``CloneTTS``."""
 
-    def __init__(self, settings: TtsSettings, store: VoiceStore) -> None:
-        super().__init__(settings, store, SageMakerTransport(settings))
+    def __init__(self, settings: TtsSettings, store: VoiceStore, breaker: CircuitBreaker | None = None) -> None:
+        super().__init__(settings, store, SageMakerTransport(settings), breaker)

@@ -82,6 +82,7 @@ class CloneVoice:
     ref_audio: str
     ref_text: str
     language: str
+    tenant: str = "default"
 
 
 def speech_payload(text: str, voice: CloneVoice, language: str, *, stream: bool) -> bytes:

@@ -18,6 +18,7 @@ from agent.adapters.tts_requests import SPEECH_ROUTE
 from agent.config import TtsSettings
 from agent.errors import ProviderError, ProviderTimeout, ProviderUnavailable
 from agent.ports import VoiceStore
+from agent.resilience import CircuitBreaker
 
 PROVIDER = "vllm-omni"
 
@@ -43,6 +44,7 @@ class VllmOmniTransport:
     def __init__(self, settings: TtsSettings) -> None:
         self._settings = settings
         self._url = settings.base_url.rstrip("/") + SPEECH_ROUTE
+        self.endpoint = f"{PROVIDER}:{settings.base_url.rstrip('/')}"
         self._session: aiohttp.ClientSession | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -102,5 +104,5 @@ async def _chunks(response: aiohttp.ClientResponse) -> AsyncIterator[bytes]:
 class VllmOmniTTS(CloneTTS):
     """``TextToSpeech`` with enrolled voices on a vLLM-Omni server at ``base_url``. See ``CloneTTS``."""
 
-    def __init__(self, settings: TtsSettings, store: VoiceStore) -> None:
-        super().__init__(settings, store, VllmOmniTransport(settings))
+    def __init__(self, settings: TtsSettings, store: VoiceStore, breaker: CircuitBreaker | None = None) -> None:
+        super().__init__(settings, store, VllmOmniTransport(settings), breaker)

@@ -7,8 +7,11 @@ import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from agent.config import Settings
 from agent.ports import LanguageModel, SpeechDetector, SpeechToText, TextToSpeech, VoiceStore
-from agent.runtime.speech import Fallback
+from agent.resilience import BreakerState, BreakerStatus, CircuitBreaker
+from agent.runtime.phrases import PhraseBook
+from agent.runtime.voicing import Fallback, Voicing
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,9 +23,56 @@ class Components:
     tts: TextToSpeech
     new_detector: Callable[[], SpeechDetector]
     fallback: Fallback | None = None
-    """Speaks a short apology when ``tts`` fails (the local voice when ``tts`` is a remote one)."""
+    """Speaks when ``tts`` fails or its breaker is open (the local voice when ``tts`` is a remote one)."""
     voices: VoiceStore | None = None
     """Enrolled voices (enrollment over /ws, ``voices.list``); ``None`` = enrollment is not offered."""
+    breakers: tuple[CircuitBreaker, ...] = ()
+    """The circuit breakers of the remote speech endpoints (shown by ``/metrics`` and ``/healthz``)."""
+    phrases: PhraseBook | None = None
+    """Keeps every voice's fixed phrases; ``None`` = one over ``voices`` per session (no shared state)."""
+
+    def voicing(self, settings: Settings, voice: str) -> Voicing:
+        """How a session speaking in ``voice`` (a handle from ``tts.resolve_voice``) speaks."""
+        turn = settings.turn
+        texts = {  # in the order a session needs them
+            "greeting": turn.greeting_text,
+            "apology": turn.apology_text,
+            "hold": turn.hold_text if turn.hold_after_ms > 0 else "",
+            "idle_prompt": turn.idle_prompt_text if turn.idle_prompt_s > 0 else "",
+        }
+        return Voicing(
+            tts=self.tts,
+            voice=voice,
+            fallback=self.fallback,
+            phrases=self.phrases if self.phrases is not None else PhraseBook(self.voices),
+            apology_text=turn.apology_text,
+            depth=settings.tts.pipeline_depth,
+            turn_retries=settings.tts.turn_retry_budget,
+            warm_texts=texts if settings.tts.warm_phrases else {},
+        )
+
+    def speech_status(self) -> list[BreakerStatus]:
+        """The remote speech endpoints' circuit breakers, now."""
+        return [breaker.status() for breaker in self.breakers]
+
+    def health_detail(self) -> dict[str, object]:
+        """For ``/healthz``: each speech endpoint's breaker; ``status`` "degraded" while one is not closed
+        (calls are still served, in the fallback voice)."""
+        statuses = self.speech_status()
+        detail: dict[str, object] = {
+            "speech": [
+                {
+                    "endpoint": s.name,
+                    "breaker": s.state.value,
+                    "consecutive_failures": s.consecutive_failures,
+                    "retry_after_s": None if s.retry_after_s is None else round(s.retry_after_s, 1),
+                }
+                for s in statuses
+            ]
+        }
+        if any(s.state is not BreakerState.CLOSED for s in statuses):
+            detail["status"] = "degraded"
+        return detail
 
     async def aclose(self) -> None:
         """Release what the adapters hold (HTTP pools, thread pools) at shutdown; errors are logged."""

@@ -123,6 +123,7 @@ class Connection:
         self._components = components
         self._wire = start
         self._voice = voice
+        self._voicing = components.voicing(settings, voice)
         self._output_rate = start.output_rate
         self._session = Session(session_config(settings, self._output_rate))
         self._audio = CallerAudio(start.input_rate, components.new_detector(), settings.vad.threshold)
@@ -139,6 +140,7 @@ class Connection:
         for payload in self._wire.opening(self.id, self._voice):
             await self._ws.send(payload)
         self._log.info("session %s started: input %d Hz, voice %s", self.id, self._wire.input_rate, self._voice)
+        self._voicing.warm_phrases()
         reader = asyncio.create_task(self._read(), name=f"reader-{self.id}")
         writer = asyncio.create_task(self._write(), name=f"writer-{self.id}")
         ticker = asyncio.create_task(self._tick(), name=f"ticker-{self.id}")
@@ -220,8 +222,8 @@ class Connection:
                     task.add_done_callback(self._asr_tasks.discard)
                 case GenerateReply(turn=turn, history=history):
                     self._spawn(turn, self._reply(turn, history))
-                case Synthesize(turn=turn, text=text, sentence=sentence):
-                    self._speech_for(turn).add(text, sentence)
+                case Synthesize(turn=turn, text=text, sentence=sentence, phrase=phrase):
+                    self._speech_for(turn).add(text, sentence, phrase)
                 case FinishSynthesis(turn=turn):
                     self._speech_for(turn).finish()
                 case CancelTurn(turn=turn):
@@ -254,14 +256,11 @@ class Connection:
         if speech is None:
             speech = TurnSpeech(
                 turn,
-                self._components.tts,
-                self._voice,
+                self._voicing,
                 self._output_rate,
                 self._wire.frame_ms,
                 self._inbox.put,
                 self._outbox.wait_for_room,
-                self._components.fallback,
-                self._settings.tts.pipeline_depth,
             )
             self._speech[turn] = speech
         return speech

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from typing import TypeVar
 
 from agent.core.events import TurnMetrics
+from agent.resilience import BreakerStatus
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
@@ -225,6 +226,23 @@ class ServerMetrics:
                 (0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 40.0),
             )
         )
+        self.breaker_state = r.register(
+            Gauge(
+                "voice_agent_tts_breaker_state",
+                "Circuit breaker of each remote speech endpoint: 0 closed, 1 half-open, 2 open.",
+                ["endpoint"],
+            )
+        )
+        self.breaker_opened_total = r.register(
+            Counter("voice_agent_tts_breaker_opened_total", "Times each endpoint's breaker opened.", ["endpoint"])
+        )
+        self.recovered_faults_total = r.register(
+            Counter(
+                "voice_agent_tts_recovered_faults_total",
+                "Speech requests that failed and were recovered without an error to the caller.",
+                ["endpoint"],
+            )
+        )
 
     def session_opened(self) -> None:
         self.sessions_total.inc()
@@ -249,5 +267,18 @@ class ServerMetrics:
     def barge_in(self) -> None:
         self.barge_ins_total.inc()
 
-    def render(self) -> str:
+    def speech_endpoints(self, statuses: Iterable[BreakerStatus]) -> None:
+        """Take the speech endpoints' breaker snapshots (their counters only go up)."""
+        for status in statuses:
+            labels = [status.name]
+            self.breaker_state.set(status.state.level, labels)
+            for counter, value in (
+                (self.breaker_opened_total, status.opened_total),
+                (self.recovered_faults_total, status.recovered_total),
+            ):
+                counter.inc(max(0.0, value - counter.value(labels)), labels)
+
+    def render(self, speech: Iterable[BreakerStatus] = ()) -> str:
+        """The exposition; ``speech`` are the speech endpoints' breakers as they are now."""
+        self.speech_endpoints(speech)
         return self.registry.render()

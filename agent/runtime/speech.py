@@ -1,13 +1,19 @@
 """Per-turn synthesis pipeline: sentences in, ordered output-rate audio frames out.
 
-Sentences are synthesized as they arrive, up to ``depth`` at once (the next sentence is requested while the
-current one plays, which hides a remote voice's time to first audio between sentences), and are always
-played in order. Audio is resampled to the session's output rate and cut into fixed
-frames; each frame waits for room in the outbox (backpressure) before it is posted to the session.
+This is the one place a reply's sentences are pipelined: they are synthesized as they arrive, up to
+``depth`` at once (the next sentence is requested while the current one plays, which hides a remote
+voice's time to first audio between sentences), and are always played in order. Audio is resampled to the
+session's output rate and cut into fixed frames; each frame waits for room in the outbox (backpressure)
+before it is posted to the session. All the turn's requests share one ``RetryBudget``.
 
-If the voice fails, the pipeline reports ``StageFailed(stage="tts")``, speaks a short apology in the
-fallback (local) voice when there is one, skips the rest of the turn's sentences and ends normally with
-``SpeechEnded``, so the caller hears something and the session goes on.
+A fixed phrase (``Synthesize.phrase``) is played from the voice's kept recording (``PhraseBook``) when
+there is one, and synthesized (then kept) otherwise.
+
+While the voice's endpoint is refused by its circuit breaker (``CircuitOpen``), the sentence that hit it and
+the rest of the turn are spoken at once in the fallback (local) voice, without an error. If the voice fails
+otherwise, the pipeline reports ``StageFailed(stage="tts")``, plays a short apology (the voice's stored
+recording of it if there is one, else the fallback voice), skips the rest of the turn's sentences and ends
+normally with ``SpeechEnded``, so the caller hears something and the session goes on.
 """
 
 from __future__ import annotations
@@ -15,47 +21,49 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from contextlib import aclosing
 from dataclasses import dataclass
 
 from agent.audio.pcm import Framer, float_to_pcm16, pcm16_to_float
 from agent.audio.resample import StreamResampler
-from agent.core.events import Event, SpeechAudio, SpeechEnded, StageFailed
-from agent.errors import AgentError
+from agent.core.events import APOLOGY_SENTENCE, Event, SpeechAudio, SpeechEnded, StageFailed
+from agent.errors import AgentError, CircuitOpen
 from agent.ports import TextToSpeech
+from agent.resilience import RetryBudget
+from agent.runtime.voicing import Voicing
 
 log = logging.getLogger(__name__)
 
 Post = Callable[[Event], Awaitable[None]]
-APOLOGY = "Sorry, I couldn't say that. Please try again."
 
 
 @dataclass(frozen=True, slots=True)
-class Fallback:
-    """A voice to apologise in when the main voice fails (the local preview voice)."""
-
-    tts: TextToSpeech
-    voice: str
-    text: str = APOLOGY
+class _Item:
+    text: str
+    index: int
+    phrase: str | None
 
 
 class _Prefetch:
-    """One sentence being synthesized ahead of playback into a bounded buffer."""
+    """One sentence being synthesized ahead of playback. Its audio is drained from the voice as fast as it
+    comes (a sentence is at most a few hundred kB), so a slow listener never stalls a remote stream."""
 
     _END = object()
 
-    def __init__(self, tts: TextToSpeech, text: str, voice: str, index: int) -> None:
-        self.index = index
-        self._chunks: asyncio.Queue[object] = asyncio.Queue(maxsize=64)
-        self._task = asyncio.create_task(self._fill(tts, text, voice), name=f"prefetch-{index}")
+    def __init__(self, item: _Item, audio: AsyncIterator[bytes]) -> None:
+        self.item = item
+        self._chunks: asyncio.Queue[object] = asyncio.Queue()
+        self._task = asyncio.create_task(self._fill(audio), name=f"prefetch-{item.index}")
 
-    async def _fill(self, tts: TextToSpeech, text: str, voice: str) -> None:
+    async def _fill(self, audio: AsyncIterator[bytes]) -> None:
         try:
-            async for chunk in tts.synthesize(text, voice):
-                await self._chunks.put(chunk)
-            await self._chunks.put(self._END)
+            async with aclosing(_closable(audio)) as chunks:
+                async for chunk in chunks:
+                    self._chunks.put_nowait(chunk)
+            self._chunks.put_nowait(self._END)
         except AgentError as exc:
-            await self._chunks.put(exc)
+            self._chunks.put_nowait(exc)
 
     async def chunks(self) -> AsyncIterator[bytes]:
         """The sentence's audio in order; re-raises the synthesis error where it happened."""
@@ -69,39 +77,48 @@ class _Prefetch:
         self._task.cancel()
 
 
+async def _closable(audio: AsyncIterator[bytes]) -> AsyncGenerator[bytes, None]:
+    """``audio`` as an async generator whose closing closes ``audio`` too (the port promises an iterator)."""
+    try:
+        async for chunk in audio:
+            yield chunk
+    finally:
+        close = getattr(audio, "aclose", None)
+        if close is not None:
+            await close()
+
+
 class TurnSpeech:
     """Speaks the sentences of one turn in order. ``add`` then ``finish``; ``cancel`` stops at once."""
 
     def __init__(
         self,
         turn: int,
-        tts: TextToSpeech,
-        voice: str,
+        voicing: Voicing,
         output_rate: int,
         frame_ms: int,
         post: Post,
         wait_for_room: Callable[[], Awaitable[None]],
-        fallback: Fallback | None = None,
-        depth: int = 2,
     ) -> None:
         self._turn = turn
-        self._depth = max(1, depth)
+        self._voicing = voicing
+        self._depth = max(1, voicing.depth)
+        self._budget = voicing.budget()
         self._ahead: deque[_Prefetch] = deque()
+        self._replay: deque[_Item] = deque()  # sentences to speak again in the fallback voice
         self._input_done = False
-        self._tts = tts
-        self._voice = voice
         self._output_rate = output_rate
         self._framer = Framer(output_rate * 2 * frame_ms // 1000)
         self._post = post
         self._wait_for_room = wait_for_room
-        self._fallback = fallback
-        self._sentences: asyncio.Queue[tuple[str, int] | None] = asyncio.Queue()
+        self._sentences: asyncio.Queue[_Item | None] = asyncio.Queue()
         self._sentence = 0
         self._task = asyncio.create_task(self._run(), name=f"speech-turn-{turn}")
 
-    def add(self, text: str, sentence: int = 0) -> None:
-        """Queue ``text``; its audio frames are tagged with ``sentence`` (the core's index)."""
-        self._sentences.put_nowait((text, sentence))
+    def add(self, text: str, sentence: int = 0, phrase: str | None = None) -> None:
+        """Queue ``text``; its audio frames are tagged with ``sentence`` (the core's index). ``phrase`` names a
+        fixed phrase (``apology``, ``idle_prompt``, ``greeting``, ``hold``) to play from its kept recording."""
+        self._sentences.put_nowait(_Item(text, sentence, phrase))
 
     def finish(self) -> None:
         self._sentences.put_nowait(None)
@@ -113,8 +130,16 @@ class TurnSpeech:
         await asyncio.gather(self._task, return_exceptions=True)
 
     async def _run(self) -> None:
+        voicing = self._voicing
         try:
-            await self._speak_all(self._tts, self._voice)
+            try:
+                await self._speak_all(voicing.tts, voicing.voice, self._budget)
+            except CircuitOpen as exc:
+                if voicing.fallback is None:
+                    raise
+                log.info("turn %d: %s; speaking in the fallback voice", self._turn, exc)
+                self._framer.reset()
+                await self._speak_all(voicing.fallback.tts, voicing.fallback.voice, None)
         except AgentError as exc:
             log.warning("synthesis failed in turn %d: %s", self._turn, exc)
             await self._post(StageFailed(self._turn, "tts", "tts_failed", f"speech synthesis failed: {exc}"))
@@ -126,54 +151,87 @@ class TurnSpeech:
             self._drop_prefetches()
         await self._post(SpeechEnded(self._turn))
 
-    async def _speak_all(self, tts: TextToSpeech, voice: str) -> None:
+    async def _speak_all(self, tts: TextToSpeech, voice: str, budget: RetryBudget | None) -> None:
         resampler = StreamResampler(tts.sample_rate, self._output_rate)
         while True:
-            if not self._ahead and not self._input_done:
-                self._start(await self._sentences.get(), tts, voice)  # wait for text only when idle
-            self._top_up(tts, voice)
+            if not self._ahead and not self._replay and not self._input_done:
+                self._start(await self._sentences.get(), tts, voice, budget)  # wait for text only when idle
+            self._top_up(tts, voice, budget)
             if not self._ahead:
                 break
-            current = self._ahead.popleft()
-            self._sentence = current.index
-            async for chunk in current.chunks():
-                await self._send_pcm(float_to_pcm16(resampler.process(pcm16_to_float(chunk))))
-                self._top_up(tts, voice)
+            current = self._ahead[0]
+            self._sentence = current.item.index
+            try:
+                async for chunk in current.chunks():
+                    await self._send_pcm(float_to_pcm16(resampler.process(pcm16_to_float(chunk))))
+                    self._top_up(tts, voice, budget)
+            except CircuitOpen:
+                self._replay.extendleft(reversed([p.item for p in self._ahead]))
+                self._drop_prefetches()
+                raise
+            self._ahead.popleft()
         await self._send_pcm(float_to_pcm16(resampler.flush()), last=True)
 
-    def _top_up(self, tts: TextToSpeech, voice: str) -> None:
+    def _top_up(self, tts: TextToSpeech, voice: str, budget: RetryBudget | None) -> None:
         """Start synthesizing queued sentences, up to ``depth`` ahead, without waiting for any."""
-        while not self._input_done and len(self._ahead) < self._depth:
+        while len(self._ahead) < self._depth:
+            if self._replay:
+                self._start(self._replay.popleft(), tts, voice, budget)
+                continue
+            if self._input_done:
+                return
             try:
                 item = self._sentences.get_nowait()
             except asyncio.QueueEmpty:
                 return
-            self._start(item, tts, voice)
+            self._start(item, tts, voice, budget)
 
-    def _start(self, item: tuple[str, int] | None, tts: TextToSpeech, voice: str) -> None:
+    def _start(self, item: _Item | None, tts: TextToSpeech, voice: str, budget: RetryBudget | None) -> None:
         if item is None:
             self._input_done = True
             return
-        text, index = item
-        self._ahead.append(_Prefetch(tts, text, voice, index))
+        phrases = self._voicing.phrases
+        if item.phrase is not None and phrases is not None:
+            key = item.phrase
+            audio = _phrase(lambda: phrases.audio(tts, voice, key, item.text))
+        else:
+            audio = tts.synthesize(item.text, voice, budget)
+        self._ahead.append(_Prefetch(item, audio))
 
     def _drop_prefetches(self) -> None:
         while self._ahead:
             self._ahead.popleft().cancel()
 
     async def _apologise(self) -> None:
-        fallback = self._fallback
-        if fallback is None:
+        """The stored recording of the apology in the session's voice, else the fallback voice."""
+        voicing = self._voicing
+        text = voicing.apology_text
+        if not text.strip():
             return
         self._framer.reset()  # a partial frame of the failed voice is not worth keeping
-        self._sentence = -1
-        resampler = StreamResampler(fallback.tts.sample_rate, self._output_rate)
+        self._sentence = APOLOGY_SENTENCE
+        if voicing.phrases is not None:
+            stored = await voicing.phrases.stored(voicing.tts, voicing.voice, "apology", text)
+            if stored:
+                await self._play_whole(stored, voicing.tts.sample_rate)
+                return
+        fallback = voicing.fallback
+        if fallback is None:
+            return
         try:
-            async for chunk in fallback.tts.synthesize(fallback.text, fallback.voice):
-                await self._send_pcm(float_to_pcm16(resampler.process(pcm16_to_float(chunk))))
-            await self._send_pcm(float_to_pcm16(resampler.flush()), last=True)
+            if voicing.phrases is not None:
+                pcm = await voicing.phrases.audio(fallback.tts, fallback.voice, "apology", text)
+            else:
+                pcm = b"".join([chunk async for chunk in fallback.tts.synthesize(text, fallback.voice)])
         except AgentError as exc:
             log.warning("the fallback voice failed too in turn %d: %s", self._turn, exc)
+            return
+        await self._play_whole(pcm, fallback.tts.sample_rate)
+
+    async def _play_whole(self, pcm: bytes, rate: int) -> None:
+        resampler = StreamResampler(rate, self._output_rate)
+        await self._send_pcm(float_to_pcm16(resampler.process(pcm16_to_float(pcm))))
+        await self._send_pcm(float_to_pcm16(resampler.flush()), last=True)
 
     async def _send_pcm(self, pcm: bytes, *, last: bool = False) -> None:
         frames = self._framer.push(pcm)
@@ -182,3 +240,9 @@ class TurnSpeech:
         for frame in frames:
             await self._wait_for_room()
             await self._post(SpeechAudio(self._turn, frame, self._sentence))
+
+
+async def _phrase(audio: Callable[[], Awaitable[bytes]]) -> AsyncIterator[bytes]:
+    pcm = await audio()
+    if pcm:
+        yield pcm

@@ -12,7 +12,10 @@ It speaks the real wire protocol, so the production adapter (aiobotocore, ``endp
 - injectable latency (time to first audio, real-time factor) and faults, each for the next N requests:
   ``throttling``, ``unavailable`` (503), ``internal`` (500), ``not_ready`` (429 ModelNotReadyException),
   ``model_error_500``, ``model_error_400``, ``validation``, ``hang``, ``stream_error`` (ModelStreamError
-  before any audio) and ``mid_stream`` (ModelStreamError after the first audio part).
+  before any audio) and ``mid_stream`` (ModelStreamError after ``break_after_parts`` audio parts, 1 by default).
+
+Its limits and names are its own, copied from the endpoint's documentation
+(``shared/reference/qwen3-tts-sagemaker.md``), never imported from the adapter it certifies.
 
 It also serves ``POST /v1/audio/speech`` directly, as the bare vLLM-Omni server does (for the ``vllm-omni``
 backend). Audio is the local Piper voice resampled to 24 kHz, cached per text, so a test can compare what
@@ -43,15 +46,34 @@ from typing import Any
 
 from aiohttp import web
 
-from agent.adapters.tts_requests import LANGUAGES, MAX_BODY_BYTES, MODEL_RATE
 from agent.audio.pcm import float_to_pcm16, pcm16_to_float
 from agent.audio.resample import resample
 from agent.audio.wav import read_audio, wav_bytes
 from agent.errors import AudioFormatError
-from agent.ports import TextToSpeech, Voice, VoiceRecord
+from agent.ports import ConsentRecord, TextToSpeech, Voice, VoiceRecord
 from tests.fakes import eventstream
 
 log = logging.getLogger(__name__)
+
+# The service's own values, from shared/reference/qwen3-tts-sagemaker.md (not from the adapter):
+MODEL_RATE = 24000
+"""§5 (tokenizer ``output_sample_rate=24000``) and §3.2: the model speaks 24 kHz mono PCM16."""
+MAX_BODY_BYTES = 6_291_456
+"""§4.1: ``BodyBlob`` max 6,291,456 bytes (6 MiB), request and non-streamed response of InvokeEndpoint."""
+LANGUAGES: tuple[str, ...] = (
+    "Auto",
+    "Chinese",
+    "English",
+    "Japanese",
+    "Korean",
+    "German",
+    "French",
+    "Russian",
+    "Portuguese",
+    "Spanish",
+    "Italian",
+)
+"""§3.1, field ``language``: title-cased; anything else is 400 ``Invalid language '<x>'. Supported: ...``."""
 
 FAULTS = (
     "throttling",
@@ -123,6 +145,8 @@ class SageMakerEmulator:
     force_sse: bool = False
     misalign: bool = True
     hang_s: float = 120.0
+    break_after_parts: int = 1
+    """``mid_stream`` faults: audio parts sent before the stream breaks."""
     requests: list[Recorded] = field(default_factory=list)
     _faults: deque[str] = field(default_factory=deque)
     _cache: dict[str, bytes] = field(default_factory=dict)
@@ -145,8 +169,9 @@ class SageMakerEmulator:
         if text not in self._cache:
             chunks = [chunk async for chunk in self.tts.synthesize(text, self.voice)]
             pcm = b"".join(chunks)
-            out = resample(pcm16_to_float(pcm), self.tts.sample_rate, MODEL_RATE) if pcm else []
-            self._cache[text] = float_to_pcm16(out) if pcm else b""
+            self._cache[text] = (
+                float_to_pcm16(resample(pcm16_to_float(pcm), self.tts.sample_rate, MODEL_RATE)) if pcm else b""
+            )
         return self._cache[text]
 
     # ----- lifecycle ----------------------------------------------------------------------------------------
@@ -267,7 +292,7 @@ class SageMakerEmulator:
         chunks = _chunks(pcm, self.chunk_ms)
         for index, chunk in enumerate(chunks):
             await self._pace_chunk(record, index)
-            if index == 1 and fault == "mid_stream":
+            if index == max(1, self.break_after_parts) and fault == "mid_stream":
                 await response.write(_stream_exception("ModelStreamError", "StreamBroken"))
                 return response
             if record.first_audio_at is None:
@@ -324,10 +349,8 @@ class SageMakerEmulator:
                 400, "Base task requires non-empty 'ref_text' (the transcript of ref_audio) unless 'x_vector_only_mode'"
             )
         language = body.get("language")
-        if language is not None:
-            allowed = ("Auto", *LANGUAGES)
-            if not isinstance(language, str) or language.strip().title() not in allowed:
-                raise _Reject(400, f"Invalid language '{language}'. Supported: {', '.join(allowed)}")
+        if language is not None and (not isinstance(language, str) or language.strip().title() not in LANGUAGES):
+            raise _Reject(400, f"Invalid language '{language}'. Supported: {', '.join(LANGUAGES)}")
         fmt = body.get("response_format", "wav")
         if fmt not in ("wav", "pcm", "flac", "mp3", "opus"):
             raise _Reject(400, f"Invalid response_format '{fmt}'")
@@ -368,7 +391,9 @@ class SageMakerEmulator:
         await response.prepare(request)
         for index, chunk in enumerate(_chunks(pcm, self.chunk_ms)):
             await self._pace_chunk(record, index)
-            if fault in ("mid_stream", "stream_error") and index == (1 if fault == "mid_stream" else 0):
+            if fault in ("mid_stream", "stream_error") and index == (
+                max(1, self.break_after_parts) if fault == "mid_stream" else 0
+            ):
                 assert request.transport is not None
                 request.transport.abort()  # the generator failed after the 200: the connection is cut
                 return response
@@ -403,18 +428,31 @@ class SageMakerEmulator:
         return web.json_response({"cleared": True})
 
 
-async def make_voice(emulator: SageMakerEmulator, name: str, transcript: str, language: str = "en") -> Voice:
-    """An enrolled-voice value whose reference clip is the emulator's own voice saying ``transcript``."""
+async def make_voice(
+    emulator: SageMakerEmulator, name: str, transcript: str, language: str = "en", tenant: str = "default"
+) -> Voice:
+    """An enrolled-voice value whose reference clip is the emulator's own voice saying ``transcript``, with a
+    consent record that covers it."""
     wav = wav_bytes(await emulator.audio(transcript), MODEL_RATE)
+    sha256 = hashlib.sha256(wav).hexdigest()
+    consent = ConsentRecord(
+        statement="test fixture: synthetic voice",
+        speaker="the emulator",
+        consented_at="2026-01-01T00:00:00Z",
+        audio_sha256=sha256,
+        enrolled_by="cli",
+        tenant=tenant,
+    )
     record = VoiceRecord(
         name=name,
-        voice_id=hashlib.sha256(name.encode()).hexdigest()[:16],
+        voice_id=hashlib.sha256(f"{tenant}/{name}".encode()).hexdigest()[:16],
         transcript=transcript,
         language=language,
-        consent="test fixture: synthetic voice",
-        sha256=hashlib.sha256(wav).hexdigest(),
+        consent=consent,
+        sha256=sha256,
         duration_s=(len(wav) - 44) / 2 / MODEL_RATE,
         created_at="2026-01-01T00:00:00Z",
+        tenant=tenant,
     )
     return Voice(record=record, wav=wav)
 

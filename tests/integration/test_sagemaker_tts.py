@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import base64
 import io
+import json
+import logging
 import time
 import wave
 from collections.abc import AsyncIterator
@@ -15,9 +17,10 @@ from agent.adapters.file_voice_store import FileVoiceStore
 from agent.adapters.sagemaker_tts import SageMakerTTS, client_config
 from agent.adapters.tts_requests import split_text, wav_data_uri
 from agent.config import TtsSettings
-from agent.errors import ProviderError, ProviderTimeout, ProviderUnavailable, UnknownVoice, VoiceRequired
+from agent.errors import CircuitOpen, ProviderError, ProviderTimeout, ProviderUnavailable, UnknownVoice, VoiceRequired
 from agent.ports import Voice
-from tests.fakes.sagemaker_emulator import SageMakerEmulator
+from agent.resilience import BreakerState, CircuitBreaker, RetryBudget
+from tests.fakes.sagemaker_emulator import SageMakerEmulator, make_voice
 from tests.integration.sagemaker_fixtures import REFERENCE_TEXT, aws_env, emulator, store, voice  # noqa: F401
 
 pytestmark = pytest.mark.models
@@ -55,8 +58,8 @@ async def tts(emulator: SageMakerEmulator, store: FileVoiceStore) -> AsyncIterat
     await adapter.aclose()
 
 
-async def speak(tts: SageMakerTTS, text: str, name: str = "alice") -> bytes:
-    return b"".join([chunk async for chunk in tts.synthesize(text, name)])
+async def speak(tts: SageMakerTTS, text: str, name: str = "default/alice", budget: RetryBudget | None = None) -> bytes:
+    return b"".join([chunk async for chunk in tts.synthesize(text, name, budget)])
 
 
 async def test_streaming_request_has_the_exact_shape(
@@ -65,7 +68,7 @@ async def test_streaming_request_has_the_exact_shape(
     voice: Voice,  # noqa: F811
 ) -> None:
     assert tts.sample_rate == 24000
-    assert await tts.resolve_voice("alice") == "alice"
+    assert await tts.resolve_voice("alice") == "default/alice"
     audio = await speak(tts, SENTENCE)
 
     assert audio == await emulator.audio(SENTENCE)  # all of it, in order, odd PayloadPart cuts re-joined
@@ -184,19 +187,97 @@ async def test_a_stream_broken_before_audio_is_resent_without_streaming(
     assert [(r.streaming, r.fault) for r in emulator.requests] == [(True, "stream_error"), (False, None)]
 
 
-async def test_a_stream_broken_after_audio_was_played_is_not_repeated(
+@pytest.mark.parametrize("parts", [1, 3])
+async def test_a_stream_broken_after_audio_continues_from_where_it_broke(
+    tts: SageMakerTTS,
+    emulator: SageMakerEmulator,  # noqa: F811
+    caplog: pytest.LogCaptureFixture,
+    parts: int,
+) -> None:
+    expected = await emulator.audio(SENTENCE)
+    emulator.break_after_parts = parts
+    emulator.fail_next("mid_stream", 1)
+    heard = bytearray()
+    pieces = 0
+    with caplog.at_level(logging.INFO):
+        async for chunk in tts.synthesize(SENTENCE, "default/alice"):
+            if pieces == 0:
+                assert [r.fault for r in emulator.requests] == ["mid_stream"]  # audio came before the break
+            heard += chunk
+            pieces += 1
+    assert bytes(heard) == expected  # all of it, nothing twice, nothing missing
+    assert [(r.streaming, r.fault) for r in emulator.requests] == [(True, "mid_stream"), (False, None)]
+    assert tts.breaker.status().recovered_total == 1
+    assert any("stream broke after" in r.getMessage() for r in caplog.records)
+
+
+async def test_retries_come_from_one_budget_per_reply(
     tts: SageMakerTTS,
     emulator: SageMakerEmulator,  # noqa: F811
 ) -> None:
-    expected = await emulator.audio(SENTENCE)  # synthesized now, so the emulator's pacing is exact
-    emulator.rtf = 1.0  # 80 ms between parts: the first part surely reached the caller before the break
-    emulator.fail_next("mid_stream", 1)
-    heard = bytearray()
+    budget = RetryBudget(2)
+    emulator.fail_next("unavailable", 1)
+    assert await speak(tts, SENTENCE, budget=budget) == await emulator.audio(SENTENCE)  # one retry spent
+    emulator.fail_next("unavailable", 5)
+    seen = len(emulator.requests)
     with pytest.raises(ProviderUnavailable):
-        async for chunk in tts.synthesize(SENTENCE, "alice"):
-            heard += chunk
-    assert 0 < len(heard) < len(expected)
-    assert len(emulator.requests) == 1
+        await speak(tts, "And a second sentence of the same reply.", budget=budget)
+    assert len(emulator.requests) - seen == 2  # max_attempts would allow 3; the reply had one retry left
+    assert budget.left == 0 and budget.spent == 2
+
+
+async def test_the_breaker_opens_fails_fast_and_closes_after_a_probe(
+    emulator: SageMakerEmulator,  # noqa: F811
+    store: FileVoiceStore,  # noqa: F811
+) -> None:
+    now = [0.0]
+    breaker = CircuitBreaker("sagemaker:test", 2, 30.0, lambda: now[0])
+    tts = SageMakerTTS(settings(emulator, max_attempts=1), store, breaker)
+    try:
+        for _ in range(2):
+            emulator.fail_next("unavailable", 1)
+            with pytest.raises(ProviderUnavailable):
+                await speak(tts, SENTENCE)
+        assert breaker.status().state is BreakerState.OPEN
+        seen = len(emulator.requests)
+        with pytest.raises(CircuitOpen):
+            await speak(tts, SENTENCE)
+        assert len(emulator.requests) == seen  # refused without a request
+        now[0] += 30.0
+        assert await speak(tts, SENTENCE) == await emulator.audio(SENTENCE)  # the half-open probe
+        assert breaker.status().state is BreakerState.CLOSED and len(emulator.requests) == seen + 1
+    finally:
+        await tts.aclose()
+
+
+async def test_a_timeout_counts_as_a_failure(
+    emulator: SageMakerEmulator,  # noqa: F811
+    store: FileVoiceStore,  # noqa: F811
+) -> None:
+    breaker = CircuitBreaker("sagemaker:test", 1, 30.0, lambda: 0.0)
+    tts = SageMakerTTS(settings(emulator, deadline_s=0.5), store, breaker)
+    emulator.fail_next("hang", 1)
+    try:
+        with pytest.raises(ProviderTimeout):
+            await speak(tts, SENTENCE)
+    finally:
+        await tts.aclose()
+    assert breaker.status().state is BreakerState.OPEN
+
+
+async def test_one_audit_line_per_request_without_the_text(
+    tts: SageMakerTTS,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with caplog.at_level(logging.INFO, logger="agent.audit"):
+        await speak(tts, SENTENCE)
+        await speak(tts, "   ")  # nothing to say: no request, no line
+    (line,) = [r for r in caplog.records if r.name == "agent.audit"]
+    assert line.levelno == logging.INFO
+    message = line.getMessage()
+    assert "tenant=default" in message and "voice=alice" in message and "backend=sagemaker" in message
+    assert f"characters={len(SENTENCE)}" in message
+    assert SENTENCE not in message and "Tuesday" not in message
 
 
 async def test_server_sent_events_are_detected_and_decoded(
@@ -207,27 +288,19 @@ async def test_server_sent_events_are_detected_and_decoded(
     assert await speak(tts, SENTENCE) == await emulator.audio(SENTENCE)
 
 
-async def test_a_ten_sentence_reply_arrives_complete_and_in_order(
+async def test_a_long_text_is_cut_into_pieces_spoken_in_order(
     emulator: SageMakerEmulator,  # noqa: F811
     store: FileVoiceStore,  # noqa: F811
 ) -> None:
     emulator.ttfa_ms, emulator.rtf = 30, 0.05
-    tts = SageMakerTTS(settings(emulator, pipeline_depth=3), store)
-
-    async def sentences() -> AsyncIterator[str]:
-        for sentence in TEN:
-            yield sentence
-
+    tts = SageMakerTTS(settings(emulator), store)
     try:
-        audio = b"".join([chunk async for chunk in tts.synthesize_stream(sentences(), "alice")])
         whole = await speak(tts, " ".join(TEN))  # one long text: cut into sentences by the adapter
     finally:
         await tts.aclose()
-    expected = b"".join([await emulator.audio(s) for s in TEN])
-    assert audio == expected
-    assert whole == b"".join([await emulator.audio(p) for p in split_text(" ".join(TEN))])
-    inputs = [r.body["input"] for r in emulator.requests[:10] if r.body]
-    assert sorted(inputs) == sorted(TEN)  # one request per sentence
+    pieces = split_text(" ".join(TEN))
+    assert whole == b"".join([await emulator.audio(p) for p in pieces])
+    assert [r.body["input"] for r in emulator.requests if r.body] == pieces  # one request per piece, in order
 
 
 async def test_voice_resolution(
@@ -239,6 +312,30 @@ async def test_voice_resolution(
         await tts.resolve_voice("nobody")
     with pytest.raises(VoiceRequired, match="AGENT_TTS__DEFAULT_VOICE"):
         await tts.resolve_voice(None)
+    with pytest.raises(UnknownVoice):
+        await tts.resolve_voice("alice", "acme")  # another tenant's voice is no voice
     with_default = SageMakerTTS(settings(emulator, default_voice="alice"), store)
-    assert await with_default.resolve_voice(None) == "alice"
+    assert await with_default.resolve_voice(None) == "default/alice"
+    assert emulator.requests == []
+
+
+@pytest.mark.parametrize(("field", "value"), [("audio_sha256", "0" * 64), ("tenant", "acme"), ("statement", "  ")])
+async def test_a_voice_without_a_valid_consent_record_is_refused(
+    emulator: SageMakerEmulator,  # noqa: F811
+    store: FileVoiceStore,  # noqa: F811
+    field: str,
+    value: str,
+) -> None:
+    await store.add(await make_voice(emulator, "bob", "A different reference sentence for bob."))
+    # The store refuses such a record, so damage it on disk, as a tampered or half-migrated store would.
+    registry = store.directory / "registry.json"
+    data = json.loads(registry.read_text())
+    data["tenants"]["default"]["bob"]["consent"][field] = value
+    registry.write_text(json.dumps(data))
+    tts = SageMakerTTS(settings(emulator), store)
+    with pytest.raises(UnknownVoice):
+        await tts.resolve_voice("bob")
+    with pytest.raises(UnknownVoice):  # nor by its handle
+        await speak(tts, SENTENCE, "default/bob")
+    assert await tts.resolve_voice("alice") == "default/alice"  # the valid voice next to it still works
     assert emulator.requests == []
