@@ -15,6 +15,7 @@ import asyncio
 import logging
 import time
 from collections import Counter
+from collections.abc import Awaitable, Callable
 
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
@@ -34,16 +35,23 @@ log = logging.getLogger(__name__)
 class Pacer:
     """Holds each frame until the caller's playout buffer is at most ``lead_s`` ahead of real time."""
 
-    def __init__(self, lead_s: float) -> None:
+    def __init__(
+        self,
+        lead_s: float,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
         self._lead = lead_s
-        self._queued_until = 0.0  # monotonic time at which the audio sent so far has played out
+        self._clock = clock
+        self._sleep = sleep
+        self._queued_until = 0.0  # clock time at which the audio sent so far has played out
 
     async def wait(self, duration_s: float) -> None:
-        now = time.monotonic()
+        now = self._clock()
         ahead = self._queued_until - now
         if ahead > self._lead:
-            await asyncio.sleep(ahead - self._lead)
-            now = time.monotonic()
+            await self._sleep(ahead - self._lead)
+            now = self._clock()
         self._queued_until = max(self._queued_until, now) + duration_s
 
     def reset(self) -> None:

@@ -71,18 +71,22 @@ async def test_talking_over_a_story_interrupts_it_and_the_model_hears_only_what_
             served = dataclasses.replace(components, llm=llm)
             async with running_server(local_settings(), lambda: served) as server:
                 await server.wait_ready()
-                messages, binary_after_clear = await _conversation(server.ws_url)
+                talk = await _conversation(server.ws_url)
         finally:
             await llm.aclose()
 
+    messages = talk.messages
     kinds = [m["type"] for m in messages]
     assert "playback.clear" in kinds, kinds
     clear = next(m for m in messages if m["type"] == "playback.clear")
     assert clear["turn"] == 1
-    assert binary_after_clear == 0  # no story audio after the clear
+    assert talk.binary_after_clear == 0  # no story audio after the clear
     metrics = {m["turn"]: m for m in messages if m["type"] == "turn.metrics"}
     assert metrics[1]["interrupted"] is True
-    assert 800 <= metrics[1]["heard_ms"] <= 4000
+    # Heard: at least the last position the caller reported, at most the story audio it was sent. (How far the
+    # server's clock advances it between the mark and the barge-in is unit-tested with an injected clock.)
+    assert talk.last_mark_ms >= 1500
+    assert talk.last_mark_ms - 1 <= metrics[1]["heard_ms"] <= talk.story_received_ms + 1  # whole ms
     transcripts = {m["turn"]: m["text"] for m in messages if m["type"] == "transcript"}
     assert wer("Wait, what time is it now?", transcripts[2]) <= 0.25, transcripts[2]
     assert any(m["type"] == "audio.start" and m["turn"] == 2 for m in messages)
@@ -97,9 +101,17 @@ async def test_talking_over_a_story_interrupts_it_and_the_model_hears_only_what_
     assert second[-1] == {"role": "user", "content": transcripts[2]}
 
 
-async def _conversation(url: str) -> tuple[list[dict[str, Any]], int]:
-    messages: list[dict[str, Any]] = []
-    binary_after_clear = 0
+@dataclasses.dataclass
+class Talk:
+    messages: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    binary_after_clear: int = 0
+    last_mark_ms: float = 0.0  # the last playback.mark sent for the story
+    story_received_ms: float = 0.0  # story audio received before the clear
+
+
+async def _conversation(url: str) -> Talk:
+    talk = Talk()
+    messages = talk.messages
     async with connect(url) as ws:
         await ws.send(json.dumps({"type": "session.start", "sample_rate": 16000, "voice": None}))
         caller = Caller(ws)
@@ -118,7 +130,9 @@ async def _conversation(url: str) -> tuple[list[dict[str, Any]], int]:
                 if isinstance(message, bytes):
                     received_ms += len(message) / 48.0  # 24 kHz PCM16
                     if cleared:
-                        binary_after_clear += 1
+                        talk.binary_after_clear += 1
+                    elif not any(m["type"] == "playback.clear" for m in messages):
+                        talk.story_received_ms = received_ms
                 elif message is not None:
                     event = json.loads(message)
                     messages.append(event)
@@ -133,6 +147,7 @@ async def _conversation(url: str) -> tuple[list[dict[str, Any]], int]:
                 if first_audio_at is not None and not interrupted:
                     played = min(received_ms, (time.monotonic() - first_audio_at) * 1000)
                     await ws.send(json.dumps({"type": "playback.mark", "turn": 1, "played_ms": played}))
+                    talk.last_mark_ms = played
                     if played >= 1500:
                         interrupted = True
                         await caller.queue.put(speech_pcm16("Wait, what time is it now?"))
@@ -140,4 +155,4 @@ async def _conversation(url: str) -> tuple[list[dict[str, Any]], int]:
             caller.stop.set()
             await sender
             await ws.send(json.dumps({"type": "session.end"}))
-    return messages, binary_after_clear
+    return talk

@@ -11,9 +11,7 @@ import asyncio
 import base64
 import dataclasses
 import io
-import itertools
 import json
-import statistics
 import urllib.request
 from pathlib import Path
 
@@ -36,10 +34,6 @@ from tests.speech import silence, speech_pcm16
 pytestmark = pytest.mark.models
 
 PUBLIC_URL = "wss://agent.example.com/twilio"
-
-
-def _gaps_ms(times: list[float]) -> list[float]:
-    return [(b - a) * 1000 for a, b in itertools.pairwise(times)]
 
 
 async def test_caller_hears_paced_media_with_marks_and_barge_in_sends_clear(components: Components) -> None:
@@ -68,12 +62,11 @@ async def test_caller_hears_paced_media_with_marks_and_barge_in_sends_clear(comp
         finally:
             await llm.aclose()
 
-    # Paced: after the lead, one 20 ms frame about every 20 ms, never a burst of seconds.
+    # Paced, not a burst: 75 frames cannot arrive faster than real time minus the lead (a lower bound, which a
+    # loaded machine cannot break). The pacer's exact schedule is unit-tested on an injected clock
+    # (tests/unit/test_twilio_pacer.py); gap percentiles on real sockets are measured by bench/twilio_pacing.py.
     story = got.media_times[:story_frames]
-    gaps = _gaps_ms(story[10:])
-    assert 15 <= statistics.median(gaps) <= 25, gaps
-    assert max(gaps) < 150, gaps
-    assert story[-1] - story[0] >= 1.2  # 75 frames took real time, not a burst
+    assert story[-1] - story[0] >= 1.2
     # A mark after each media frame, named turn:played_ms, counting up in 20 ms steps.
     names = [name for _, name in got.marks[:story_frames]]
     assert names[:3] == ["1:20", "1:40", "1:60"], names[:3]
