@@ -23,6 +23,7 @@ from websockets.exceptions import ConnectionClosed
 from agent.auth import mint_token
 from agent.runtime.components import Components
 from agent.runtime.server import RunningServer, running_server
+from agent.transport import twilio
 from tests.integration.conftest import local_settings
 
 SECRET = "front-door-test-secret-0123456789abcdef"
@@ -314,3 +315,16 @@ async def test_with_auth_off_any_header_is_ignored(server: RunningServer) -> Non
         assert (await next_json(ws))["type"] == "session.started"
     refused = await send_raw(server, upgrade("/ws", "Origin: https://evil.example"))
     assert refused.status == 403  # the origin check does not depend on auth
+
+
+async def test_twilio_signature_decides_when_a_twilio_token_is_set(components: Components) -> None:
+    settings = local_settings(auth={"secret": SECRET}, twilio={"auth_token": "twilio-token", "public_url": ""})
+    async with running_server(settings, lambda: components) as srv:
+        await srv.wait_ready()
+        url = f"wss://127.0.0.1:{srv.port}/twilio"  # what Twilio signs when no public URL is set
+        signed = upgrade("/twilio", f"X-Twilio-Signature: {twilio.signature('twilio-token', url)}")
+        assert (await send_raw(srv, signed)).status == 101
+        forged = upgrade("/twilio", f"X-Twilio-Signature: {twilio.signature('other-token', url)}")
+        assert (await send_raw(srv, forged)).status == 403
+        bearer_only = upgrade("/twilio", "Authorization: Bearer {token}")  # a token does not replace the signature
+        assert (await send_raw(srv, bearer_only)).status == 403
