@@ -31,6 +31,11 @@ class ServerSettings(BaseModel):
     close_timeout_s: float = Field(5.0, gt=0)
     max_sessions: int = Field(16, ge=1, description="Concurrent sessions; more are refused with 503.")
     start_timeout_s: float = Field(10.0, gt=0, description="Time allowed to send session.start.")
+    send_timeout_s: float = Field(
+        10.0, gt=0, description="Longest wait to hand one message to a client; a client that does not read is closed."
+    )
+    max_input_rate: float = Field(1.5, gt=1.0, description="Caller audio allowed, as a multiple of real time.")
+    input_rate_window_s: float = Field(5.0, gt=0, description="Burst of audio allowed: max_input_rate x this.")
     allowed_origins: list[str] = Field(
         default_factory=list,
         description="Browser origins (scheme://host[:port]) allowed on the WebSocket paths, besides the "
@@ -93,6 +98,17 @@ class TurnSettings(BaseModel):
     idle_prompt_s: float = Field(20.0, ge=0, description="Silence before the agent prompts once; 0 = never.")
     idle_prompt_text: str = "Are you still there?"
     idle_end_s: float = Field(60.0, ge=0, description="Silence before an abandoned session ends; 0 = never.")
+    greeting_text: str = Field("", description="Spoken when a session starts; empty = no greeting.")
+    apology_text: str = Field(
+        "Sorry, something went wrong on my side. Could you say that again?",
+        description="Spoken when a turn fails before anything was said; empty = the failure is only reported.",
+    )
+    hold_text: str = Field("One moment.", description="Spoken once when a reply is late; empty = never.")
+    hold_after_ms: int = Field(2500, ge=0, description="Caller stopped -> no reply audio yet: hold phrase; 0 = off.")
+    asr_deadline_s: float = Field(15.0, ge=0, description="End of utterance -> transcript; 0 = no deadline.")
+    reply_first_text_deadline_s: float = Field(15.0, ge=0, description="Transcript -> first reply text; 0 = none.")
+    first_audio_deadline_s: float = Field(15.0, ge=0, description="Sentence queued -> its first audio; 0 = none.")
+    reply_deadline_s: float = Field(120.0, ge=0, description="Transcript -> whole reply synthesized; 0 = none.")
 
 
 class AsrSettings(BaseModel):

@@ -12,6 +12,11 @@ from dataclasses import dataclass, field
 
 from agent.ports import ChatMessage
 
+APOLOGY_SENTENCE = -1
+"""Sentence index of an apology (the core's, or the synthesis pipeline's own after a voice failure)."""
+HOLD_SENTENCE = -2
+"""Sentence index of the "one moment" phrase, queued before the reply's first sentence."""
+
 # ---------------------------------------------------------------------------------------------- inputs
 
 
@@ -36,6 +41,8 @@ class TranscriptReady:
 class TranscriptFailed:
     request: int
     message: str
+    code: str = "asr_failed"
+    """Wire code of the ``error`` sent when this was the turn's transcript (``internal_error`` for a bug)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +63,8 @@ class SpeechAudio:
     turn: int
     pcm: bytes
     sentence: int = 0
-    """Index of the ``Synthesize`` this audio speaks (-1 for the fallback apology)."""
+    """Index of the ``Synthesize`` this audio speaks: the reply's sentences count from 0; fixed phrases
+    outside the reply text use ``APOLOGY_SENTENCE`` (-1) and ``HOLD_SENTENCE`` (-2)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +74,10 @@ class SpeechEnded:
 
 @dataclass(frozen=True, slots=True)
 class StageFailed:
-    """A runtime task for ``turn`` failed; ``stage`` is "asr", "llm" or "tts"."""
+    """A runtime task for ``turn`` failed; ``stage`` is "asr", "llm" or "tts".
+
+    ``code`` is the wire code: the stage's own (``llm_failed``, ``tts_failed``) or ``internal_error`` when
+    the task raised something unexpected (a bug; logged with its traceback by the runtime)."""
 
     turn: int
     stage: str
@@ -224,6 +235,13 @@ class Transcribe:
 
 
 @dataclass(frozen=True, slots=True)
+class CancelTranscription:
+    """The answer to ``Transcribe(request)`` is no longer wanted (superseded): stop it, or never start it."""
+
+    request: int
+
+
+@dataclass(frozen=True, slots=True)
 class GenerateReply:
     """Stream a reply for ``history``; post ``ReplyDelta``s then ``ReplyEnded`` (or ``StageFailed``)."""
 
@@ -251,6 +269,13 @@ class FinishSynthesis:
 
 
 @dataclass(frozen=True, slots=True)
+class CancelReply:
+    """Stop generating the reply text of ``turn`` (it missed its deadline); its speech goes on."""
+
+    turn: int
+
+
+@dataclass(frozen=True, slots=True)
 class CancelTurn:
     """Stop all work of ``turn`` and drop its queued outbound audio."""
 
@@ -263,4 +288,14 @@ class CloseSession:
     reason: str
 
 
-Effect = Notify | Transcribe | GenerateReply | Synthesize | FinishSynthesis | CancelTurn | CloseSession
+Effect = (
+    Notify
+    | Transcribe
+    | CancelTranscription
+    | GenerateReply
+    | Synthesize
+    | FinishSynthesis
+    | CancelReply
+    | CancelTurn
+    | CloseSession
+)

@@ -7,6 +7,9 @@
   the agent talks; or the final one);
 - ``Interrupt``: while the agent holds the floor (``busy``), the caller has said enough real words to
   take it (short sounds never do; acknowledgements such as "uh-huh" do not unless they go on);
+- ``CancelTranscription``: a request it asked for is no longer wanted (a newer speculation replaces it,
+  or its utterance ended or was discarded), so the runtime can stop it instead of letting superseded
+  transcriptions pile up;
 - ``Ended``: the utterance is over, with its transcript when the speculative one covers every voiced
   frame, or else the request whose answer will be its transcript. An utterance that ends while the agent
   holds the floor without having taken it (a cough, an acknowledgement) ends silently: nothing to do.
@@ -20,7 +23,7 @@ from dataclasses import dataclass, replace
 from typing import Literal, assert_never
 
 from agent.core.endpointing import EndpointPolicy, is_backchannel
-from agent.core.events import AudioFrame, Transcribe
+from agent.core.events import AudioFrame, CancelTranscription, Transcribe
 from agent.core.turn_policy import Discarded, EndOfTurn, Onset, TurnDetector, TurnPolicy
 from agent.core.turn_state import AsrRequest, BargeInPolicy, Utterance
 
@@ -50,7 +53,7 @@ class Ended:
     interrupted: bool
 
 
-Heard = Began | Interrupt | Ended | Transcribe
+Heard = Began | Interrupt | Ended | Transcribe | CancelTranscription
 
 
 class Listener:
@@ -85,10 +88,10 @@ class Listener:
             case Onset():
                 self._utterances += 1
                 self._utterance = Utterance(self._utterances)
-                heard = [Began(signal.audio_ms)]
+                heard = [*self._cancel_all(), Began(signal.audio_ms)]
             case Discarded():
                 self._utterance = None
-                heard = []
+                heard = self._cancel_all()
             case EndOfTurn():
                 heard = self._ended(signal, busy)
             case _:
@@ -152,6 +155,8 @@ class Listener:
         heard: list[Heard] = []
         voiced_until = detector.voiced_until_ms
         if ep.speculative_ms and silence >= ep.speculative_ms and utterance.spec_voiced_until != voiced_until:
+            if utterance.spec_request is not None and self._asr.pop(utterance.spec_request, None) is not None:
+                heard.append(CancelTranscription(utterance.spec_request))  # the caller went on: superseded
             utterance.spec_request = self._request(utterance, "spec")
             utterance.spec_voiced_until = voiced_until
             utterance.spec_text = None
@@ -174,20 +179,28 @@ class Listener:
             return []
         quiet = utterance.backchannel or end.speech_ms < self._barge.min_speech_ms
         if busy and not utterance.barged_in and quiet:
-            return []  # an acknowledgement or a noise while the agent talks: it goes on
-        heard: list[Heard] = []
+            return self._cancel_all()  # an acknowledgement or a noise while the agent talks: it goes on
         covered = utterance.spec_request is not None and utterance.spec_voiced_until == end.voiced_until_ms
         text = utterance.spec_text if covered else None
         if covered and text is None and utterance.spec_request in self._asr:
             request = utterance.spec_request  # in flight and covering it all: its answer is the transcript
             del self._asr[request]
         else:
+            request = 0
+        heard: list[Heard] = self._cancel_all()  # probes and partial speculations of the utterance are moot
+        if not request:
             self._requests += 1
             request = self._requests
             if text is None:
                 heard.append(Transcribe(request, end.audio))
         heard.append(Ended(end, self.last_voice_at, text, request, interrupted=utterance.barged_in))
         return heard
+
+    def _cancel_all(self) -> list[Heard]:
+        """Every request still in flight is moot (its utterance is over, or a new one began)."""
+        moot: list[Heard] = [CancelTranscription(request) for request in self._asr]
+        self._asr.clear()
+        return moot
 
     def _request(self, utterance: Utterance, purpose: Literal["spec", "probe"]) -> int:
         self._requests += 1

@@ -26,6 +26,8 @@ class Playback:
     sent_ms: float = 0.0
     marked_ms: float | None = None
     marked_at: float | None = None
+    lead_ms: float = 0.0
+    """Audio played before the reply's first sentence that is not part of its text (the hold phrase)."""
 
     def add_sentence(self, text: str) -> int:
         self.sentences.append(_Sentence(text))
@@ -36,6 +38,8 @@ class Playback:
             self.started_at = now
         if 0 <= sentence < len(self.sentences):
             self.sentences[sentence].audio_ms += audio_ms
+        elif self.sent_ms == self.lead_ms:  # nothing of the reply's own sentences yet
+            self.lead_ms += audio_ms
         self.sent_ms += audio_ms
 
     def mark(self, played_ms: float, now: float) -> None:
@@ -63,7 +67,7 @@ class Playback:
     def heard_text(self, played_ms: float) -> str:
         """The reply cut at the sentence and word reached after ``played_ms`` of audio."""
         heard: list[str] = []
-        remaining = played_ms
+        remaining = played_ms - self.lead_ms
         for sentence in self.sentences:
             if sentence.audio_ms <= 0:
                 break

@@ -16,7 +16,13 @@ Caller speech of at least ``BargeInPolicy.min_speech_ms`` during that time is a 
 recognised from a quick transcript and do not interrupt.
 
 Every result carries its request or turn id; results for anything no longer current are dropped here, so
-late results of a cancelled turn can never reach the caller.
+late results of a cancelled turn can never reach the caller. Superseded transcriptions are cancelled
+(``CancelTranscription``), so they cannot pile up behind each other.
+
+Nothing can wedge a turn and every failure is spoken (``agent.core.recovery``): each stage has a deadline
+checked on every event (``Deadlines``); a failed or overdue stage is reported with an ``error`` and, when
+nothing of the reply was said, answered with the apology phrase. The agent also speaks on its own: a
+greeting (``open``), a "one moment" when a reply is late, and the idle prompt (``Phrases``).
 """
 
 from __future__ import annotations
@@ -26,10 +32,14 @@ from typing import assert_never
 from agent.core.chunker import SentenceChunker
 from agent.core.endpointing import is_backchannel
 from agent.core.events import (
+    APOLOGY_SENTENCE,
+    HOLD_SENTENCE,
     AudioChunk,
     AudioEnd,
     AudioFrame,
     AudioStart,
+    CancelReply,
+    CancelTranscription,
     CancelTurn,
     ClientEnded,
     CloseSession,
@@ -59,10 +69,20 @@ from agent.core.events import (
 )
 from agent.core.history import Dialogue
 from agent.core.listening import Began, Ended, Heard, Interrupt, Listener
+from agent.core.recovery import hold_due, overdue
 from agent.core.turn_policy import EndOfTurn
-from agent.core.turn_state import BargeInPolicy, IdlePolicy, PendingTurn, SessionConfig, Turn, turn_metrics
+from agent.core.turn_state import (
+    BargeInPolicy,
+    Deadlines,
+    IdlePolicy,
+    PendingTurn,
+    Phrases,
+    SessionConfig,
+    Turn,
+    turn_metrics,
+)
 
-__all__ = ["BargeInPolicy", "IdlePolicy", "Session", "SessionConfig"]
+__all__ = ["BargeInPolicy", "Deadlines", "IdlePolicy", "Phrases", "Session", "SessionConfig"]
 
 
 class Session:
@@ -71,6 +91,7 @@ class Session:
     def __init__(self, config: SessionConfig) -> None:
         self._config = config
         self._barge = config.barge_in
+        self._phrases = config.phrases
         self._listener = Listener(config.policy, config.endpointing, config.barge_in)
         self._dialogue = Dialogue(config.system_prompt, config.max_history_messages)
         self._bytes_per_ms = config.output_sample_rate * 2 / 1000.0
@@ -88,6 +109,13 @@ class Session:
     @property
     def history(self) -> Dialogue:
         return self._dialogue
+
+    def open(self, now: float) -> list[Effect]:
+        """Call once when the session starts: the greeting, if there is one."""
+        self._last_activity_at = now
+        if not self._phrases.greeting or self._closed:
+            return []
+        return self._system_turn(self._phrases.greeting, "greeting", now, remember=True)
 
     def handle(self, event: Event, now: float) -> list[Effect]:
         if self._closed:
@@ -138,7 +166,7 @@ class Session:
         match heard:
             case Began():
                 return [Notify(SpeechStarted(audio_ms=heard.audio_ms))]
-            case Transcribe():
+            case Transcribe() | CancelTranscription():
                 return [heard]
             case Interrupt():
                 return self._barge_in(now)
@@ -162,10 +190,13 @@ class Session:
     def _drop_pending(self, now: float) -> list[Effect]:
         """A newer utterance replaces one still waiting for its transcript."""
         pending, self._pending = self._pending, None
-        if pending is None or pending.only_if_not_backchannel:
+        if pending is None:
             return []
+        effects: list[Effect] = [CancelTranscription(pending.request)]
+        if pending.only_if_not_backchannel:
+            return effects
         turn = Turn(self._turns, pending.end.utterance_ms, pending.last_voice_at, pending.ended_at)
-        return self._finish(turn, now, interrupted=True)
+        return effects + self._finish(turn, now, interrupted=True)
 
     def _announce(self, end: EndOfTurn, now: float) -> list[Effect]:
         """Close the previous turn if it is still going, and number the new one."""
@@ -213,17 +244,21 @@ class Session:
         pending = self._pending
         if pending is None or pending.request != event.request:
             return []  # a speculative or probe transcript: the final one will be tried anyway
+        return self._transcript_lost(pending, event.code, event.message, now)
+
+    def _transcript_lost(self, pending: PendingTurn, code: str, message: str, now: float) -> list[Effect]:
+        """The turn's transcript failed or is overdue: say so, and apologise (nothing was understood)."""
         self._pending = None
         if pending.only_if_not_backchannel:
-            return []
+            return []  # said while the agent talked: it may have been "uh-huh"; the agent goes on
         turn = Turn(self._turns, pending.end.utterance_ms, pending.last_voice_at, pending.ended_at)
-        turn.transcript_at = now
+        turn.transcript_at = turn.began_at = now
         self._active = turn
-        effects: list[Effect] = [Notify(ErrorNotice(code="asr_failed", message=event.message, turn=turn.number))]
-        return effects + self._finish(turn, now, interrupted=False)
+        effects: list[Effect] = [Notify(ErrorNotice(code=code, message=message, turn=turn.number))]
+        return effects + self._apologise(turn, now)
 
     def _transcribed(self, turn: Turn, text: str, now: float) -> list[Effect]:
-        turn.transcript_at = now
+        turn.transcript_at = turn.began_at = now
         text = text.strip()
         effects: list[Effect] = [Notify(TranscriptText(turn=turn.number, text=text))]
         if not text:
@@ -249,22 +284,43 @@ class Session:
         effects: list[Effect] = [Notify(ReplyText(turn=turn.number, text=event.text, done=False))]
         return effects + self._synthesize(turn, turn.chunker.push(event.text), now)
 
-    def _on_reply_ended(self, number: int, now: float) -> list[Effect]:
+    def _on_reply_ended(self, number: int, now: float, *, failed: bool = False) -> list[Effect]:
         turn = self._current(number)
         if turn is None or turn.reply_finished:
             return []
         turn.reply_finished = True
         turn.reply_done_at = now
-        text = "".join(turn.reply).strip()
-        effects: list[Effect] = [Notify(ReplyText(turn=turn.number, text=text, done=True))]
-        effects += self._synthesize(turn, turn.chunker.flush(), now)
-        effects.append(FinishSynthesis(turn.number))
-        return effects
+        speak = self._synthesize(turn, turn.chunker.flush(), now)
+        if failed and not turn.playback.sentences and self._phrases.apology:
+            # Nothing of the reply was said: the caller hears an apology instead of silence.
+            text = self._phrases.apology
+            speak = [self._phrase(turn, text, APOLOGY_SENTENCE, "apology", now)]
+        else:
+            text = "".join(turn.reply).strip()
+        return [Notify(ReplyText(turn=turn.number, text=text, done=True)), *speak, FinishSynthesis(turn.number)]
 
     def _synthesize(self, turn: Turn, sentences: list[str], now: float) -> list[Effect]:
         if sentences and turn.first_synthesis_at is None:
             turn.first_synthesis_at = now
         return [Synthesize(turn.number, text, turn.playback.add_sentence(text)) for text in sentences]
+
+    def _phrase(self, turn: Turn, text: str, sentence: int, phrase: str, now: float) -> Synthesize:
+        """A fixed phrase outside the reply's text (its audio is not part of what the history keeps)."""
+        if turn.first_synthesis_at is None:
+            turn.first_synthesis_at = now
+        return Synthesize(turn.number, text, sentence, phrase=phrase)
+
+    def _apologise(self, turn: Turn, now: float) -> list[Effect]:
+        """End ``turn`` (nothing of a reply was said) with the apology phrase, or at once without one."""
+        if not self._phrases.apology:
+            return self._finish(turn, now, interrupted=False)
+        turn.reply_finished = True
+        text = self._phrases.apology
+        return [
+            Notify(ReplyText(turn=turn.number, text=text, done=True)),
+            self._phrase(turn, text, APOLOGY_SENTENCE, "apology", now),
+            FinishSynthesis(turn.number),
+        ]
 
     def _on_speech_audio(self, event: SpeechAudio, now: float) -> list[Effect]:
         turn = self._current(event.turn)
@@ -291,8 +347,8 @@ class Session:
             return []
         effects: list[Effect] = [Notify(ErrorNotice(code=event.code, message=event.message, turn=turn.number))]
         if event.stage == "llm" and not turn.reply_finished:
-            # Speak what was generated before the failure; the turn ends when that audio is done.
-            return effects + self._on_reply_ended(turn.number, now)
+            # Speak what was generated before the failure (or an apology); the turn ends when that is heard.
+            return effects + self._on_reply_ended(turn.number, now, failed=True)
         if event.stage == "tts":
             # The synthesis pipeline speaks a short apology (fallback voice) and ends with SpeechEnded.
             return effects
@@ -356,14 +412,54 @@ class Session:
     # -------------------------------------------------------------------------------------- timers
 
     def _housekeeping(self, now: float) -> list[Effect]:
+        effects = self._deadlines(now)
+        if effects:
+            return effects
         turn = self._active
         if turn is not None and turn.speech_finished:
             if turn.playback.finished(now, self._barge.playback_margin_ms):
                 return self._finish(turn, now, interrupted=False)
             return []
-        if turn is not None or self._pending is not None or self._listener.speaking:
+        if turn is not None:
+            return self._hold(turn, now)
+        if self._pending is not None or self._listener.speaking:
             return []
         return self._idle(now)
+
+    def _deadlines(self, now: float) -> list[Effect]:
+        """Stages that missed their deadline: stop them, say so, and apologise (``agent.core.recovery``)."""
+        deadlines = self._config.deadlines
+        pending = self._pending
+        if pending is not None and deadlines.asr_s and now - pending.ended_at >= deadlines.asr_s:
+            self._listener.forget(pending.request)
+            message = f"no transcript within {deadlines.asr_s:g} s"
+            return [CancelTranscription(pending.request), *self._transcript_lost(pending, "asr_timeout", message, now)]
+        turn = self._active
+        code = None if turn is None else overdue(turn, now, deadlines)
+        if turn is None or code is None:
+            return []
+        if code == "llm_timeout":
+            failed = StageFailed(turn.number, "llm", code, f"no reply text within {deadlines.first_text_s:g} s")
+            return [CancelReply(turn.number), *self._on_failure(failed, now)]
+        # Synthesis is stuck (or the reply as a whole is too slow): end the turn, then apologise in a turn
+        # of its own, since this turn's synthesis cannot be trusted to say anything any more.
+        message = "speech did not start in time" if code == "tts_timeout" else "the reply took too long"
+        effects: list[Effect] = [
+            CancelTurn(turn.number),
+            Notify(ErrorNotice(code=code, message=message, turn=turn.number)),
+            *self._finish(turn, now, interrupted=True),  # the history keeps only what was heard
+        ]
+        if not turn.system and self._phrases.apology:
+            effects += self._system_turn(self._phrases.apology, "apology", now, remember=False)
+        return effects
+
+    def _hold(self, turn: Turn, now: float) -> list[Effect]:
+        """ "One moment": once per turn, when the reply is late and nothing has been queued to say yet."""
+        phrases = self._phrases
+        if not hold_due(turn, now, phrases):
+            return []
+        turn.held = True
+        return [self._phrase(turn, phrases.hold, HOLD_SENTENCE, "hold", now)]
 
     def _idle(self, now: float) -> list[Effect]:
         idle = self._config.idle
@@ -372,17 +468,25 @@ class Session:
             return self._close(now, SessionEnded("no speech for a while: session ended"), 1000, "idle timeout")
         if idle.prompt_after_s and not self._prompted and since >= idle.prompt_after_s:
             self._prompted = True
-            self._turns += 1
-            turn = Turn(self._turns, 0, None, None)
-            turn.reply = [idle.prompt_text]
-            turn.reply_finished = True
-            self._active = turn
-            return [
-                Notify(ReplyText(turn=turn.number, text=idle.prompt_text, done=True)),
-                *self._synthesize(turn, [idle.prompt_text], now),
-                FinishSynthesis(turn.number),
-            ]
+            return self._system_turn(idle.prompt_text, "idle_prompt", now, remember=True)
         return []
+
+    def _system_turn(self, text: str, phrase: str, now: float, *, remember: bool) -> list[Effect]:
+        """A turn the agent starts on its own (no utterance): ``reply.done`` and the phrase's audio.
+
+        ``remember``: the phrase joins the conversation history (greeting, idle prompt; not an apology).
+        """
+        self._turns += 1
+        turn = Turn(self._turns, 0, None, None, system=True)
+        turn.began_at = now
+        turn.reply_finished = True
+        self._active = turn
+        if remember:
+            turn.reply = [text]
+            speak = self._phrase(turn, text, turn.playback.add_sentence(text), phrase, now)
+        else:
+            speak = self._phrase(turn, text, APOLOGY_SENTENCE, phrase, now)
+        return [Notify(ReplyText(turn=turn.number, text=text, done=True)), speak, FinishSynthesis(turn.number)]
 
     def _close(self, now: float, notice: SessionEnded, code: int, reason: str) -> list[Effect]:
         effects: list[Effect] = []

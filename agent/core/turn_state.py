@@ -40,6 +40,35 @@ class IdlePolicy:
 
 
 @dataclass(frozen=True, slots=True)
+class Deadlines:
+    """How long each stage of a turn may take, in seconds (0: no deadline). Checked by the core on every
+    event (a ``Tick`` every 250 ms), so a stage that hangs can never wedge the session."""
+
+    asr_s: float = 0.0
+    """End of the utterance → its transcript."""
+    first_text_s: float = 0.0
+    """Transcript → first reply text."""
+    first_audio_s: float = 0.0
+    """First sentence handed to synthesis → its first audio."""
+    reply_s: float = 0.0
+    """Transcript → the whole reply synthesized."""
+
+
+@dataclass(frozen=True, slots=True)
+class Phrases:
+    """Fixed phrases the agent speaks on its own (played from the voice's stored recordings when it has them)."""
+
+    apology: str = ""
+    """Spoken when a turn fails before anything of its reply was said (empty: the failure is only reported)."""
+    greeting: str = ""
+    """Spoken when the session starts (empty: no greeting)."""
+    hold: str = ""
+    """Spoken once per turn when its first audio is late (empty: never)."""
+    hold_after_ms: int = 0
+    """Time after the caller stopped speaking at which the hold phrase is due (0: never)."""
+
+
+@dataclass(frozen=True, slots=True)
 class SessionConfig:
     output_sample_rate: int = 24000
     policy: TurnPolicy = field(default_factory=TurnPolicy)
@@ -49,6 +78,8 @@ class SessionConfig:
     system_prompt: str = ""
     max_history_messages: int = 20
     first_chunk_min_chars: int = 8
+    deadlines: Deadlines = field(default_factory=Deadlines)
+    phrases: Phrases = field(default_factory=Phrases)
 
 
 def ms_between(start: float | None, end: float | None) -> float | None:
@@ -99,6 +130,12 @@ class Turn:
     last_voice_at: float | None
     ended_at: float | None
     speculative: bool = False
+    system: bool = False
+    """Started by the agent (greeting, idle prompt, apology): it never apologises for itself."""
+    held: bool = False
+    """The hold phrase was queued."""
+    began_at: float | None = None
+    """When the reply was asked for (transcript, or the start of a system turn): the deadlines' origin."""
     transcript_at: float | None = None
     first_text_at: float | None = None
     reply_done_at: float | None = None

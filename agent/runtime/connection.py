@@ -1,27 +1,41 @@
-"""One WebSocket connection: the asyncio shell around the session core, generic over its ``Wire``.
+"""One WebSocket connection, from the upgrade to the close: the asyncio shell around the session core.
 
-Lifecycle: wait for the opening (``session.start`` on ``/ws``, where bad input before it gets an ``error``
-event; Twilio's ``start`` on ``/twilio``), build a ``Session``, then run one loop that is the session's
-only caller. A reader task decodes client frames into the inbox;
-turn tasks (ASR, reply, synthesis) post their results to the same inbox; a writer task drains the outbox
-to the socket. Leaving the loop cancels every task of the connection.
+Lifecycle. The outbox and its writer task exist from the upgrade, so everything the server says (errors
+before the session, enrollment answers, the session itself) leaves in order through one writer. First
+``PreStart`` (``agent.runtime.opening``) fixes who is calling and waits for the opening message; then one
+loop is the session's only caller: a reader task decodes client frames into the inbox, stage tasks (ASR,
+reply text, synthesis) post their results to the same inbox, the writer drains the outbox to the socket.
+Leaving the loop cancels every task of the connection.
+
+Nothing can wedge it:
+
+- every send has a deadline (``server.send_timeout_s``): a client that stops reading is closed 1008
+  ``client is not reading`` and its slot freed (the outbox wakes whatever waited for room);
+- caller audio faster than real time is dropped (``error`` ``rate_limited``) and a flood closed 1008
+  (``agent.runtime.rate_limit``);
+- stage tasks never raise (``agent.runtime.stages``), and the core gives each stage a deadline;
+- a client leaving at any moment ends the connection with one INFO line, never a traceback.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 import uuid
+from collections import Counter
 from collections.abc import Coroutine
 from typing import Any, assert_never
 
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 
-from agent.audio.frontend import CallerAudio
+from agent.auth import Principal
 from agent.config import Settings
 from agent.core.events import (
+    CancelReply,
+    CancelTranscription,
     CancelTurn,
     CloseSession,
     Effect,
@@ -31,208 +45,286 @@ from agent.core.events import (
     GenerateReply,
     Notify,
     PlaybackClear,
-    ReplyDelta,
-    ReplyEnded,
-    StageFailed,
     Synthesize,
     Tick,
     Transcribe,
-    TranscriptFailed,
-    TranscriptReady,
     TurnMetrics,
 )
 from agent.core.session import Session
-from agent.errors import AgentError, ProtocolError, UnknownVoice
-from agent.ports import ChatMessage
-from agent.runtime import enrollment
+from agent.errors import ProtocolError
+from agent.runtime import stages
 from agent.runtime.components import Components
+from agent.runtime.enrollment import EnrollmentChannel
+from agent.runtime.frontend import CallerAudio
 from agent.runtime.metrics import ServerMetrics
+from agent.runtime.opening import Credentials, Opened, PreStart, display_name
 from agent.runtime.outbox import Outbox
 from agent.runtime.policy import session_config
+from agent.runtime.rate_limit import InputRateLimiter, Verdict
 from agent.runtime.speech import TurnSpeech
-from agent.runtime.wire import BrowserWire, Wire
+from agent.runtime.twilio_connection import TwilioWire
+from agent.runtime.voicing import Voicing
+from agent.runtime.wire import Wire
 from agent.transport import browser
 
 log = logging.getLogger(__name__)
 
-_DISCONNECTED = object()
-Inbox = asyncio.Queue[Event | bytes | object]
-
-
-async def send_error(ws: ServerConnection, error: ProtocolError) -> None:
-    await ws.send(browser.encode(ErrorNotice(code=error.code, message=error.message)))
-
-
-async def await_start(
-    ws: ServerConnection, settings: Settings, components: Components
-) -> tuple[browser.SessionStart, str] | None:
-    """Read frames until a valid ``session.start``; returns it with the resolved voice, or ``None``."""
-    deadline = time.monotonic() + settings.server.start_timeout_s
-    while True:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            await ws.close(1008, "session.start not received in time")
-            return None
-        try:
-            message = await asyncio.wait_for(ws.recv(), remaining)
-        except TimeoutError:
-            continue
-        except ConnectionClosed:  # e.g. a page that only listed voices or enrolled one
-            return None
-        try:
-            if isinstance(message, bytes):
-                raise ProtocolError("not_started", "send session.start before any audio")
-            request = browser.decode_text(message)
-            if isinstance(request, browser.EnrollmentMessage):  # an enrolling client is not idle
-                await enrollment.channel_for(ws, components, settings).handle(request)
-                deadline = time.monotonic() + settings.server.start_timeout_s
-                continue
-            if isinstance(request, browser.SessionEnd):
-                await ws.close(1000, "session ended")
-                return None
-            if isinstance(request, browser.PlaybackMarkMessage):
-                continue  # nothing is playing before the session starts
-            try:
-                voice = await components.tts.resolve_voice(request.voice or settings.tts.default_voice)
-            except UnknownVoice as exc:
-                raise ProtocolError("unknown_voice", f"{exc}; see the voices this server offers") from None
-            return request, voice
-        except ProtocolError as exc:
-            await send_error(ws, exc)
+_WAKE = object()
+Inbox = asyncio.Queue[Event | bytes | CloseSession | object]
+NOT_READING = CloseSession(1008, "client is not reading")
+FLOODING = CloseSession(1008, "audio faster than real time")
 
 
 class Connection:
-    """Runs one started session until the client ends it or goes away."""
+    """Runs one connection until the client ends it, goes away, or is closed for misbehaving."""
 
     def __init__(
         self,
         ws: ServerConnection,
         settings: Settings,
         components: Components,
-        start: browser.SessionStart | Wire,
-        voice: str,
+        credentials: Credentials,
         metrics: ServerMetrics | None = None,
+        *,
+        twilio: bool = False,
     ) -> None:
-        if isinstance(start, browser.SessionStart):
-            rate = start.output_sample_rate or settings.audio.output_sample_rate
-            start = BrowserWire(start, rate, settings.audio.output_frame_ms, settings.audio.max_input_frame_ms)
         self.id = uuid.uuid4().hex[:12]
-        self._metrics = metrics if metrics is not None else ServerMetrics()
         self._ws = ws
         self._settings = settings
         self._components = components
-        self._wire = start
-        self._voice = voice
-        self._voicing = components.voicing(settings, voice)
-        self._output_rate = start.output_rate
-        self._session = Session(session_config(settings, self._output_rate))
-        self._audio = CallerAudio(start.input_rate, components.new_detector(), settings.vad.threshold)
-        high_water = self._output_rate * 2 * settings.audio.outbound_buffer_ms // 1000
-        self._outbox = Outbox(audio_high_water=high_water)
-        self._inbox: Inbox = asyncio.Queue(maxsize=256)
-        self._tasks: dict[int, set[asyncio.Task[None]]] = {}
-        self._asr_tasks: set[asyncio.Task[None]] = set()
-        self._speech: dict[int, TurnSpeech] = {}
-        self._close: CloseSession | None = None
+        self._credentials = credentials
+        self._metrics = metrics if metrics is not None else ServerMetrics()
+        self._twilio = twilio
         self._log = logging.LoggerAdapter(log, {"session": self.id})
+        self._outbox = Outbox(audio_high_water=1)
+        self._inbox: Inbox = asyncio.Queue(maxsize=256)
+        self._wire: Wire | None = None
+        self._close: CloseSession | None = None
+        self._gone = False  # the socket can no longer be written to (closed, or the client stopped reading)
+        self._channel: EnrollmentChannel | None = None
+        self._tasks: dict[int, set[asyncio.Task[None]]] = {}
+        self._asr_tasks: dict[int, asyncio.Task[None]] = {}
+        self._speech: dict[int, TurnSpeech] = {}
+        self._voicing: Voicing | None = None
 
     async def run(self) -> None:
-        for payload in self._wire.opening(self.id, self._voice):
-            await self._ws.send(payload)
-        self._log.info("session %s started: input %d Hz, voice %s", self.id, self._wire.input_rate, self._voice)
-        self._voicing.warm_phrases()
-        reader = asyncio.create_task(self._read(), name=f"reader-{self.id}")
         writer = asyncio.create_task(self._write(), name=f"writer-{self.id}")
-        ticker = asyncio.create_task(self._tick(), name=f"ticker-{self.id}")
+        opened: Opened | None = None
         try:
-            await self._loop()
+            dropped: Counter[str] = Counter()
+            pre = PreStart(
+                self._ws,
+                self._settings,
+                self._components,
+                self._credentials,
+                self._outbox.put,
+                self._enroll,
+                lambda: self._channel is not None and self._channel.busy,
+                self._metrics,
+            )
+            opened = await (pre.open_twilio(dropped) if self._twilio else pre.open_browser())
+            self._stop(pre.close)
+            if opened is not None and not self._gone:
+                await self._converse(opened)
         finally:
-            reader.cancel()
-            ticker.cancel()
-            for number in list(self._tasks):
-                self._cancel_turn(number)
-            for task in self._asr_tasks:
-                task.cancel()
-            self._outbox.close()
-            if self._close is not None:
-                await asyncio.gather(writer, return_exceptions=True)
-                await self._ws.close(self._close.code, self._close.reason)
-            else:
-                writer.cancel()
-            await asyncio.gather(reader, writer, ticker, *self._asr_tasks, return_exceptions=True)
-            self._log.info("session %s closed", self.id)
+            await self._shutdown(writer, opened)
 
-    async def _loop(self) -> None:
+    # ------------------------------------------------------------------------------------- the session
+
+    async def _converse(self, opened: Opened) -> None:
+        wire = self._wire = opened.wire
+        settings = self._settings
+        rate = wire.output_rate
+        self._outbox.set_audio_high_water(rate * 2 * settings.audio.outbound_buffer_ms // 1000)
+        self._voicing = self._components.voicing(settings, opened.voice)
+        session = Session(session_config(settings, rate))
+        audio = CallerAudio(wire.input_rate, self._components.new_detector(), settings.vad.threshold)
+        for payload in wire.opening(self.id, display_name(opened.voice)):
+            self._outbox.put(payload)
+        self._log.info(
+            "session %s started: input %d Hz, voice %s, tenant %s, caller %s",
+            self.id,
+            wire.input_rate,
+            display_name(opened.voice),
+            opened.principal.tenant,
+            opened.principal.subject,
+        )
         clock = time.perf_counter
-        while self._close is None:
-            item = await self._inbox.get()
-            if item is _DISCONNECTED:
-                return
-            if isinstance(item, bytes):
-                for frame in self._audio.push(item):
-                    self._apply(self._session.handle(frame, clock()))
-            else:
-                self._apply(self._session.handle(item, clock()))  # type: ignore[arg-type]
+        self._apply(session.open(clock()))
+        reader = asyncio.create_task(self._read(wire), name=f"reader-{self.id}")
+        ticker = asyncio.create_task(self._tick(), name=f"ticker-{self.id}")
+        self._voicing.warm_phrases()
+        try:
+            while self._close is None and not self._gone:
+                item = await self._inbox.get()
+                if isinstance(item, bytes):
+                    for frame in audio.push(item):
+                        self._apply(session.handle(frame, clock()))
+                elif isinstance(item, CloseSession):
+                    self._stop(item)
+                elif item is not _WAKE:
+                    self._apply(session.handle(item, clock()))  # type: ignore[arg-type]
+        finally:
+            for task in (reader, ticker):
+                task.cancel()
+            for number in list(self._tasks) + list(self._speech):
+                self._cancel_turn(number)
+            for task in self._asr_tasks.values():
+                task.cancel()
+            await asyncio.gather(reader, ticker, *self._asr_tasks.values(), return_exceptions=True)
 
     async def _tick(self) -> None:
-        """Let the core's timers (playback end, idle) run even when the client sends no audio."""
+        """Let the core's timers (deadlines, playback end, hold, idle) run even when the client sends nothing."""
         while True:
             await asyncio.sleep(0.25)
             await self._inbox.put(Tick())
 
-    async def _read(self) -> None:
+    async def _read(self, wire: Wire) -> None:
+        limiter = InputRateLimiter(self._settings.server.max_input_rate, self._settings.server.input_rate_window_s)
+        bytes_per_ms = wire.input_rate * 2 / 1000.0
         try:
             async for message in self._ws:
                 try:
-                    item = self._wire.decode(message)
-                    if isinstance(item, browser.EnrollmentMessage):
-                        await enrollment.channel_for(self._ws, self._components, self._settings).handle(item)
-                    elif item is not None:
-                        await self._inbox.put(item)
+                    item = wire.decode(message)
                 except ProtocolError as exc:
-                    self._log.info("bad client message: %s", exc.code)
-                    self._metrics.error(exc.code)
-                    for payload in self._wire.encode(ErrorNotice(code=exc.code, message=exc.message)):
-                        self._outbox.put(payload)
+                    self._refuse(exc)
+                    continue
+                if isinstance(item, bytes):
+                    verdict = limiter.admit(len(item) / bytes_per_ms, time.monotonic())
+                    if verdict is Verdict.CLOSE:
+                        self._log.info("closing: audio keeps arriving faster than real time")
+                        await self._inbox.put(FLOODING)
+                        return
+                    if verdict is not Verdict.ADMIT:
+                        if verdict is Verdict.WARN:
+                            self._refuse(ProtocolError("rate_limited", "audio faster than real time is dropped"))
+                        continue
+                if isinstance(item, browser.EnrollmentMessage):
+                    principal = self._credentials.principal
+                    assert principal is not None  # fixed before the session started
+                    await self._enroll(principal, item)
+                elif item is not None:
+                    await self._inbox.put(item)
         except ConnectionClosed:
             pass
-        finally:
-            await self._inbox.put(_DISCONNECTED)
+        except Exception:
+            self._log.exception("reading the client's messages failed")
+            await self._inbox.put(CloseSession(1011, "internal error"))
+            return
+        self._gone = True
+        await self._inbox.put(_WAKE)
+
+    def _refuse(self, exc: ProtocolError) -> None:
+        self._log.info("bad client message: %s", exc.code)
+        self._metrics.error(exc.code)
+        wire = self._wire
+        if wire is not None:
+            for payload in wire.encode(ErrorNotice(code=exc.code, message=exc.message)):
+                self._outbox.put(payload)
+
+    async def _enroll(self, principal: Principal, message: browser.EnrollmentMessage) -> None:
+        """Hand an enrollment message to this connection's channel (its answers go through the outbox)."""
+        if self._channel is None:
+            self._channel = EnrollmentChannel(self._components, self._settings, principal, self._outbox.put)
+        try:
+            await self._channel.handle(message)
+        except Exception:
+            self._log.exception("enrollment message raised an unexpected error")
+            self._outbox.put(browser.encode(ErrorNotice(code=stages.INTERNAL_ERROR, message=stages.INTERNAL_MESSAGE)))
 
     async def _write(self) -> None:
+        timeout = self._settings.server.send_timeout_s
         try:
             while (item := await self._outbox.get_item()) is not None:
-                await self._wire.send(self._ws, *item)
+                turn, payload = item
+                wire = self._wire
+                sending = self._ws.send(payload) if wire is None else wire.send(self._ws, turn, payload)
+                await asyncio.wait_for(sending, timeout)
+        except TimeoutError:
+            self._log.info("closing: the client took no message for %g s", timeout)
+            self._gone = True
+            self._stop(NOT_READING, force=True)
         except ConnectionClosed:
-            await self._inbox.put(_DISCONNECTED)
+            self._gone = True
+            self._stop(None)
+
+    def _stop(self, close: CloseSession | None, *, force: bool = False) -> None:
+        """End the connection (with ``close``, unless another close was decided first) and wake the loop."""
+        if close is not None and (self._close is None or force):
+            self._close = close
+        if force:
+            self._outbox.close()  # and wake whatever waits for room in it
+        with contextlib.suppress(asyncio.QueueFull):  # a full inbox: the loop checks after each item anyway
+            self._inbox.put_nowait(_WAKE)
+
+    async def _shutdown(self, writer: asyncio.Task[None], opened: Opened | None) -> None:
+        if self._channel is not None:
+            self._channel.close()
+        self._outbox.close()
+        close = self._close
+        if close is not None and not self._gone:
+            # Let what is queued (the last events, an error) reach the client, but not for ever.
+            await asyncio.wait({writer}, timeout=self._settings.server.send_timeout_s)
+        writer.cancel()
+        await asyncio.gather(writer, return_exceptions=True)
+        if close is not None:
+            await self._close_socket(close)
+        what = "session" if opened is not None else "connection"
+        how = f"closed {close.code} ({close.reason})" if close is not None else "closed by the client"
+        self._log.info("%s %s %s", what, self.id, how)
+        wire = self._wire
+        if isinstance(wire, TwilioWire):
+            self._log.info("call %s: dropped messages %s", wire.start.call_sid, dict(wire.dropped))
+
+    async def _close_socket(self, close: CloseSession) -> None:
+        """Close with ``close``; a client that does not read cannot even take the close frame: drop it."""
+        try:
+            await asyncio.wait_for(self._ws.close(close.code, close.reason), self._settings.server.close_timeout_s)
+        except TimeoutError:
+            self._ws.transport.abort()
 
     # ----------------------------------------------------------------------------------- effects
 
     def _apply(self, effects: list[Effect]) -> None:
+        wire = self._wire
+        assert wire is not None
         for effect in effects:
             match effect:
                 case Notify(event=event):
                     turn = getattr(event, "turn", None)
-                    for payload in self._wire.encode(event):
+                    for payload in wire.encode(event):
                         self._outbox.put(payload, turn)
                     self._observe(event)
                 case Transcribe(request=request, pcm=pcm):
-                    task = asyncio.create_task(self._transcribe(request, pcm))
-                    self._asr_tasks.add(task)
-                    task.add_done_callback(self._asr_tasks.discard)
+                    post = self._inbox.put
+                    task = asyncio.create_task(stages.transcribe(self._components.stt, request, pcm, post, self._log))
+                    self._asr_tasks[request] = task
+                    task.add_done_callback(self._asr_done)
+                case CancelTranscription(request=request):
+                    if request in self._asr_tasks:
+                        self._asr_tasks.pop(request).cancel()  # queued work in the ASR pool then never runs
                 case GenerateReply(turn=turn, history=history):
-                    self._spawn(turn, self._reply(turn, history))
+                    llm = self._components.llm
+                    self._spawn(turn, stages.reply(llm, turn, history, self._inbox.put, self._log))
                 case Synthesize(turn=turn, text=text, sentence=sentence, phrase=phrase):
                     self._speech_for(turn).add(text, sentence, phrase)
                 case FinishSynthesis(turn=turn):
                     self._speech_for(turn).finish()
+                case CancelReply(turn=turn):
+                    for task in self._tasks.pop(turn, set()):
+                        task.cancel()
                 case CancelTurn(turn=turn):
                     self._cancel_turn(turn)
                     self._outbox.drop_audio(turn)
                 case CloseSession():
-                    self._close = effect
+                    self._stop(effect)
                 case _:
                     assert_never(effect)
+
+    def _asr_done(self, task: asyncio.Task[None]) -> None:
+        for request, running in list(self._asr_tasks.items()):
+            if running is task:
+                del self._asr_tasks[request]
 
     def _observe(self, event: object) -> None:
         if isinstance(event, TurnMetrics):
@@ -254,13 +346,10 @@ class Connection:
     def _speech_for(self, turn: int) -> TurnSpeech:
         speech = self._speech.get(turn)
         if speech is None:
+            wire, voicing = self._wire, self._voicing
+            assert wire is not None and voicing is not None
             speech = TurnSpeech(
-                turn,
-                self._voicing,
-                self._output_rate,
-                self._wire.frame_ms,
-                self._inbox.put,
-                self._outbox.wait_for_room,
+                turn, voicing, wire.output_rate, wire.frame_ms, self._inbox.put, self._outbox.wait_for_room
             )
             self._speech[turn] = speech
         return speech
@@ -271,25 +360,6 @@ class Connection:
         speech = self._speech.pop(turn, None)
         if speech is not None:
             speech.cancel()
-
-    async def _transcribe(self, request: int, pcm: bytes) -> None:
-        try:
-            transcript = await self._components.stt.transcribe(pcm)
-        except AgentError as exc:
-            self._log.warning("transcription %d failed: %s", request, exc)
-            await self._inbox.put(TranscriptFailed(request, f"transcription failed: {exc}"))
-            return
-        await self._inbox.put(TranscriptReady(request, transcript.text))
-
-    async def _reply(self, turn: int, history: tuple[ChatMessage, ...]) -> None:
-        try:
-            async for delta in self._components.llm.stream_reply(history):
-                await self._inbox.put(ReplyDelta(turn, delta))
-        except AgentError as exc:
-            self._log.warning("reply failed in turn %d: %s", turn, exc)
-            await self._inbox.put(StageFailed(turn, "llm", "llm_failed", f"reply generation failed: {exc}"))
-            return
-        await self._inbox.put(ReplyEnded(turn))
 
     def _log_turn(self, m: TurnMetrics) -> None:
         self._log.info(

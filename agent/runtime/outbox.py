@@ -28,6 +28,11 @@ class Outbox:
     def audio_bytes(self) -> int:
         return self._audio_bytes
 
+    def set_audio_high_water(self, audio_high_water: int) -> None:
+        """Change the bound (a connection learns its output rate only when its session starts)."""
+        self._high_water = audio_high_water
+        self._update_room()
+
     def put(self, payload: Payload, turn: int | None = None) -> None:
         if self._closed:
             return
@@ -80,5 +85,7 @@ class Outbox:
         self._room.set()
 
     def _update_room(self) -> None:
-        if self._audio_bytes < self._high_water:
+        if self._audio_bytes < self._high_water or self._closed:
             self._room.set()
+        else:
+            self._room.clear()

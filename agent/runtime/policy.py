@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from agent.config import Settings
 from agent.core.endpointing import EndpointPolicy
-from agent.core.session import BargeInPolicy, IdlePolicy, SessionConfig
+from agent.core.session import BargeInPolicy, Deadlines, IdlePolicy, Phrases, SessionConfig
 from agent.core.turn_policy import TurnPolicy
 
 
@@ -35,6 +35,18 @@ def session_config(settings: Settings, output_rate: int) -> SessionConfig:
             prompt_after_s=turn.idle_prompt_s,
             prompt_text=turn.idle_prompt_text,
             end_after_s=turn.idle_end_s,
+        ),
+        deadlines=Deadlines(
+            asr_s=turn.asr_deadline_s,
+            first_text_s=turn.reply_first_text_deadline_s,
+            first_audio_s=turn.first_audio_deadline_s,
+            reply_s=turn.reply_deadline_s,
+        ),
+        phrases=Phrases(
+            apology=turn.apology_text,
+            greeting=turn.greeting_text,
+            hold=turn.hold_text,
+            hold_after_ms=turn.hold_after_ms,
         ),
         system_prompt=settings.llm.system_prompt,
         max_history_messages=settings.llm.max_history_messages,

@@ -9,6 +9,7 @@ compression, ``max_size``, ``max_queue``, ping interval/timeout, open/close time
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import weakref
 from collections.abc import AsyncIterator, Callable
@@ -18,18 +19,19 @@ from http import HTTPStatus
 
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.datastructures import Headers
+from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
 from agent.auth import Authenticator, Principal
 from agent.config import Settings
 from agent.errors import ProtocolError
 from agent.runtime.components import Components
-from agent.runtime.connection import Connection, await_start
+from agent.runtime.connection import Connection
 from agent.runtime.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from agent.runtime.metrics import ServerMetrics
+from agent.runtime.opening import Credentials
 from agent.runtime.responses import READ_METHODS, for_method, json_response, method_not_allowed, secured
 from agent.runtime.static import StaticFiles
-from agent.runtime.twilio_connection import await_twilio_start
 from agent.runtime.upgrade import Admission, UpgradeGate
 
 log = logging.getLogger(__name__)
@@ -176,22 +178,18 @@ class _Routes:
         self._state.sessions += 1
         self._state.metrics.session_opened()
         try:
-            if ws.request is not None and ws.request.path.split("?", 1)[0] == TWILIO_PATH:
-                call = await await_twilio_start(ws, self._settings, components, self._state.metrics)
-                if call is None:
-                    return
-                wire, voice = call
-                await Connection(ws, self._settings, components, wire, voice, self._state.metrics).run()
-                log.info("call %s: dropped messages %s", wire.start.call_sid, dict(wire.dropped))
-                return
-            started = await await_start(ws, self._settings, components)
-            if started is None:
-                return
-            start, voice = started
-            await Connection(ws, self._settings, components, start, voice, self._state.metrics).run()
+            try:
+                credentials = Credentials(self._state.auth, self._state.header_principal(ws))
+            except ProtocolError as exc:  # a bad header token: answered and closed 1008 by the connection
+                credentials = Credentials(self._state.auth, None, exc)
+            twilio = ws.request is not None and ws.request.path.split("?", 1)[0] == TWILIO_PATH
+            await Connection(ws, self._settings, components, credentials, self._state.metrics, twilio=twilio).run()
+        except ConnectionClosed:
+            log.info("client went away")  # an ordinary disconnect is not an error: no traceback
         except Exception:
             log.exception("connection handler failed")
-            await ws.close(1011, "internal error")
+            with contextlib.suppress(Exception):
+                await ws.close(1011, "internal error")
         finally:
             self._state.sessions -= 1
             self._state.metrics.session_closed()

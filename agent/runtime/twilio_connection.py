@@ -1,4 +1,5 @@
-"""Twilio Media Streams (``/twilio``): the opening handshake and the ``TwilioWire`` a ``Connection`` runs on.
+"""Twilio Media Streams (``/twilio``): the ``TwilioWire`` a ``Connection`` runs on (its opening handshake is
+``agent.runtime.opening.PreStart.open_twilio``).
 
 Twilio sends ``connected`` then ``start``; the voice comes from ``start.customParameters.voice``. Caller
 audio is μ-law 8 kHz (``CallerAudio`` resamples it to 16 kHz); replies are synthesized at 8 kHz in 20 ms
@@ -18,13 +19,9 @@ from collections import Counter
 from collections.abc import Awaitable, Callable
 
 from websockets.asyncio.server import ServerConnection
-from websockets.exceptions import ConnectionClosed
 
-from agent.config import Settings
 from agent.core.events import AudioChunk, ClientEnded, PlaybackClear, PlaybackMark, ServerEvent, SessionEnded
-from agent.errors import ProtocolError, UnknownVoice
-from agent.runtime.components import Components
-from agent.runtime.metrics import ServerMetrics
+from agent.errors import ProtocolError
 from agent.runtime.outbox import Payload
 from agent.runtime.wire import Inbound
 from agent.transport import twilio
@@ -124,45 +121,3 @@ class TwilioWire:
         if turn is not None:
             played = self._played[turn] = self._played.get(turn, 0.0) + duration_ms
             await ws.send(twilio.mark(sid, turn, played))
-
-
-async def await_twilio_start(
-    ws: ServerConnection, settings: Settings, components: Components, metrics: ServerMetrics
-) -> tuple[TwilioWire, str] | None:
-    """Read Twilio messages until ``start``; returns the wire and the resolved voice, or ``None`` (closed)."""
-    dropped: Counter[str] = Counter()
-    deadline = time.monotonic() + settings.server.start_timeout_s
-    while True:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            await ws.close(1008, "start not received in time")
-            return None
-        try:
-            message = await asyncio.wait_for(ws.recv(), remaining)
-        except TimeoutError:
-            continue
-        except ConnectionClosed:
-            return None
-        try:
-            match twilio.decode(message):
-                case twilio.Start() as start:
-                    break
-                case twilio.Connected():
-                    continue
-                case twilio.Stop():
-                    await ws.close(1000, "stream stopped")
-                    return None
-                case _:
-                    raise ProtocolError("not_started", "message before start")
-        except ProtocolError as exc:
-            log.info("twilio stream: dropped a message before start: %s", exc.code)
-            dropped[exc.code] += 1
-            metrics.error(exc.code)
-    requested = start.custom_parameters.get("voice") or settings.tts.default_voice
-    try:
-        voice = await components.tts.resolve_voice(requested)
-    except UnknownVoice:
-        log.warning("call %s asked for unknown voice %r; using the default", start.call_sid, requested)
-        dropped["unknown_voice"] += 1
-        voice = await components.tts.resolve_voice(settings.tts.default_voice)
-    return TwilioWire(start, settings.twilio.lead_ms, dropped), voice

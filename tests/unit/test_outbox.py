@@ -30,3 +30,14 @@ async def test_get_waits_for_put() -> None:
     await asyncio.sleep(0)
     box.put(b"zz")
     assert await asyncio.wait_for(getter, 1) == b"zz"
+
+
+async def test_closing_wakes_a_producer_waiting_for_room_and_the_bound_can_change() -> None:
+    box = Outbox(audio_high_water=1)  # before the session: no audio expected yet
+    box.set_audio_high_water(100)
+    box.put(b"a" * 150, 1)
+    waiter = asyncio.create_task(box.wait_for_room())
+    await asyncio.sleep(0)
+    assert not waiter.done()
+    box.close()  # e.g. the client stopped reading: nothing may wait for room for ever
+    await asyncio.wait_for(waiter, 1)

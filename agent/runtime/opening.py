@@ -1,0 +1,222 @@
+"""Before the session: who is calling, what they ask for until they start, and the start itself.
+
+``Credentials`` fixes the connection's ``Principal`` once: from the upgrade's ``Authorization: Bearer``
+header, or else from the ``token`` of the first message that needs one (``session.start``,
+``voice.enroll.begin``, ``voices.list``, ``voices.remove``). Tokens in later messages are ignored (the
+principal does not change during a connection). Missing or invalid credentials while auth is on:
+``ProtocolError("unauthorized")``, which ends the connection (``error`` then close 1008).
+
+``PreStart`` reads the client's messages until the opening one (``session.start`` on ``/ws``, Twilio's
+``start`` on ``/twilio``), answering everything else through ``send`` (the connection's outbox): ``error``
+for refusals, the enrollment channel's answers. The start deadline (``server.start_timeout_s``) counts
+from the upgrade and no message restarts it, so a socket cannot hold a session slot by sending refused (or
+any other) messages; only while the server itself is working on an enrollment the connection asked for
+(``EnrollmentChannel.busy``) is it held open past the deadline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from websockets.asyncio.server import ServerConnection
+from websockets.exceptions import ConnectionClosed
+
+from agent.auth import Authenticator, Principal
+from agent.config import Settings
+from agent.core.events import CloseSession, ErrorNotice
+from agent.errors import ProtocolError, UnknownVoice
+from agent.runtime.components import Components
+from agent.runtime.metrics import ServerMetrics
+from agent.runtime.outbox import Payload
+from agent.runtime.twilio_connection import TwilioWire
+from agent.runtime.wire import BrowserWire, Wire
+from agent.transport import browser, twilio
+
+log = logging.getLogger(__name__)
+
+Enroll = Callable[[Principal, browser.EnrollmentMessage], Awaitable[None]]
+"""Hands an enrollment message to the connection's channel (made for ``principal`` on first use)."""
+Busy = Callable[[], bool]
+
+
+class Credentials:
+    def __init__(self, auth: Authenticator, header: Principal | None, refused: ProtocolError | None = None) -> None:
+        self._auth = auth
+        self._principal = header
+        self._refused = refused
+
+    @property
+    def principal(self) -> Principal | None:
+        return self._principal
+
+    @property
+    def refused(self) -> ProtocolError | None:
+        """Why the upgrade's header was refused (answered at once: ``error`` then close 1008)."""
+        return self._refused
+
+    def check(self, token: str | None) -> Principal:
+        """The connection's principal, fixed by the header or by this first ``token``. Raises ``ProtocolError``."""
+        if self._refused is not None:
+            raise self._refused  # a bad header token: never overridden by a message
+        if self._principal is None:
+            self._principal = self._auth.from_token(token)
+        return self._principal
+
+
+@dataclass(frozen=True, slots=True)
+class Opened:
+    wire: Wire
+    voice: str
+    """The voice handle ``resolve_voice`` returned (``tenant/name`` for cloned voices)."""
+    principal: Principal
+
+
+def display_name(voice: str) -> str:
+    """The name a client sees for a voice handle: the part after its tenant."""
+    return voice.rsplit("/", 1)[-1]
+
+
+class PreStart:
+    """One connection's life before its session. ``close`` says how to end it when no session starts."""
+
+    def __init__(
+        self,
+        ws: ServerConnection,
+        settings: Settings,
+        components: Components,
+        credentials: Credentials,
+        send: Callable[[Payload], None],
+        enroll: Enroll,
+        enrolling: Busy,
+        metrics: ServerMetrics,
+    ) -> None:
+        self._ws = ws
+        self._settings = settings
+        self._components = components
+        self._credentials = credentials
+        self._send = send
+        self._enroll = enroll
+        self._enrolling = enrolling
+        self._metrics = metrics
+        self._deadline = time.monotonic() + settings.server.start_timeout_s
+        self.close: CloseSession | None = None
+
+    async def open_browser(self) -> Opened | None:
+        """Protocol v1: wait for a valid ``session.start``. ``None``: no session (see ``close``)."""
+        if self._credentials.refused is not None:
+            self._refuse(self._credentials.refused)
+            return None
+        while (message := await self._next("session.start not received in time")) is not None:
+            try:
+                opened = await self._browser_message(message)
+            except ProtocolError as exc:
+                self._refuse(exc)
+                opened = None
+            if opened is not None or self.close is not None:
+                return opened
+        return None
+
+    async def open_twilio(self, dropped: Counter[str]) -> Opened | None:
+        """Twilio Media Streams: wait for ``start``; ``None``: no call (see ``close``)."""
+        while (message := await self._next("start not received in time")) is not None:
+            try:
+                match twilio.decode(message):
+                    case twilio.Start() as start:
+                        return await self._twilio_start(start, dropped)
+                    case twilio.Connected():
+                        continue
+                    case twilio.Stop():
+                        self.close = CloseSession(1000, "stream stopped")
+                        return None
+                    case _:
+                        raise ProtocolError("not_started", "message before start")
+            except ProtocolError as exc:
+                log.info("twilio stream: dropped a message before start: %s", exc.code)
+                dropped[exc.code] += 1
+                self._metrics.error(exc.code)
+        return None
+
+    # ------------------------------------------------------------------------------------------------
+
+    async def _next(self, too_late: str) -> str | bytes | None:
+        """The next client message before the deadline; ``None`` when the client left or time ran out."""
+        while True:
+            remaining = self._deadline - time.monotonic()
+            if remaining <= 0:
+                if self._enrolling():  # the server is still working for this client: wait for the answer
+                    self._deadline = time.monotonic() + self._settings.server.start_timeout_s
+                    continue
+                self.close = CloseSession(1008, too_late)
+                return None
+            try:
+                return await asyncio.wait_for(self._ws.recv(), remaining)
+            except TimeoutError:
+                continue
+            except ConnectionClosed:
+                return None
+
+    def _refuse(self, exc: ProtocolError) -> None:
+        log.info("refused a message before session.start: %s", exc.code)
+        self._metrics.error(exc.code)
+        self._send(browser.encode(ErrorNotice(code=exc.code, message=exc.message)))
+        if exc.code in ("unauthorized", "forbidden"):  # forbidden: only session.start raises it here
+            self.close = CloseSession(1008, exc.code)
+
+    async def _browser_message(self, message: str | bytes) -> Opened | None:
+        if isinstance(message, bytes):
+            raise ProtocolError("not_started", "send session.start before any audio")
+        request = browser.decode_text(message)
+        match request:
+            case browser.SessionStart():
+                return await self._session_start(request)
+            case browser.SessionEnd():
+                self.close = CloseSession(1000, "session ended")
+            case browser.PlaybackMarkMessage():
+                pass  # nothing is playing before the session starts
+            case _:
+                token: str | None = getattr(request, "token", None)
+                await self._enroll(self._credentials.check(token), request)
+        return None
+
+    async def _session_start(self, start: browser.SessionStart) -> Opened:
+        principal = self._credentials.check(start.token)
+        if not principal.allows("call"):
+            raise ProtocolError("forbidden", "these credentials may not start a session (scope 'call')")
+        settings = self._settings
+        try:
+            voice = await self._components.tts.resolve_voice(
+                start.voice or settings.tts.default_voice, principal.tenant
+            )
+        except UnknownVoice as exc:
+            raise ProtocolError("unknown_voice", f"{exc}; see the voices this server offers") from None
+        rate = start.output_sample_rate or settings.audio.output_sample_rate
+        audio = settings.audio
+        return Opened(BrowserWire(start, rate, audio.output_frame_ms, audio.max_input_frame_ms), voice, principal)
+
+    async def _twilio_start(self, start: twilio.Start, dropped: Counter[str]) -> Opened | None:
+        principal = self._credentials.check(None)
+        tts, default = self._components.tts, self._settings.tts.default_voice
+        requested = start.custom_parameters.get("voice") or default
+        try:
+            voice = await tts.resolve_voice(requested, principal.tenant)
+        except UnknownVoice:
+            dropped["unknown_voice"] += 1
+            if requested == default:
+                self._no_voice(start, requested)
+                return None
+            log.warning("call %s asked for unknown voice %r; using the default", start.call_sid, requested)
+            try:
+                voice = await tts.resolve_voice(default, principal.tenant)
+            except UnknownVoice:
+                self._no_voice(start, default)
+                return None
+        return Opened(TwilioWire(start, self._settings.twilio.lead_ms, dropped), voice, principal)
+
+    def _no_voice(self, start: twilio.Start, voice: str | None) -> None:
+        log.warning("call %s refused: no voice to speak in (%r is not enrolled)", start.call_sid, voice)
+        self.close = CloseSession(1011, "no voice to speak in: the default voice is not enrolled")

@@ -1,0 +1,108 @@
+"""Instant stand-ins for the models behind the ports, for connection tests that must not wait for real models.
+
+They are test doubles of *components* (what ``agent.wiring`` would build), never of our own code: the server,
+the connection, the core and the synthesis pipeline under test are the real ones. Each can be told to fail
+the way a broken provider or a bug would (``fail``), and the speech detector calls any loud frame speech,
+so a test can speak with a tone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+
+import numpy as np
+
+from agent.errors import UnknownVoice
+from agent.ports import ChatMessage, Transcript
+from agent.runtime.components import Components
+
+RATE = 16000
+VOICE = "tone"
+
+
+class LoudnessDetector:
+    """Speech = a 20 ms frame louder than -30 dBFS."""
+
+    frame_samples = 320
+
+    def speech_probability(self, frame: bytes) -> float:
+        samples = np.frombuffer(frame, dtype="<i2").astype(np.float32)
+        return 1.0 if samples.size and float(np.sqrt(np.mean(samples**2))) > 1000 else 0.0
+
+    def reset(self) -> None:
+        pass
+
+
+class ScriptedSpeechToText:
+    """Answers every utterance with ``text`` at once; ``fail``: raise ``RuntimeError`` (a bug, not a provider error)."""
+
+    def __init__(self, text: str = "Hello there.") -> None:
+        self.text = text
+        self.fail = False
+        self.calls = 0
+
+    async def transcribe(self, pcm16k: bytes) -> Transcript:
+        self.calls += 1
+        if self.fail:
+            raise RuntimeError("stand-in ASR exploded")
+        return Transcript(self.text)
+
+
+class EchoLanguageModel:
+    """Replies "You said: <last user text>"; ``fail``: raise ``RuntimeError`` before any text."""
+
+    def __init__(self) -> None:
+        self.fail = False
+
+    async def stream_reply(self, history: Sequence[ChatMessage]) -> AsyncIterator[str]:
+        if self.fail:
+            raise RuntimeError("stand-in LLM exploded")
+        said = next((m.text for m in reversed(history) if m.role == "user"), "")
+        yield f"You said: {said}"
+
+
+class ToneSpeech:
+    """Speaks any text as ``seconds`` of a quiet 440 Hz tone, in 100 ms chunks, at once."""
+
+    def __init__(self, seconds: float = 0.3, sample_rate: int = 24000) -> None:
+        self.seconds = seconds
+        self._rate = sample_rate
+        t = np.arange(sample_rate // 10) / sample_rate
+        self._chunk = (0.1 * 32767 * np.sin(2 * np.pi * 440.0 * t)).astype("<i2").tobytes()
+
+    @property
+    def sample_rate(self) -> int:
+        return self._rate
+
+    async def resolve_voice(self, name: str | None, tenant: str = "default") -> str:
+        if name not in (None, VOICE):
+            raise UnknownVoice(str(name))
+        return f"{tenant}/{VOICE}"
+
+    async def synthesize(self, text: str, voice: str, budget: object = None) -> AsyncIterator[bytes]:
+        for _ in range(max(1, round(self.seconds * 10))):
+            yield self._chunk
+
+
+def standin_components(tts_seconds: float = 0.3) -> Components:
+    return Components(
+        stt=ScriptedSpeechToText(),
+        llm=EchoLanguageModel(),
+        tts=ToneSpeech(tts_seconds),
+        new_detector=LoudnessDetector,
+    )
+
+
+def tone(ms: int, rate: int = RATE, level: float = 0.5) -> bytes:
+    """A loud tone the stand-in detector calls speech."""
+    t = np.arange(rate * ms // 1000) / rate
+    return (level * 32767 * np.sin(2 * np.pi * 220.0 * t)).astype("<i2").tobytes()
+
+
+def quiet(ms: int, rate: int = RATE) -> bytes:
+    return bytes(rate * ms // 1000 * 2)
+
+
+def utterance(rate: int = RATE) -> bytes:
+    """Half a second of "speech" then enough silence to end the turn."""
+    return quiet(200, rate) + tone(500, rate) + quiet(1500, rate)
