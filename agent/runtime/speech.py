@@ -62,13 +62,13 @@ class _Prefetch:
                 async for chunk in chunks:
                     self._chunks.put_nowait(chunk)
             self._chunks.put_nowait(self._END)
-        except AgentError as exc:
+        except Exception as exc:  # a bug too is re-raised where the sentence is played (see TurnSpeech._run)
             self._chunks.put_nowait(exc)
 
     async def chunks(self) -> AsyncIterator[bytes]:
         """The sentence's audio in order; re-raises the synthesis error where it happened."""
         while (item := await self._chunks.get()) is not self._END:
-            if isinstance(item, AgentError):
+            if isinstance(item, Exception):
                 raise item
             assert isinstance(item, bytes)
             yield item
@@ -140,9 +140,14 @@ class TurnSpeech:
                 log.info("turn %d: %s; speaking in the fallback voice", self._turn, exc)
                 self._framer.reset()
                 await self._speak_all(voicing.fallback.tts, voicing.fallback.voice, None)
-        except AgentError as exc:
-            log.warning("synthesis failed in turn %d: %s", self._turn, exc)
-            await self._post(StageFailed(self._turn, "tts", "tts_failed", f"speech synthesis failed: {exc}"))
+        except Exception as exc:  # never let the turn wedge: a bug is reported like a failure, generically
+            if isinstance(exc, AgentError):
+                log.warning("synthesis failed in turn %d: %s", self._turn, exc)
+                failed = StageFailed(self._turn, "tts", "tts_failed", f"speech synthesis failed: {exc}")
+            else:
+                log.exception("synthesis of turn %d raised an unexpected error", self._turn)
+                failed = StageFailed(self._turn, "tts", "internal_error", "internal error; the session goes on")
+            await self._post(failed)
             self._drop_prefetches()
             await self._apologise()
             while not self._input_done and await self._sentences.get() is not None:

@@ -62,10 +62,12 @@ class EchoLanguageModel:
 
 
 class ToneSpeech:
-    """Speaks any text as ``seconds`` of a quiet 440 Hz tone, in 100 ms chunks, at once."""
+    """Speaks any text as ``seconds`` of a quiet 440 Hz tone, in 100 ms chunks, at once; ``fail``: raise
+    ``RuntimeError``."""
 
     def __init__(self, seconds: float = 0.3, sample_rate: int = 24000) -> None:
         self.seconds = seconds
+        self.fail = False
         self._rate = sample_rate
         t = np.arange(sample_rate // 10) / sample_rate
         self._chunk = (0.1 * 32767 * np.sin(2 * np.pi * 440.0 * t)).astype("<i2").tobytes()
@@ -80,6 +82,8 @@ class ToneSpeech:
         return f"{tenant}/{VOICE}"
 
     async def synthesize(self, text: str, voice: str, budget: object = None) -> AsyncIterator[bytes]:
+        if self.fail:
+            raise RuntimeError("stand-in TTS exploded")
         for _ in range(max(1, round(self.seconds * 10))):
             yield self._chunk
 

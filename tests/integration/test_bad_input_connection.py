@@ -234,30 +234,33 @@ async def test_a_flood_of_audio_is_closed(server: RunningServer) -> None:
 # ------------------------------------------------------------------------------------- stage failures
 
 
-@pytest.mark.parametrize("stage", ["asr", "llm"])
+@pytest.mark.parametrize("stage", ["asr", "llm", "tts"])
 async def test_a_stage_raising_a_bug_is_reported_apologised_for_and_the_session_goes_on(
     server: RunningServer, caplog: pytest.LogCaptureFixture, stage: str
 ) -> None:
     components = server.state.components
     assert components is not None
-    stt, llm = components.stt, components.llm
+    stt, llm, tts = components.stt, components.llm, components.tts
     assert isinstance(stt, ScriptedSpeechToText) and isinstance(llm, EchoLanguageModel)
+    assert isinstance(tts, ToneSpeech)
     async with connect(server.ws_url) as ws:
         await ws.send(START)
         assert (await next_json(ws))["type"] == "session.started"
-        stt.fail, llm.fail = stage == "asr", stage == "llm"
+        stt.fail, llm.fail, tts.fail = stage == "asr", stage == "llm", stage == "tts"
         seen = await one_turn(ws)
         errors = [m for m in seen if m["type"] == "error"]
         assert errors and {e["code"] for e in errors} == {"internal_error"}
         assert "exploded" not in json.dumps(errors)  # nothing of our internals reaches the client
-        done = next(m for m in seen if m["type"] == "reply.done")
-        assert done["text"] == APOLOGY
-        assert any(m["type"] == "audio.start" for m in seen)  # the apology is spoken
+        if stage != "tts":  # the voice itself is broken: there is nothing to apologise with (no fallback here)
+            done = next(m for m in seen if m["type"] == "reply.done")
+            assert done["text"] == APOLOGY
+            assert any(m["type"] == "audio.start" for m in seen)  # the apology is spoken
         logged = [r for r in caplog.records if r.exc_info is not None]
         assert logged and all(r.levelno == logging.ERROR for r in logged)
-        stt.fail = llm.fail = False
+        stt.fail = llm.fail = tts.fail = False
         seen = await one_turn(ws)  # the session goes on
         assert next(m for m in seen if m["type"] == "reply.done")["text"] == "You said: Hello there."
+        assert any(m["type"] == "audio.start" for m in seen)
     await bystander_works(server)
 
 
