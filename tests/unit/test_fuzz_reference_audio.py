@@ -4,6 +4,7 @@ exception, and never a huge allocation (odd sample rates in a header once built 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import struct
 import tracemalloc
@@ -14,6 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agent.audio.reference import ReferenceAudio, prepare_reference
+from agent.audio.wav import load_pcm16
 from agent.errors import AudioFormatError
 from tests.fuzzing import budget
 from tests.reference_files import FORMATS, encode
@@ -107,3 +109,17 @@ def test_odd_sample_rates_in_a_wav_header(rate: int) -> None:
     finally:
         tracemalloc.stop()
     assert peak < 200 * 1024 * 1024  # numpy reports its buffers to tracemalloc
+
+
+@given(st.sampled_from(["wav", "flac", "ogg"]), st.data())
+@budget(200)
+def test_load_pcm16_on_damaged_files(fmt: str, data: st.DataObject) -> None:
+    """``wav.load_pcm16`` (the ``voices add`` CLI path) fails only with ``AudioFormatError`` too."""
+    original = bytearray(sample_file(fmt))
+    for _ in range(data.draw(st.integers(min_value=1, max_value=8), label="edits")):
+        original[data.draw(st.integers(min_value=0, max_value=min(len(original), 128) - 1))] = data.draw(
+            st.integers(min_value=0, max_value=255)
+        )
+    cut = data.draw(st.none() | st.integers(min_value=0, max_value=len(original)), label="truncate at")
+    with contextlib.suppress(AudioFormatError):
+        load_pcm16(bytes(original[:cut]), 24000)
