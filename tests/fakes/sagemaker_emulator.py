@@ -22,8 +22,9 @@ backend). Audio is the local Piper voice resampled to 24 kHz, cached per text, s
 it got with ``await emulator.audio(text)`` or transcribe it. Every request is recorded (``requests``).
 
 Control it from Python (``emulator.fail_next("unavailable", 2)``, ``emulator.ttfa_ms = 150``) or over HTTP:
-``POST /_emulator/faults {"kind": "throttling", "count": 2}``, ``POST /_emulator/latency {"ttfa_ms": 150,
-"rtf": 0.3}``, ``GET /_emulator/requests``, ``DELETE /_emulator/requests``.
+``POST /_emulator/faults {"kind": "throttling", "count": 2}`` (``"after_parts": N`` for ``mid_stream``),
+``POST /_emulator/latency {"ttfa_ms": 150, "rtf": 0.3}``, ``GET /_emulator/requests``,
+``DELETE /_emulator/requests``.
 
 Run it: ``python -m tests.fakes.sagemaker_emulator --port 8080 --ttfa-ms 150 --rtf 0.3``.
 """
@@ -410,6 +411,8 @@ class SageMakerEmulator:
         body = await request.json()
         try:
             self.fail_next(str(body["kind"]), int(body.get("count", 1)))
+            if "after_parts" in body:  # mid_stream: audio parts sent before the break
+                self.break_after_parts = max(1, int(body["after_parts"]))
         except (KeyError, ValueError) as exc:
             return web.json_response({"error": str(exc)}, status=400)
         return web.json_response({"pending": list(self._faults)})

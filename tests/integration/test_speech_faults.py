@@ -4,6 +4,7 @@ pipelining, recovered faults, the circuit breaker's fallback voice, and fixed ph
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from dataclasses import replace
 
 import pytest
 
@@ -196,3 +197,28 @@ async def test_the_apology_after_a_failure_is_the_stored_cloned_one_without_a_re
     await store.remove("default", "alice")  # the phrases go with the voice
     with pytest.raises(UnknownVoice):
         await store.get_asset("default", "alice", asset_key("apology", APOLOGY, 24000))
+
+
+async def test_the_sentences_of_a_turn_share_one_retry_budget(
+    emulator: SageMakerEmulator,  # noqa: F811
+    store: FileVoiceStore,  # noqa: F811
+    components: Components,
+) -> None:
+    settings = TtsSettings(
+        backend="sagemaker", endpoint_url=emulator.url, retry_base_s=0.01, retry_max_s=0.02, max_attempts=3
+    )
+    tts = SageMakerTTS(settings, store, CircuitBreaker("sagemaker:test", 100, 30.0, Clock()))
+    voicing = Voicing(tts, VOICE, Fallback(components.tts, LOCAL_VOICE), PhraseBook(store), depth=1, turn_retries=1)
+    try:
+        emulator.fail_next("unavailable", 1)  # the first sentence spends the turn's only retry
+        audio, events = await speak(voicing, (TEN[0], 0, None), (TEN[1], 1, None))
+        assert not [e for e in events if isinstance(e, StageFailed)]
+        assert starts_with(audio, await emulator.audio(TEN[0]) + await emulator.audio(TEN[1]))
+
+        seen = len(emulator.requests)
+        emulator.fail_next("unavailable", 2)  # both sentences' first requests (two in flight): one retry for two
+        audio, events = await speak(replace(voicing, depth=2), (TEN[2], 0, None), (TEN[3], 1, None))
+        assert [e.code for e in events if isinstance(e, StageFailed)] == ["tts_failed"]  # per sentence: no failure
+        assert 2 <= len(emulator.requests) - seen <= 3
+    finally:
+        await tts.aclose()
