@@ -136,3 +136,15 @@ def test_pre_session_messages_carry_an_optional_token() -> None:
 )
 def test_bad_tokens_and_speakers_have_codes(text: str, code: str) -> None:
     assert code_of(text) == code
+
+
+def test_the_codecs_do_not_import_settings_or_the_runtime() -> None:
+    """The wire codecs are pure: the rates they accept come from ``agent.audio.rates``, not the settings."""
+    import ast
+    from pathlib import Path
+
+    for path in Path(browser.__file__).parent.glob("*.py"):
+        tree = ast.parse(path.read_text())
+        imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
+        imported |= {a.name for node in ast.walk(tree) if isinstance(node, ast.Import) for a in node.names}
+        assert not {m for m in imported if m == "agent.config" or m.startswith("agent.runtime")}, path.name
