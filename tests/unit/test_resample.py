@@ -150,3 +150,20 @@ def test_bad_rates_are_rejected() -> None:
         StreamResampler(0, 16000)
     with pytest.raises(AudioFormatError):
         StreamResampler(16000, -8000)
+
+
+@pytest.mark.parametrize("rate", [7919, 44101, 48001, 383999])
+def test_odd_rates_are_approximated_not_planned_exactly(rate: int) -> None:
+    """An exact plan for 24000/44101 would need gigabytes; the ratio is approximated within 0.1 %."""
+    from agent.audio.resample import _MAX_RATIO_TERMS, _ratio
+
+    up, down = _ratio(rate, 24000)
+    assert up * down <= _MAX_RATIO_TERMS
+    assert abs(up / down / (24000 / rate) - 1) < 1e-3
+    y = resample(np.zeros(rate, dtype=np.float32), rate, 24000)
+    assert abs(y.size - 24000) <= 24
+
+
+def test_ratios_over_64_are_refused() -> None:
+    with pytest.raises(AudioFormatError):
+        resample(np.zeros(10, dtype=np.float32), 1, 24000)

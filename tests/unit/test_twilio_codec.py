@@ -103,3 +103,42 @@ def test_signature_is_hmac_sha1_of_the_exact_url() -> None:
     # POST parameters (none for a WebSocket) are appended sorted by name, as in Twilio's webhook signing.
     with_params = base64.b64encode(hmac.new(b"k", b"https://x/yA1B2", hashlib.sha1).digest()).decode()
     assert twilio.signature("k", "https://x/y", {"B": "2", "A": "1"}) == with_params
+
+
+def _start(**start: object) -> str:
+    body = {"callSid": "CA1", "streamSid": "MZ1", **start}
+    return json.dumps({"event": "start", "streamSid": "MZ1", "start": body})
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        (_start(customParameters={"voice": {"a": 1}}), "bad_message"),
+        (_start(customParameters={"voice": 5}), "bad_message"),
+        (_start(customParameters={"voice": "v" * 1025}), "bad_message"),
+        (_start(customParameters={f"k{i}": "v" for i in range(33)}), "bad_message"),
+        (_start(mediaFormat={"encoding": "audio/x-mulaw", "sampleRate": "8000"}), "unsupported_sample_rate"),
+        (_start(mediaFormat={"encoding": "audio/x-mulaw", "sampleRate": 8000.0}), "unsupported_sample_rate"),
+        (
+            _start(mediaFormat={"encoding": "audio/x-mulaw", "sampleRate": 8000, "channels": True}),
+            "unsupported_sample_rate",
+        ),
+        (_start(callSid="C" * 257), "bad_message"),
+    ],
+)
+def test_malformed_start_fields_are_protocol_errors(text: str, code: str) -> None:
+    with pytest.raises(ProtocolError) as info:
+        twilio.decode(text)
+    assert info.value.code == code
+
+
+@pytest.mark.parametrize("chunk", ["²", "٣", "9" * 5000, "-1", "1.5", 7, None])
+def test_odd_chunk_numbers_are_ignored(chunk: object) -> None:
+    payload = base64.b64encode(bytes(160)).decode()
+    message = twilio.decode(json.dumps({"event": "media", "media": {"payload": payload, "chunk": chunk}}))
+    assert isinstance(message, twilio.Media) and message.chunk is None
+
+
+@pytest.mark.parametrize("name", ["²:1", "1:²", "9" * 5000 + ":1", "1:" + "9" * 5000, "1:2:3", ":", "a:1", "1: 2"])
+def test_mark_names_we_did_not_send_parse_to_none(name: str) -> None:
+    assert twilio.parse_mark(name) is None
