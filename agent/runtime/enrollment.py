@@ -202,34 +202,3 @@ class EnrollmentChannel:
             raise ProtocolError("unknown_voice", f"no voice named {name[:64]!r}") from None
         log.info("removed voice %r from tenant %s by %s", name, self._principal.tenant, self._principal.subject)
         self._send({"type": "voices.removed", "name": name.strip().lower()})
-
-
-# --- temporary shim: until the connection constructs its own channel (Helper C, issue 8), delete from here.
-import contextlib  # noqa: E402
-import weakref  # noqa: E402
-
-from websockets.asyncio.server import ServerConnection  # noqa: E402
-from websockets.exceptions import ConnectionClosed  # noqa: E402
-
-from agent.auth import ANONYMOUS  # noqa: E402
-
-_SHIM: weakref.WeakKeyDictionary[ServerConnection, EnrollmentChannel] = weakref.WeakKeyDictionary()
-_SHIM_SENDS: set[asyncio.Task[None]] = set()
-
-
-def channel_for(ws: ServerConnection, components: Components, settings: Settings) -> EnrollmentChannel:
-    """Temporary: the channel of ``ws`` as ``ANONYMOUS``, sending straight to the socket."""
-
-    async def send_now(text: str) -> None:
-        with contextlib.suppress(ConnectionClosed):
-            await ws.send(text)
-
-    def send(text: str) -> None:
-        task = asyncio.get_running_loop().create_task(send_now(text))
-        _SHIM_SENDS.add(task)
-        task.add_done_callback(_SHIM_SENDS.discard)
-
-    channel = _SHIM.get(ws)
-    if channel is None:
-        channel = _SHIM[ws] = EnrollmentChannel(components, settings, ANONYMOUS, send)
-    return channel
