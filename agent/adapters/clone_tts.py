@@ -6,6 +6,7 @@ plain HTTP to a self-hosted vLLM-Omni). It
 - resolves a voice name of a tenant through the ``VoiceStore`` to the handle ``"{tenant}/{name}"``, refusing
   a voice whose consent record does not cover its reference audio and tenant, and keeps its reference clip
   as a data URI, built once per clip (keyed by its sha256) so every request carries the byte-identical string;
+  a voice in use is looked up again every ``VOICE_RECHECK_S``, so a removed voice stops speaking mid-call;
 - cuts text into request-sized pieces (very short sentences merged) and speaks them one after the other
   (the reply's sentences are pipelined by the runtime's ``TurnSpeech``, not here);
 - retries a piece under ``agent.adapters.retry``, each retry paid from the reply's ``RetryBudget``; a stream
@@ -25,8 +26,9 @@ import asyncio
 import hashlib
 import logging
 import time
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from contextlib import aclosing
+from dataclasses import dataclass
 from typing import Protocol
 
 from agent.adapters.retry import Attempts, RetryPolicy
@@ -59,6 +61,9 @@ from agent.resilience import CircuitBreaker, RetryBudget
 
 log = logging.getLogger(__name__)
 audit = logging.getLogger("agent.audit")
+
+VOICE_RECHECK_S = 30.0
+"""How long a loaded voice is used before the store is asked again (removed? consent still valid?)."""
 
 
 class SpeechTransport(Protocol):
@@ -94,16 +99,22 @@ class _StreamBroke(Exception):
         self.error = error
 
 
-def new_breaker(settings: TtsSettings, endpoint: str) -> CircuitBreaker:
+def new_breaker(settings: TtsSettings, endpoint: str, clock: Callable[[], float] = time.monotonic) -> CircuitBreaker:
     """The circuit breaker of one endpoint, from ``breaker_failures`` and ``breaker_reset_s``."""
-    return CircuitBreaker(endpoint, settings.breaker_failures, settings.breaker_reset_s, time.monotonic)
+    return CircuitBreaker(endpoint, settings.breaker_failures, settings.breaker_reset_s, clock)
+
+
+@dataclass(frozen=True, slots=True)
+class _Loaded:
+    voice: CloneVoice
+    checked_at: float
 
 
 class CloneTTS:
     """``TextToSpeech`` with enrolled (cloned) voices. ``sample_rate`` is 24000. Call ``aclose()`` at the end.
 
     ``breaker`` is the endpoint's circuit breaker (default: a new one from the settings); ``breaker.status()``
-    is what ``/metrics`` and ``/healthz`` show.
+    is what ``/metrics`` and ``/healthz`` show. ``clock`` (monotonic seconds) times the voice re-checks.
     """
 
     def __init__(
@@ -112,11 +123,14 @@ class CloneTTS:
         store: VoiceStore,
         transport: SpeechTransport,
         breaker: CircuitBreaker | None = None,
+        *,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._settings = settings
         self._store = store
         self._transport = transport
-        self.breaker = breaker if breaker is not None else new_breaker(settings, transport.endpoint)
+        self._clock = clock
+        self.breaker = breaker if breaker is not None else new_breaker(settings, transport.endpoint, clock)
         self._policy = RetryPolicy(
             max_attempts=settings.max_attempts,
             base_delay_s=settings.retry_base_s,
@@ -124,7 +138,7 @@ class CloneTTS:
             deadline_s=settings.deadline_s,
         )
         self._uris: dict[str, str] = {}  # sha256 of the clip -> its data URI
-        self._voices: dict[str, CloneVoice] = {}  # handle -> what its requests carry
+        self._voices: dict[str, _Loaded] = {}  # handle -> what its requests carry
 
     @property
     def provider(self) -> str:
@@ -151,7 +165,7 @@ class CloneTTS:
             log.warning("refused voice %s/%s: its consent record does not cover its audio and tenant", tenant, chosen)
             raise UnknownVoice(chosen)
         handle = f"{tenant}/{chosen}"
-        self._voices[handle] = self._prepare(voice, sha256, tenant)
+        self._voices[handle] = _Loaded(self._prepare(voice, sha256, tenant), self._clock())
         return handle
 
     def _prepare(self, voice: Voice, sha256: str, tenant: str) -> CloneVoice:
@@ -163,14 +177,27 @@ class CloneTTS:
         return CloneVoice(name=record.name, ref_audio=uri, ref_text=record.transcript, language=language, tenant=tenant)
 
     async def _voice(self, handle: str) -> CloneVoice:
-        voice = self._voices.get(handle)
-        if voice is None:
-            tenant, _, name = handle.rpartition("/")
-            if not tenant or not name:
-                raise UnknownVoice(handle)
+        """The voice of ``handle``, loaded (again, when it was loaded ``VOICE_RECHECK_S`` ago) from the store.
+
+        A voice removed meanwhile, or whose consent no longer holds, raises ``UnknownVoice``; if only the
+        store fails, a loaded voice goes on being used until the next check."""
+        loaded = self._voices.get(handle)
+        if loaded is not None and self._clock() - loaded.checked_at < VOICE_RECHECK_S:
+            return loaded.voice
+        tenant, _, name = handle.rpartition("/")
+        if not tenant or not name:
+            raise UnknownVoice(handle)
+        try:
             await self.resolve_voice(name, tenant)
-            voice = self._voices[handle]
-        return voice
+        except UnknownVoice:
+            self._voices.pop(handle, None)
+            raise
+        except ProviderError as exc:
+            if loaded is None:
+                raise
+            log.warning("cannot re-check voice %s (%s); using it as loaded", handle, exc)
+            self._voices[handle] = _Loaded(loaded.voice, self._clock())
+        return self._voices[handle].voice
 
     async def synthesize(self, text: str, voice: str, budget: RetryBudget | None = None) -> AsyncIterator[bytes]:
         """Yield PCM16LE mono at 24 kHz for ``text`` in ``voice`` (a handle), one request per piece, in order.

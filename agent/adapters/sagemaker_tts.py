@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack
 from typing import Any
 
@@ -173,5 +174,12 @@ async def _payload_parts(events: Any) -> AsyncIterator[bytes]:
 class SageMakerTTS(CloneTTS):
     """``TextToSpeech`` with enrolled voices, synthesized on a SageMaker endpoint. See ``CloneTTS``."""
 
-    def __init__(self, settings: TtsSettings, store: VoiceStore, breaker: CircuitBreaker | None = None) -> None:
-        super().__init__(settings, store, SageMakerTransport(settings), breaker)
+    def __init__(
+        self,
+        settings: TtsSettings,
+        store: VoiceStore,
+        breaker: CircuitBreaker | None = None,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        super().__init__(settings, store, SageMakerTransport(settings), breaker, clock=clock)

@@ -9,7 +9,8 @@ arrives. Errors: a 429 or 5xx answer, or a refused connection, is ``ProviderUnav
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Callable
 
 import aiohttp
 
@@ -104,5 +105,12 @@ async def _chunks(response: aiohttp.ClientResponse) -> AsyncIterator[bytes]:
 class VllmOmniTTS(CloneTTS):
     """``TextToSpeech`` with enrolled voices on a vLLM-Omni server at ``base_url``. See ``CloneTTS``."""
 
-    def __init__(self, settings: TtsSettings, store: VoiceStore, breaker: CircuitBreaker | None = None) -> None:
-        super().__init__(settings, store, VllmOmniTransport(settings), breaker)
+    def __init__(
+        self,
+        settings: TtsSettings,
+        store: VoiceStore,
+        breaker: CircuitBreaker | None = None,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        super().__init__(settings, store, VllmOmniTransport(settings), breaker, clock=clock)

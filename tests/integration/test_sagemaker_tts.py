@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator
 import pytest
 from aiobotocore.session import get_session
 
+from agent.adapters.clone_tts import VOICE_RECHECK_S
 from agent.adapters.file_voice_store import FileVoiceStore
 from agent.adapters.sagemaker_tts import SageMakerTTS, client_config
 from agent.adapters.tts_requests import split_text, wav_data_uri
@@ -339,3 +340,22 @@ async def test_a_voice_without_a_valid_consent_record_is_refused(
         await speak(tts, SENTENCE, "default/bob")
     assert await tts.resolve_voice("alice") == "default/alice"  # the valid voice next to it still works
     assert emulator.requests == []
+
+
+async def test_a_voice_removed_during_a_call_stops_at_the_next_check(
+    emulator: SageMakerEmulator,  # noqa: F811
+    store: FileVoiceStore,  # noqa: F811
+) -> None:
+    now = [0.0]
+    tts = SageMakerTTS(settings(emulator), store, clock=lambda: now[0])
+    try:
+        handle = await tts.resolve_voice("alice")
+        await store.remove("default", "alice")
+        now[0] += VOICE_RECHECK_S - 1
+        assert await speak(tts, SENTENCE, handle)  # as loaded, until it is checked again
+        now[0] += 1
+        with pytest.raises(UnknownVoice):
+            await speak(tts, SENTENCE, handle)
+        assert len(emulator.requests) == 1
+    finally:
+        await tts.aclose()
