@@ -9,7 +9,7 @@ in the trailing silence a speculative transcript is requested; when it ends like
 turn ends after a short hangover and the transcript is reused, when it trails off the agent waits longer
 (``EndpointPolicy``).
 
-Speaking side: an utterance that ends becomes turn ``n``. Its reply is streamed, cut into sentences and
+Speaking side (``agent.core.speaking.Speaker``): an utterance that ends becomes turn ``n``. Its reply is streamed, cut into sentences and
 synthesized; the turn lasts until the caller has heard the reply (client ``playback.mark``s, or the clock).
 Caller speech of at least ``BargeInPolicy.min_speech_ms`` during that time is a barge-in: ``CancelTurn``,
 ``playback.clear``, and the history keeps only what the caller heard. Backchannels ("uh-huh", "yeah") are
@@ -29,15 +29,9 @@ from __future__ import annotations
 
 from typing import assert_never
 
-from agent.core.chunker import SentenceChunker
 from agent.core.endpointing import is_backchannel
 from agent.core.events import (
-    APOLOGY_SENTENCE,
-    HOLD_SENTENCE,
-    AudioChunk,
-    AudioEnd,
     AudioFrame,
-    AudioStart,
     CancelReply,
     CancelTranscription,
     CancelTurn,
@@ -46,21 +40,17 @@ from agent.core.events import (
     Effect,
     ErrorNotice,
     Event,
-    FinishSynthesis,
-    GenerateReply,
     Notify,
     PlaybackClear,
     PlaybackMark,
     ReplyDelta,
     ReplyEnded,
-    ReplyText,
     SessionEnded,
     SpeechAudio,
     SpeechEnded,
     SpeechStarted,
     SpeechStopped,
     StageFailed,
-    Synthesize,
     Tick,
     Transcribe,
     TranscriptFailed,
@@ -69,7 +59,8 @@ from agent.core.events import (
 )
 from agent.core.history import Dialogue
 from agent.core.listening import Began, Ended, Heard, Interrupt, Listener
-from agent.core.recovery import hold_due, overdue
+from agent.core.recovery import overdue
+from agent.core.speaking import Speaker
 from agent.core.turn_policy import EndOfTurn
 from agent.core.turn_state import (
     BargeInPolicy,
@@ -92,9 +83,9 @@ class Session:
         self._config = config
         self._barge = config.barge_in
         self._phrases = config.phrases
+        self._speaker = Speaker(config)
         self._listener = Listener(config.policy, config.endpointing, config.barge_in)
         self._dialogue = Dialogue(config.system_prompt, config.max_history_messages)
-        self._bytes_per_ms = config.output_sample_rate * 2 / 1000.0
         self._turns = 0
         self._pending: PendingTurn | None = None
         self._active: Turn | None = None
@@ -130,13 +121,16 @@ class Session:
             case TranscriptFailed():
                 effects = self._on_transcript_failed(event, now)
             case ReplyDelta():
-                effects = self._on_reply_delta(event, now)
+                turn = self._current(event.turn)
+                effects = [] if turn is None else self._speaker.delta(turn, event.text, now)
             case ReplyEnded():
                 effects = self._on_reply_ended(event.turn, now)
             case SpeechAudio():
-                effects = self._on_speech_audio(event, now)
+                turn = self._current(event.turn)
+                effects = [] if turn is None else self._speaker.audio(turn, event.pcm, event.sentence, now)
             case SpeechEnded():
-                effects = self._on_speech_ended(event.turn)
+                turn = self._current(event.turn)
+                effects = [] if turn is None else self._speaker.audio_done(turn)
             case StageFailed():
                 effects = self._on_failure(event, now)
             case PlaybackMark():
@@ -264,8 +258,7 @@ class Session:
         if not text:
             return effects + self._finish(turn, now, interrupted=False)
         self._dialogue.add("user", text)
-        turn.chunker = SentenceChunker(first_min_chars=self._config.first_chunk_min_chars)
-        effects.append(GenerateReply(turn=turn.number, history=self._dialogue.snapshot()))
+        effects.append(self._speaker.ask(turn, self._dialogue))
         return effects
 
     # -------------------------------------------------------------------------------------- replies
@@ -274,72 +267,14 @@ class Session:
         turn = self._active
         return turn if turn is not None and turn.number == number else None
 
-    def _on_reply_delta(self, event: ReplyDelta, now: float) -> list[Effect]:
-        turn = self._current(event.turn)
-        if turn is None or turn.reply_finished or not event.text:
-            return []
-        if turn.first_text_at is None:
-            turn.first_text_at = now
-        turn.reply.append(event.text)
-        effects: list[Effect] = [Notify(ReplyText(turn=turn.number, text=event.text, done=False))]
-        return effects + self._synthesize(turn, turn.chunker.push(event.text), now)
-
     def _on_reply_ended(self, number: int, now: float, *, failed: bool = False) -> list[Effect]:
         turn = self._current(number)
-        if turn is None or turn.reply_finished:
-            return []
-        turn.reply_finished = True
-        turn.reply_done_at = now
-        speak = self._synthesize(turn, turn.chunker.flush(), now)
-        if failed and not turn.playback.sentences and self._phrases.apology:
-            # Nothing of the reply was said: the caller hears an apology instead of silence.
-            text = self._phrases.apology
-            speak = [self._phrase(turn, text, APOLOGY_SENTENCE, "apology", now)]
-        else:
-            text = "".join(turn.reply).strip()
-        return [Notify(ReplyText(turn=turn.number, text=text, done=True)), *speak, FinishSynthesis(turn.number)]
-
-    def _synthesize(self, turn: Turn, sentences: list[str], now: float) -> list[Effect]:
-        if sentences and turn.first_synthesis_at is None:
-            turn.first_synthesis_at = now
-        return [Synthesize(turn.number, text, turn.playback.add_sentence(text)) for text in sentences]
-
-    def _phrase(self, turn: Turn, text: str, sentence: int, phrase: str, now: float) -> Synthesize:
-        """A fixed phrase outside the reply's text (its audio is not part of what the history keeps)."""
-        if turn.first_synthesis_at is None:
-            turn.first_synthesis_at = now
-        return Synthesize(turn.number, text, sentence, phrase=phrase)
+        return [] if turn is None else self._speaker.ended(turn, now, failed=failed)
 
     def _apologise(self, turn: Turn, now: float) -> list[Effect]:
-        """End ``turn`` (nothing of a reply was said) with the apology phrase, or at once without one."""
-        if not self._phrases.apology:
-            return self._finish(turn, now, interrupted=False)
-        turn.reply_finished = True
-        text = self._phrases.apology
-        return [
-            Notify(ReplyText(turn=turn.number, text=text, done=True)),
-            self._phrase(turn, text, APOLOGY_SENTENCE, "apology", now),
-            FinishSynthesis(turn.number),
-        ]
-
-    def _on_speech_audio(self, event: SpeechAudio, now: float) -> list[Effect]:
-        turn = self._current(event.turn)
-        if turn is None or not event.pcm or turn.audio_ended:
-            return []
-        effects: list[Effect] = []
-        if not turn.audio_started:
-            turn.first_audio_at = now
-            effects.append(Notify(AudioStart(turn=turn.number, sample_rate=self._config.output_sample_rate)))
-        turn.playback.add_audio(event.sentence, len(event.pcm) / self._bytes_per_ms, now)
-        effects.append(Notify(AudioChunk(turn=turn.number, pcm=event.pcm)))
-        return effects
-
-    def _on_speech_ended(self, number: int) -> list[Effect]:
-        turn = self._current(number)
-        if turn is None or not turn.reply_finished or turn.speech_finished:
-            return []
-        turn.speech_finished = True
-        return self._end_audio(turn)
+        """End ``turn`` (nothing of a reply was said) with the apology, or at once without one."""
+        effects = self._speaker.apologise(turn, now)
+        return self._finish(turn, now, interrupted=False) if effects is None else effects
 
     def _on_failure(self, event: StageFailed, now: float) -> list[Effect]:
         turn = self._current(event.turn)
@@ -387,14 +322,8 @@ class Session:
             effects.append(Notify(PlaybackClear(turn.number)))
         return effects + self._finish(turn, now, interrupted=True)
 
-    def _end_audio(self, turn: Turn) -> list[Effect]:
-        if not turn.audio_started or turn.audio_ended:
-            return []
-        turn.audio_ended = True
-        return [Notify(AudioEnd(turn=turn.number))]
-
     def _finish(self, turn: Turn, now: float, *, interrupted: bool) -> list[Effect]:
-        effects = self._end_audio(turn)
+        effects = self._speaker.end_audio(turn)
         heard_ms: float | None = None
         reply = "".join(turn.reply).strip()
         if interrupted and turn.audio_started:
@@ -421,7 +350,7 @@ class Session:
                 return self._finish(turn, now, interrupted=False)
             return []
         if turn is not None:
-            return self._hold(turn, now)
+            return self._speaker.hold(turn, now)
         if self._pending is not None or self._listener.speaking:
             return []
         return self._idle(now)
@@ -453,14 +382,6 @@ class Session:
             effects += self._system_turn(self._phrases.apology, "apology", now, remember=False)
         return effects
 
-    def _hold(self, turn: Turn, now: float) -> list[Effect]:
-        """ "One moment": once per turn, when the reply is late and nothing has been queued to say yet."""
-        phrases = self._phrases
-        if not hold_due(turn, now, phrases):
-            return []
-        turn.held = True
-        return [self._phrase(turn, phrases.hold, HOLD_SENTENCE, "hold", now)]
-
     def _idle(self, now: float) -> list[Effect]:
         idle = self._config.idle
         since = now - (self._last_activity_at if self._last_activity_at is not None else now)
@@ -472,21 +393,10 @@ class Session:
         return []
 
     def _system_turn(self, text: str, phrase: str, now: float, *, remember: bool) -> list[Effect]:
-        """A turn the agent starts on its own (no utterance): ``reply.done`` and the phrase's audio.
-
-        ``remember``: the phrase joins the conversation history (greeting, idle prompt; not an apology).
-        """
+        """A turn the agent starts on its own: the greeting, the idle prompt, an apology."""
         self._turns += 1
-        turn = Turn(self._turns, 0, None, None, system=True)
-        turn.began_at = now
-        turn.reply_finished = True
-        self._active = turn
-        if remember:
-            turn.reply = [text]
-            speak = self._phrase(turn, text, turn.playback.add_sentence(text), phrase, now)
-        else:
-            speak = self._phrase(turn, text, APOLOGY_SENTENCE, phrase, now)
-        return [Notify(ReplyText(turn=turn.number, text=text, done=True)), speak, FinishSynthesis(turn.number)]
+        self._active, effects = self._speaker.own_turn(self._turns, text, phrase, now, remember=remember)
+        return effects
 
     def _close(self, now: float, notice: SessionEnded, code: int, reason: str) -> list[Effect]:
         effects: list[Effect] = []
