@@ -3,10 +3,8 @@
 ``CloneTTS`` implements the ``TextToSpeech`` port on top of a ``SpeechTransport`` (SageMaker runtime, or
 plain HTTP to a self-hosted vLLM-Omni). It
 
-- resolves a voice name of a tenant through the ``VoiceStore`` to the handle ``"{tenant}/{name}"``, refusing
-  a voice whose consent record does not cover its reference audio and tenant, and keeps its reference clip
-  as a data URI, built once per clip (keyed by its sha256) so every request carries the byte-identical string;
-  a voice in use is looked up again every ``VOICE_RECHECK_S``, so a removed voice stops speaking mid-call;
+- resolves a voice name of a tenant to the handle ``"{tenant}/{name}"`` through ``CloneVoices`` (consent
+  checked; a voice in use is looked up again every ``VOICE_RECHECK_S``);
 - cuts text into request-sized pieces (very short sentences merged) and speaks them one after the other
   (the reply's sentences are pipelined by the runtime's ``TurnSpeech``, not here);
 - retries a piece under ``agent.adapters.retry``, each retry paid from the reply's ``RetryBudget``; a stream
@@ -23,14 +21,13 @@ plain HTTP to a self-hosted vLLM-Omni). It
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from contextlib import aclosing
-from dataclasses import dataclass
 from typing import Protocol
 
+from agent.adapters.clone_voices import CloneVoices
 from agent.adapters.retry import Attempts, RetryPolicy
 from agent.adapters.tts_requests import (
     MODEL_RATE,
@@ -38,11 +35,9 @@ from agent.adapters.tts_requests import (
     PcmAligner,
     SseAudioDecoder,
     looks_like_sse,
-    model_language,
     parse_wav,
     speech_payload,
     split_text,
-    wav_data_uri,
 )
 from agent.audio.pcm import float_to_pcm16, pcm16_to_float
 from agent.audio.resample import resample
@@ -53,17 +48,12 @@ from agent.errors import (
     ProviderError,
     ProviderTimeout,
     ProviderUnavailable,
-    UnknownVoice,
-    VoiceRequired,
 )
-from agent.ports import Voice, VoiceStore
+from agent.ports import VoiceStore
 from agent.resilience import CircuitBreaker, RetryBudget
 
 log = logging.getLogger(__name__)
 audit = logging.getLogger("agent.audit")
-
-VOICE_RECHECK_S = 30.0
-"""How long a loaded voice is used before the store is asked again (removed? consent still valid?)."""
 
 
 class SpeechTransport(Protocol):
@@ -104,12 +94,6 @@ def new_breaker(settings: TtsSettings, endpoint: str, clock: Callable[[], float]
     return CircuitBreaker(endpoint, settings.breaker_failures, settings.breaker_reset_s, clock)
 
 
-@dataclass(frozen=True, slots=True)
-class _Loaded:
-    voice: CloneVoice
-    checked_at: float
-
-
 class CloneTTS:
     """``TextToSpeech`` with enrolled (cloned) voices. ``sample_rate`` is 24000. Call ``aclose()`` at the end.
 
@@ -127,9 +111,8 @@ class CloneTTS:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._settings = settings
-        self._store = store
         self._transport = transport
-        self._clock = clock
+        self._voices = CloneVoices(settings, store, clock)
         self.breaker = breaker if breaker is not None else new_breaker(settings, transport.endpoint, clock)
         self._policy = RetryPolicy(
             max_attempts=settings.max_attempts,
@@ -137,8 +120,6 @@ class CloneTTS:
             max_delay_s=settings.retry_max_s,
             deadline_s=settings.deadline_s,
         )
-        self._uris: dict[str, str] = {}  # sha256 of the clip -> its data URI
-        self._voices: dict[str, _Loaded] = {}  # handle -> what its requests carry
 
     @property
     def provider(self) -> str:
@@ -151,53 +132,10 @@ class CloneTTS:
     async def resolve_voice(self, name: str | None, tenant: str = "default") -> str:
         """Load ``name`` (``None``: ``AGENT_TTS__DEFAULT_VOICE``) of ``tenant``; return ``"{tenant}/{name}"``.
 
-        Raises ``UnknownVoice`` if the tenant has no such voice, or its consent record does not cover its
-        reference audio and tenant (``VoiceRequired``, a subclass, if no voice was named and there is no
-        default), and ``ProviderError`` if the store fails.
+        Raises ``UnknownVoice`` for a voice the tenant does not have or whose consent record does not cover
+        its reference audio and tenant (see ``CloneVoices.resolve``), ``ProviderError`` if the store fails.
         """
-        chosen = name or self._settings.default_voice
-        if not chosen:
-            raise VoiceRequired()
-        voice = await self._store.get(tenant, chosen)
-        sha256 = hashlib.sha256(voice.wav).hexdigest()
-        consent = voice.record.consent
-        if not consent.covers(sha256, tenant) or voice.record.tenant != tenant:
-            log.warning("refused voice %s/%s: its consent record does not cover its audio and tenant", tenant, chosen)
-            raise UnknownVoice(chosen)
-        handle = f"{tenant}/{chosen}"
-        self._voices[handle] = _Loaded(self._prepare(voice, sha256, tenant), self._clock())
-        return handle
-
-    def _prepare(self, voice: Voice, sha256: str, tenant: str) -> CloneVoice:
-        record = voice.record
-        uri = self._uris.get(sha256)
-        if uri is None:
-            uri = self._uris[sha256] = wav_data_uri(voice.wav)
-        language = model_language(self._settings.language or record.language)
-        return CloneVoice(name=record.name, ref_audio=uri, ref_text=record.transcript, language=language, tenant=tenant)
-
-    async def _voice(self, handle: str) -> CloneVoice:
-        """The voice of ``handle``, loaded (again, when it was loaded ``VOICE_RECHECK_S`` ago) from the store.
-
-        A voice removed meanwhile, or whose consent no longer holds, raises ``UnknownVoice``; if only the
-        store fails, a loaded voice goes on being used until the next check."""
-        loaded = self._voices.get(handle)
-        if loaded is not None and self._clock() - loaded.checked_at < VOICE_RECHECK_S:
-            return loaded.voice
-        tenant, _, name = handle.rpartition("/")
-        if not tenant or not name:
-            raise UnknownVoice(handle)
-        try:
-            await self.resolve_voice(name, tenant)
-        except UnknownVoice:
-            self._voices.pop(handle, None)
-            raise
-        except ProviderError as exc:
-            if loaded is None:
-                raise
-            log.warning("cannot re-check voice %s (%s); using it as loaded", handle, exc)
-            self._voices[handle] = _Loaded(loaded.voice, self._clock())
-        return self._voices[handle].voice
+        return await self._voices.resolve(name, tenant)
 
     async def synthesize(self, text: str, voice: str, budget: RetryBudget | None = None) -> AsyncIterator[bytes]:
         """Yield PCM16LE mono at 24 kHz for ``text`` in ``voice`` (a handle), one request per piece, in order.
@@ -207,7 +145,7 @@ class CloneTTS:
         (retries included), ``ProviderError`` (or ``ProviderUnavailable``) when the service fails for good.
         Closing the iterator early closes the request in flight.
         """
-        clone = await self._voice(voice)
+        clone = await self._voices.get(voice)
         pieces = split_text(
             text, min_chars=self._settings.merge_below_chars, max_chars=self._settings.max_request_chars
         )

@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator
 import pytest
 from aiobotocore.session import get_session
 
-from agent.adapters.clone_tts import VOICE_RECHECK_S
+from agent.adapters.clone_voices import VOICE_RECHECK_S
 from agent.adapters.file_voice_store import FileVoiceStore
 from agent.adapters.sagemaker_tts import SageMakerTTS, client_config
 from agent.adapters.tts_requests import split_text, wav_data_uri
