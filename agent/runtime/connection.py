@@ -73,6 +73,7 @@ _WAKE = object()
 Inbox = asyncio.Queue[Event | bytes | CloseSession | object]
 NOT_READING = CloseSession(1008, "client is not reading")
 FLOODING = CloseSession(1008, "audio faster than real time")
+INTERNAL_ERROR = CloseSession(1011, "internal error")
 
 
 class Connection:
@@ -126,6 +127,9 @@ class Connection:
             self._stop(pre.close)
             if opened is not None and not self._gone:
                 await self._converse(opened)
+        except Exception:  # a bug: logged once here, and the client is told no more than this
+            self._log.exception("connection %s failed", self.id)
+            self._close = INTERNAL_ERROR
         finally:
             await self._shutdown(writer, opened)
 
@@ -209,7 +213,7 @@ class Connection:
             pass
         except Exception:
             self._log.exception("reading the client's messages failed")
-            await self._inbox.put(CloseSession(1011, "internal error"))
+            await self._inbox.put(INTERNAL_ERROR)
             return
         self._gone = True
         await self._inbox.put(_WAKE)

@@ -13,6 +13,7 @@ import logging
 import socket
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -22,9 +23,11 @@ from websockets.exceptions import ConnectionClosed
 from agent.auth import Authenticator
 from agent.config import Settings
 from agent.runtime.server import RunningServer, running_server
+from clients.twilio_client import TwilioCaller
 from tests.integration.conftest import local_settings
 from tests.integration.standins import (
     EchoLanguageModel,
+    LoudnessDetector,
     ScriptedSpeechToText,
     ToneSpeech,
     quiet,
@@ -274,16 +277,50 @@ async def test_twilio_call_whose_default_voice_is_not_enrolled_closes_cleanly(
     async with serve(tts={"default_voice": "nobody"}) as srv:
         await srv.wait_ready()
         async with connect(srv.twilio_url) as ws:
-            await ws.send(json.dumps({"event": "connected", "protocol": "Call", "version": "1.0.0"}))
-            start: dict[str, Any] = {"streamSid": "MZ1", "callSid": "CA1", "accountSid": "AC1", "tracks": ["inbound"]}
-            start |= {"customParameters": {}, "mediaFormat": {"encoding": "audio/x-mulaw", "sampleRate": 8000}}
-            await ws.send(json.dumps({"event": "start", "sequenceNumber": "1", "streamSid": "MZ1", "start": start}))
+            for message in twilio_start():
+                await ws.send(message)
             await ws.wait_closed()
             assert ws.close_code == 1011 and "not enrolled" in (ws.close_reason or "")
         await slots_freed(srv)
         assert not tracebacks(caplog)
         warned = [r for r in caplog.records if r.levelno >= logging.WARNING and "no voice to speak" in r.getMessage()]
         assert len(warned) == 1
+
+
+class ExplodingDetector(LoudnessDetector):
+    """A speech detector with a bug: it raises on the first frame."""
+
+    def speech_probability(self, frame: bytes) -> float:
+        raise RuntimeError("stand-in detector exploded")
+
+
+def twilio_start(voice: str | None = None) -> list[str]:
+    start: dict[str, Any] = {"streamSid": "MZ1", "callSid": "CA1", "accountSid": "AC1", "tracks": ["inbound"]}
+    start |= {"customParameters": {"voice": voice} if voice else {}}
+    start |= {"mediaFormat": {"encoding": "audio/x-mulaw", "sampleRate": 8000, "channels": 1}}
+    return [
+        json.dumps({"event": "connected", "protocol": "Call", "version": "1.0.0"}),
+        json.dumps({"event": "start", "sequenceNumber": "1", "streamSid": "MZ1", "start": start}),
+    ]
+
+
+async def test_a_bug_during_a_twilio_call_is_logged_once_and_the_call_closes_with_a_reason(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    components = replace(standin_components(), new_detector=ExplodingDetector)
+    async with running_server(local_settings(), lambda: components) as srv:
+        await srv.wait_ready()
+        async with connect(srv.twilio_url) as ws:
+            for message in twilio_start():
+                await ws.send(message)
+            caller = TwilioCaller(ws, stream_sid="MZ1")
+            for _ in range(10):  # enough audio for the resampler to hand the detector a frame
+                await ws.send(json.dumps(caller.media_message(quiet(20, 8000))))
+            await ws.wait_closed()
+            assert ws.close_code == 1011 and ws.close_reason == "internal error"
+        await slots_freed(srv)
+        logged = [r for r in caplog.records if r.exc_info is not None]
+        assert len(logged) == 1 and "exploded" in repr(logged[0].exc_info)
 
 
 # ------------------------------------------------------------------------------------------ principal
