@@ -340,6 +340,8 @@ class Connection:
             self._metrics.barge_in()
         elif isinstance(event, ErrorNotice):
             self._metrics.error(event.code)
+            if event.code.endswith("_timeout"):  # decided by the core: nothing else logs it
+                self._log.warning("turn %s: %s: %s", event.turn, event.code, event.message)
 
     def _spawn(self, turn: int, work: Coroutine[Any, Any, None]) -> None:
         task = asyncio.create_task(work)

@@ -3,11 +3,12 @@
 They are test doubles of *components* (what ``agent.wiring`` would build), never of our own code: the server,
 the connection, the core and the synthesis pipeline under test are the real ones. Each can be told to fail
 the way a broken provider or a bug would (``fail``), and the speech detector calls any loud frame speech,
-so a test can speak with a tone.
+so a test can speak with a tone. ``hang``: never answer (a provider that hangs).
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Sequence
 
 import numpy as np
@@ -39,10 +40,13 @@ class ScriptedSpeechToText:
     def __init__(self, text: str = "Hello there.") -> None:
         self.text = text
         self.fail = False
+        self.hang = False
         self.calls = 0
 
     async def transcribe(self, pcm16k: bytes) -> Transcript:
         self.calls += 1
+        if self.hang:
+            await asyncio.Event().wait()  # a provider that never answers
         if self.fail:
             raise RuntimeError("stand-in ASR exploded")
         return Transcript(self.text)
@@ -53,8 +57,11 @@ class EchoLanguageModel:
 
     def __init__(self) -> None:
         self.fail = False
+        self.hang = False
 
     async def stream_reply(self, history: Sequence[ChatMessage]) -> AsyncIterator[str]:
+        if self.hang:
+            await asyncio.Event().wait()
         if self.fail:
             raise RuntimeError("stand-in LLM exploded")
         said = next((m.text for m in reversed(history) if m.role == "user"), "")
@@ -68,6 +75,7 @@ class ToneSpeech:
     def __init__(self, seconds: float = 0.3, sample_rate: int = 24000) -> None:
         self.seconds = seconds
         self.fail = False
+        self.hang = False
         self._rate = sample_rate
         t = np.arange(sample_rate // 10) / sample_rate
         self._chunk = (0.1 * 32767 * np.sin(2 * np.pi * 440.0 * t)).astype("<i2").tobytes()
@@ -82,6 +90,8 @@ class ToneSpeech:
         return f"{tenant}/{VOICE}"
 
     async def synthesize(self, text: str, voice: str, budget: object = None) -> AsyncIterator[bytes]:
+        if self.hang:
+            await asyncio.Event().wait()
         if self.fail:
             raise RuntimeError("stand-in TTS exploded")
         for _ in range(max(1, round(self.seconds * 10))):

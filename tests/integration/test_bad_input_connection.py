@@ -267,6 +267,43 @@ async def test_a_stage_raising_a_bug_is_reported_apologised_for_and_the_session_
     await bystander_works(server)
 
 
+DEADLINES = {"asr_deadline_s": 0.5, "reply_first_text_deadline_s": 0.5, "first_audio_deadline_s": 0.5}
+
+
+@pytest.mark.parametrize(("stage", "code"), [("asr", "asr_timeout"), ("llm", "llm_timeout"), ("tts", "tts_timeout")])
+async def test_a_stage_that_hangs_cannot_wedge_the_session(stage: str, code: str) -> None:
+    async with serve(turn=DEADLINES) as srv:
+        await srv.wait_ready()
+        components = srv.state.components
+        assert components is not None
+        stt, llm, tts = components.stt, components.llm, components.tts
+        assert isinstance(stt, ScriptedSpeechToText) and isinstance(llm, EchoLanguageModel)
+        assert isinstance(tts, ToneSpeech)
+        async with connect(srv.ws_url) as ws:
+            await ws.send(START)
+            assert (await next_json(ws))["type"] == "session.started"
+            stt.hang, llm.hang, tts.hang = stage == "asr", stage == "llm", stage == "tts"
+            await say(ws, utterance())
+            error = next(m for m in await until(ws, "error") if m["type"] == "error")
+            assert error["code"] == code
+            if stage != "tts":  # apologised for in the turn itself
+                seen = await until(ws, "turn.metrics")
+                assert next(m for m in seen if m["type"] == "reply.done")["text"] == APOLOGY
+                assert any(m["type"] == "audio.start" for m in seen)
+            else:  # the turn ends, and the apology comes in a turn of its own
+                await until(ws, "turn.metrics")
+                apology = await until(ws, "turn.metrics")
+                assert next(m for m in apology if m["type"] == "reply.done")["text"] == APOLOGY
+                # spoken from the phrase kept at session start, or (not kept yet) it timed out too
+                spoken = any(m["type"] == "audio.start" for m in apology)
+                timed_out = [m["code"] for m in apology if m["type"] == "error"] == ["tts_timeout"]
+                assert spoken != timed_out
+            stt.hang = llm.hang = tts.hang = False
+            seen = await one_turn(ws)  # the session goes on
+            assert next(m for m in seen if m["type"] == "reply.done")["text"] == "You said: Hello there."
+        await bystander_works(srv)
+
+
 # ---------------------------------------------------------------------------------------------- Twilio
 
 
