@@ -42,11 +42,20 @@ class ScriptedSpeechToText:
         self.fail = False
         self.hang = False
         self.calls = 0
+        self.cancelled = 0
+        self.gate: asyncio.Event | None = None
+        """When set: every transcription waits for the event (a busy recogniser)."""
 
     async def transcribe(self, pcm16k: bytes) -> Transcript:
         self.calls += 1
-        if self.hang:
-            await asyncio.Event().wait()  # a provider that never answers
+        try:
+            if self.hang:
+                await asyncio.Event().wait()  # a provider that never answers
+            if self.gate is not None:
+                await self.gate.wait()
+        except asyncio.CancelledError:
+            self.cancelled += 1
+            raise
         if self.fail:
             raise RuntimeError("stand-in ASR exploded")
         return Transcript(self.text)

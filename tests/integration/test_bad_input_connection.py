@@ -32,6 +32,7 @@ from tests.integration.standins import (
     ToneSpeech,
     quiet,
     standin_components,
+    tone,
     utterance,
 )
 
@@ -302,6 +303,28 @@ async def test_a_stage_that_hangs_cannot_wedge_the_session(stage: str, code: str
             seen = await one_turn(ws)  # the session goes on
             assert next(m for m in seen if m["type"] == "reply.done")["text"] == "You said: Hello there."
         await bystander_works(srv)
+
+
+async def test_superseded_transcriptions_are_cancelled(server: RunningServer) -> None:
+    components = server.state.components
+    assert components is not None
+    stt = components.stt
+    assert isinstance(stt, ScriptedSpeechToText)
+    stt.gate = asyncio.Event()  # the recogniser is busy: every request waits
+    async with connect(server.ws_url) as ws:
+        await ws.send(START)
+        assert (await next_json(ws))["type"] == "session.started"
+        # speech with short pauses: a speculative transcript at each pause, each superseded by the next
+        await say(ws, quiet(200) + (tone(300) + quiet(200)) * 4 + quiet(1500))
+        await until(ws, "speech.stopped")
+        stt.gate.set()
+        seen = await until(ws, "turn.metrics")
+        assert next(m for m in seen if m["type"] == "transcript")["text"] == "Hello there."
+    # Four speculations were asked for; the three superseded ones were cancelled, before they ran or while
+    # they waited (left alone, all four would have run to the end, in order).
+    assert stt.calls - stt.cancelled == 1
+    stt.gate = None
+    await bystander_works(server)
 
 
 # ---------------------------------------------------------------------------------------------- Twilio
