@@ -9,8 +9,9 @@ in the trailing silence a speculative transcript is requested; when it ends like
 turn ends after a short hangover and the transcript is reused, when it trails off the agent waits longer
 (``EndpointPolicy``).
 
-Speaking side (``agent.core.speaking.Speaker``): an utterance that ends becomes turn ``n``. Its reply is streamed, cut into sentences and
-synthesized; the turn lasts until the caller has heard the reply (client ``playback.mark``s, or the clock).
+Speaking side (``agent.core.speaking.Speaker``): an utterance that ends becomes turn ``n``. Its reply is
+streamed, cut into sentences and synthesized; the turn lasts until the caller has heard the reply (client
+``playback.mark``s, or the clock).
 Caller speech of at least ``BargeInPolicy.min_speech_ms`` during that time is a barge-in: ``CancelTurn``,
 ``playback.clear``, and the history keeps only what the caller heard. Backchannels ("uh-huh", "yeah") are
 recognised from a quick transcript and do not interrupt.
