@@ -78,13 +78,13 @@ async def serve(settings: Settings, print_token: bool = False) -> int:
     from agent.wiring import build_components
 
     async with running_server(settings, lambda: build_components(settings)) as server:
-        log.info("listening on %s (health: %s/healthz)", server.ws_url, server.http_url)
-        if print_token:
-            print_local_token(settings, server.http_url + "/")
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
+        log.info("listening on %s (health: %s/healthz)", server.ws_url, server.http_url)
+        if print_token:  # after the handlers: whoever reads the token may stop the server at once
+            print_local_token(settings, server.http_url + "/")
         ready = asyncio.create_task(server.wait_ready())
         stopped = asyncio.create_task(stop.wait())
         await asyncio.wait({ready, stopped}, return_when=asyncio.FIRST_COMPLETED)
