@@ -17,7 +17,7 @@ COPY --from=build /opt/venv /opt/venv
 COPY config /app/config
 WORKDIR /app
 # Listening on 0.0.0.0 (every interface of the container) needs auth: give the secret at run time, never
-# in the image, e.g. docker run -e AGENT_AUTH__SECRET=... (see compose.yaml and docs/security.md).
+# in the image, e.g. docker run -e AGENT_AUTH__SECRET=... (see deploy/compose.yaml and docs/security.md).
 # Without it the server refuses to start (exit code 2) unless AGENT_AUTH__ALLOW_ANONYMOUS=true.
 ENV PATH=/opt/venv/bin:$PATH \
     HF_HUB_OFFLINE=1 \
