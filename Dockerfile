@@ -2,10 +2,14 @@
 FROM python:3.11-slim AS build
 ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 WORKDIR /src
+# The runtime lock only (exact versions, every file hash-checked; `make lock` refreshes it), before the code so
+# that this layer is rebuilt only when the lock changes. Then the project itself, built with the locked setuptools.
+COPY requirements/runtime.txt ./requirements/runtime.txt
+RUN python -m venv /opt/venv && /opt/venv/bin/pip install --require-hashes -r requirements/runtime.txt
 COPY pyproject.toml README.md ./
 COPY agent ./agent
 COPY clients ./clients
-RUN python -m venv /opt/venv && /opt/venv/bin/pip install --upgrade pip && /opt/venv/bin/pip install .
+RUN /opt/venv/bin/pip install --no-deps --no-build-isolation .
 
 FROM python:3.11-slim
 RUN apt-get update \

@@ -1,18 +1,24 @@
 # Two entry points: `make run` (start the server on local defaults) and `make test` (the whole suite).
-# Both create the virtual environment in .venv if it is missing.
+# Both create the virtual environment in .venv if it is missing, from the lock (exact versions with hashes):
+# requirements/dev.txt here and in CI, requirements/runtime.txt in the Dockerfile. `make lock` refreshes both.
 
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+LOCK_DEV     := requirements/dev.txt
+LOCK_RUNTIME := requirements/runtime.txt
 
-.PHONY: run test lint typecheck unit bench clean
+.PHONY: run test lint typecheck unit bench lock clean
 
-$(STAMP): pyproject.toml
+# The locked dependencies only (pip refuses anything unpinned or with another hash), then the project itself,
+# editable, without dependencies and built with the locked setuptools. Reinstalls when pyproject.toml or the
+# lock changes.
+$(STAMP): pyproject.toml $(LOCK_DEV)
 	@$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11), "Python 3.11 is required, found " + sys.version.split()[0]'
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[dev]"
+	$(PY) -m pip install --quiet --require-hashes -r $(LOCK_DEV)
+	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $(STAMP)
 
 run: $(STAMP)
@@ -33,6 +39,17 @@ unit: $(STAMP)
 
 bench: $(STAMP)
 	HF_HUB_OFFLINE=1 $(PY) bench/latency.py
+
+# Re-resolve pyproject.toml into the locks, keeping every pin that still fits (UPGRADE=1: newest versions).
+# Universal (Linux and macOS markers), for Python 3.11, with the hashes of every file of each pinned version.
+# pip and setuptools are pinned too (the installer and the project's build backend). The runtime lock (no extras)
+# is constrained by the dev lock, so the image gets the same versions as the tests.
+UV_COMPILE = $(VENV)/bin/uv pip compile --quiet --universal --python-version 3.11 --generate-hashes \
+	--custom-compile-command "make lock" $(if $(UPGRADE),--upgrade)
+
+lock: $(STAMP)
+	printf 'pip\nsetuptools\n' | $(UV_COMPILE) pyproject.toml - --extra dev -o $(LOCK_DEV)
+	printf 'pip\nsetuptools\n' | $(UV_COMPILE) pyproject.toml - -c $(LOCK_DEV) -o $(LOCK_RUNTIME)
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
