@@ -3,6 +3,9 @@
 Reads settings once (environment ``AGENT_*`` and an optional ``--env-file``), refuses an unsafe exposure
 (``agent.exposure``: exit code 2), configures logging, starts listening at once and loads the models in the
 background (``/healthz`` is 503 until they are loaded). Invalid settings also exit with code 2.
+
+SIGTERM or SIGINT drains (``RunningServer.drain``): no new calls, live calls finish their reply, hear the
+goodbye and close 1001 within ``AGENT_SERVER__DRAIN_S``; then exit 0. A second signal closes them at once.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import os
 import signal
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
@@ -21,6 +25,9 @@ from agent import endpoint, tokens_cli, voices_cli
 from agent.auth import DEFAULT_TENANT, Authenticator
 from agent.config import Settings, load_settings
 from agent.exposure import check_exposure
+
+if TYPE_CHECKING:
+    from agent.runtime.server import RunningServer
 
 log = logging.getLogger("agent")
 
@@ -96,10 +103,29 @@ async def serve(settings: Settings, print_token: bool = False) -> int:
             log.info("ready: try `python -m clients.cli --url %s --wav YOUR.wav`", server.ws_url)
             await stopped
         ready.cancel()
+        stop.clear()
+        await drain(server, stop)
         log.info("shutting down")
-        if server.state.components is not None:
-            await server.state.components.aclose()
+        components = server.state.components
+    # Released once the listener has closed every call (1001) and their handlers have returned.
+    if components is not None:
+        await components.aclose()
     return 0
+
+
+async def drain(server: RunningServer, again: asyncio.Event) -> None:
+    """Let the live calls finish (``RunningServer.drain``) unless ``again`` is set (a second signal) first."""
+    log.info("draining %d connection(s) (a second signal closes them at once)", len(server.state.calls))
+    draining = asyncio.create_task(server.drain())
+    second = asyncio.create_task(again.wait())
+    await asyncio.wait({draining, second}, return_when=asyncio.FIRST_COMPLETED)
+    if not draining.done():
+        log.info("second signal: closing every call now")
+    elif not draining.result():
+        log.warning("drain time is over: closing the calls still open")
+    for task in (draining, second):
+        task.cancel()
+    await asyncio.gather(draining, second, return_exceptions=True)
 
 
 def _settings_problem(exc: ValidationError) -> str:

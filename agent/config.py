@@ -30,6 +30,12 @@ class ServerSettings(BaseModel):
     open_timeout_s: float = Field(10.0, gt=0)
     close_timeout_s: float = Field(5.0, gt=0)
     max_sessions: int = Field(16, ge=1, description="Concurrent sessions; more are refused with 503.")
+    drain_s: float = Field(
+        30.0,
+        ge=0,
+        description="SIGTERM: time live calls get to finish the reply in progress and hear the goodbye; "
+        "then every call is closed 1001 and the process exits.",
+    )
     start_timeout_s: float = Field(10.0, gt=0, description="Time allowed to send session.start.")
     send_timeout_s: float = Field(
         10.0, gt=0, description="Longest wait to hand one message to a client; a client that does not read is closed."
@@ -105,6 +111,10 @@ class TurnSettings(BaseModel):
     )
     hold_text: str = Field("One moment.", description="Spoken once when a reply is late; empty = never.")
     hold_after_ms: int = Field(2500, ge=0, description="Caller stopped -> no reply audio yet: hold phrase; 0 = off.")
+    goodbye_text: str = Field(
+        "Sorry, I have to end the call now. Goodbye.",
+        description="Spoken before a call is closed because the server shuts down; empty = closed without a word.",
+    )
     asr_deadline_s: float = Field(15.0, ge=0, description="End of utterance -> transcript; 0 = no deadline.")
     reply_first_text_deadline_s: float = Field(15.0, ge=0, description="Transcript -> first reply text; 0 = none.")
     first_audio_deadline_s: float = Field(15.0, ge=0, description="Sentence queued -> its first audio; 0 = none.")

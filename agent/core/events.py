@@ -103,6 +103,14 @@ class ClientEnded:
     """The client asked to end the session."""
 
 
+@dataclass(frozen=True, slots=True)
+class Drain:
+    """The server is shutting down: finish the reply in progress by ``deadline`` (on the clock of ``now``),
+    then say goodbye and close 1001. No new turn starts meanwhile."""
+
+    deadline: float
+
+
 Event = (
     AudioFrame
     | TranscriptReady
@@ -115,6 +123,7 @@ Event = (
     | PlaybackMark
     | Tick
     | ClientEnded
+    | Drain
 )
 
 # ------------------------------------------------------------------------------- events for the client
@@ -257,7 +266,7 @@ class Synthesize:
     text: str
     sentence: int = 0
     phrase: str | None = None
-    """A fixed phrase (``apology``, ``idle_prompt``, ``greeting``, ``hold``): the runtime plays the voice's
+    """A fixed phrase (``apology``, ``idle_prompt``, ``greeting``, ``hold``, ``goodbye``): the runtime plays the voice's
     stored recording of it when it has one, and synthesizes ``text`` otherwise."""
 
 

@@ -24,6 +24,10 @@ Nothing can wedge a turn and every failure is spoken (``agent.core.recovery``): 
 checked on every event (``Deadlines``); a failed or overdue stage is reported with an ``error`` and, when
 nothing of the reply was said, answered with the apology phrase. The agent also speaks on its own: a
 greeting (``open``), a "one moment" when a reply is late, and the idle prompt (``Phrases``).
+
+Drain (``Drain(deadline)``, the server is shutting down): no new turn starts; the turn in progress (a reply
+being prepared or played, or an utterance waiting for its transcript) goes on until the caller has heard it,
+or is cut at ``deadline``; then the goodbye phrase is spoken and, once heard, the session closes 1001.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from agent.core.events import (
     CancelTurn,
     ClientEnded,
     CloseSession,
+    Drain,
     Effect,
     ErrorNotice,
     Event,
@@ -74,7 +79,10 @@ from agent.core.turn_state import (
     turn_metrics,
 )
 
-__all__ = ["BargeInPolicy", "Deadlines", "IdlePolicy", "Phrases", "Session", "SessionConfig"]
+__all__ = ["SHUTTING_DOWN", "BargeInPolicy", "Deadlines", "IdlePolicy", "Phrases", "Session", "SessionConfig"]
+
+SHUTTING_DOWN = "server is shutting down"
+"""Reason of the 1001 close (and the ``session.ended`` notice) at the end of a drain."""
 
 
 class Session:
@@ -93,6 +101,10 @@ class Session:
         self._last_activity_at: float | None = None
         self._prompted = False
         self._closed = False
+        self._drain_by: float | None = None
+        """Draining: the time by which the turn in progress is cut."""
+        self._goodbye = False
+        """Draining: the goodbye has been queued (it is never cut)."""
 
     @property
     def active_turn(self) -> int | None:
@@ -142,6 +154,10 @@ class Session:
                 effects = []
             case ClientEnded():
                 return self._close(now, SessionEnded("client ended the session"), 1000, "session ended")
+            case Drain():
+                if self._drain_by is None:
+                    self._drain_by = event.deadline
+                effects = []
             case _:
                 assert_never(event)
         return effects + self._housekeeping(now)
@@ -164,13 +180,15 @@ class Session:
             case Transcribe() | CancelTranscription():
                 return [heard]
             case Interrupt():
-                return self._barge_in(now)
+                return self._interrupt(now)
             case Ended():
                 return self._utterance_ended(heard, now)
             case _:
                 assert_never(heard)
 
     def _utterance_ended(self, ended: Ended, now: float) -> list[Effect]:
+        if self._drain_by is not None:  # no new turn while draining: its transcript is not wanted
+            return [] if ended.text is not None else [CancelTranscription(ended.request)]
         busy = self._agent_busy() and not ended.interrupted
         if ended.text is not None:
             if busy and self._no_bid(ended.text):
@@ -301,7 +319,8 @@ class Session:
         """The agent holds the floor: a reply is being prepared or is still playing."""
         return self._barge.enabled and (self._active is not None or self._pending is not None)
 
-    def _barge_in(self, now: float) -> list[Effect]:
+    def _interrupt(self, now: float) -> list[Effect]:
+        """Barge-in (or the drain's deadline): stop the turn in progress; the history keeps what was heard."""
         # The caller goes on talking before their last turn was even transcribed: that turn is moot.
         effects = self._drop_pending(now)
         turn = self._active
@@ -342,19 +361,39 @@ class Session:
     # -------------------------------------------------------------------------------------- timers
 
     def _housekeeping(self, now: float) -> list[Effect]:
+        draining = self._drain_by is not None
+        if self._drain_by is not None and not self._goodbye and now >= self._drain_by:
+            return self._interrupt(now) + self._farewell(now)
         effects = self._deadlines(now)
         if effects:
             return effects
         turn = self._active
         if turn is not None and turn.speech_finished:
             if turn.playback.finished(now, self._barge.playback_margin_ms):
-                return self._finish(turn, now, interrupted=False)
+                effects = self._finish(turn, now, interrupted=False)
+                return effects + self._farewell(now) if draining else effects
             return []
         if turn is not None:
             return self._speaker.hold(turn, now)
-        if self._pending is not None or self._listener.speaking:
+        if self._pending is not None:
+            return []
+        if draining:
+            return self._farewell(now)
+        if self._listener.speaking:
             return []
         return self._idle(now)
+
+    def _farewell(self, now: float) -> list[Effect]:
+        """Draining and nothing in progress: the goodbye, then, once it has been heard, close 1001."""
+        if self._active is not None or self._pending is not None:
+            return []
+        if not self._goodbye and self._phrases.goodbye:
+            drain_by = self._drain_by
+            if self._listener.speaking and drain_by is not None and now < drain_by:
+                return []  # not over the caller's words, unless time is up
+            self._goodbye = True
+            return self._system_turn(self._phrases.goodbye, "goodbye", now, remember=False)
+        return self._close(now, SessionEnded(SHUTTING_DOWN), 1001, SHUTTING_DOWN)
 
     def _deadlines(self, now: float) -> list[Effect]:
         """Stages that missed their deadline: stop them, say so, and apologise (``agent.core.recovery``)."""

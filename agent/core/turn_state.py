@@ -66,6 +66,8 @@ class Phrases:
     """Spoken once per turn when its first audio is late (empty: never)."""
     hold_after_ms: int = 0
     """Time after the caller stopped speaking at which the hold phrase is due (0: never)."""
+    goodbye: str = ""
+    """Spoken before the session is closed because the server shuts down (empty: closed without a word)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,8 +34,10 @@ class Components:
     def voicing(self, settings: Settings, voice: str) -> Voicing:
         """How a session speaking in ``voice`` (a handle from ``tts.resolve_voice``) speaks."""
         turn = settings.turn
-        texts = {  # in the order a session needs them
+        # The greeting is needed at once; the goodbye next, so a shutdown never waits for the endpoint.
+        texts = {
             "greeting": turn.greeting_text,
+            "goodbye": turn.goodbye_text,
             "apology": turn.apology_text,
             "hold": turn.hold_text if turn.hold_after_ms > 0 else "",
             "idle_prompt": turn.idle_prompt_text if turn.idle_prompt_s > 0 else "",

@@ -15,6 +15,9 @@ Nothing can wedge it:
   (``agent.runtime.rate_limit``);
 - stage tasks never raise (``agent.runtime.stages``), and the core gives each stage a deadline;
 - a client leaving at any moment ends the connection with one INFO line, never a traceback.
+
+Drain (``drain``, the server is shutting down): the session is handed ``Drain`` as soon as it runs; it
+finishes the reply in progress, says goodbye and closes 1001 (``agent.core.session``).
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from agent.core.events import (
     CancelTranscription,
     CancelTurn,
     CloseSession,
+    Drain,
     Effect,
     ErrorNotice,
     Event,
@@ -50,7 +54,7 @@ from agent.core.events import (
     Transcribe,
     TurnMetrics,
 )
-from agent.core.session import Session
+from agent.core.session import SHUTTING_DOWN, Session
 from agent.errors import ProtocolError
 from agent.runtime import stages
 from agent.runtime.components import Components
@@ -74,6 +78,9 @@ Inbox = asyncio.Queue[Event | bytes | CloseSession | object]
 NOT_READING = CloseSession(1008, "client is not reading")
 FLOODING = CloseSession(1008, "audio faster than real time")
 INTERNAL_ERROR = CloseSession(1011, "internal error")
+SHUTTING_DOWN_NOW = CloseSession(1001, SHUTTING_DOWN)
+_clock = time.perf_counter
+"""The session core's clock (``now`` of every event; ``Drain.deadline``)."""
 
 
 class Connection:
@@ -107,6 +114,18 @@ class Connection:
         self._asr_tasks: dict[int, asyncio.Task[None]] = {}
         self._speech: dict[int, TurnSpeech] = {}
         self._voicing: Voicing | None = None
+        self._drain: Drain | None = None  # asked for, not yet handed to the session
+
+    def drain(self, finish_within_s: float) -> None:
+        """The server is shutting down: finish the reply in progress within ``finish_within_s``, say goodbye,
+        close 1001. Before the session has started, it is handed over when it does."""
+        self._drain = Drain(_clock() + finish_within_s)
+        self._stop(None)  # wake the loop
+
+    def close_now(self) -> None:
+        """The server is closing: end the session at once and close 1001 (a connection still opening is
+        closed by the listener)."""
+        self._stop(SHUTTING_DOWN_NOW, force=True)
 
     async def run(self) -> None:
         writer = asyncio.create_task(self._write(), name=f"writer-{self.id}")
@@ -153,7 +172,7 @@ class Connection:
             opened.principal.tenant,
             opened.principal.subject,
         )
-        clock = time.perf_counter
+        clock = _clock
         self._apply(session.open(clock()))
         reader = asyncio.create_task(self._read(wire), name=f"reader-{self.id}")
         ticker = asyncio.create_task(self._tick(), name=f"ticker-{self.id}")
@@ -168,6 +187,10 @@ class Connection:
                     self._stop(item)
                 elif item is not _WAKE:
                     self._apply(session.handle(item, clock()))  # type: ignore[arg-type]
+                if self._drain is not None:
+                    drain, self._drain = self._drain, None
+                    self._log.info("draining: the session ends after its reply in progress")
+                    self._apply(session.handle(drain, clock()))
         finally:
             for task in (reader, ticker):
                 task.cancel()

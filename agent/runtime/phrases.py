@@ -1,4 +1,4 @@
-"""Fixed phrases (apology, idle prompt, greeting, "one moment") in the session's own voice.
+"""Fixed phrases (apology, idle prompt, greeting, "one moment", goodbye) in the session's own voice.
 
 Each phrase is synthesized once per voice and text, then played from where it was kept, instantly and even
 while the voice's endpoint is down:
@@ -25,7 +25,7 @@ from agent.ports import TextToSpeech, VoiceStore
 
 log = logging.getLogger(__name__)
 
-PHRASE_KEYS = ("apology", "idle_prompt", "greeting", "hold")
+PHRASE_KEYS = ("apology", "idle_prompt", "greeting", "hold", "goodbye")
 
 
 def asset_key(key: str, text: str, sample_rate: int) -> str:

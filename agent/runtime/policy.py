@@ -47,6 +47,7 @@ def session_config(settings: Settings, output_rate: int) -> SessionConfig:
             greeting=turn.greeting_text,
             hold=turn.hold_text,
             hold_after_ms=turn.hold_after_ms,
+            goodbye=turn.goodbye_text,
         ),
         system_prompt=settings.llm.system_prompt,
         max_history_messages=settings.llm.max_history_messages,

@@ -2,8 +2,11 @@
 routes answered during the handshake phase (``/healthz``, ``/metrics``, the browser page at ``/``).
 
 ``running_server(settings, load)`` starts listening at once and loads the components in a worker thread;
-``GET /healthz`` answers 503 until they are loaded, then 200. WebSocket limits are explicit: no
-compression, ``max_size``, ``max_queue``, ping interval/timeout, open/close timeouts, no server header.
+``GET /healthz`` answers 503 until they are loaded, then 200; 503 again while the server is full or
+draining (``agent.runtime.admission``; upgrades are then refused with 503 and ``Retry-After``).
+``RunningServer.drain`` lets the live calls finish (``agent.runtime.drain``); leaving ``running_server``
+closes whatever is still open with 1001. WebSocket limits are explicit: no compression, ``max_size``,
+``max_queue``, ping interval/timeout, open/close timeouts, no server header.
 """
 
 from __future__ import annotations
@@ -24,9 +27,12 @@ from websockets.http11 import Request, Response
 
 from agent.auth import Authenticator, Principal
 from agent.config import Settings
+from agent.core.session import SHUTTING_DOWN
 from agent.errors import ProtocolError
+from agent.runtime.admission import Refusal, refusal
 from agent.runtime.components import Components
 from agent.runtime.connection import Connection
+from agent.runtime.drain import LiveCalls
 from agent.runtime.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from agent.runtime.metrics import ServerMetrics
 from agent.runtime.opening import Credentials
@@ -52,6 +58,18 @@ class ServerState:
     admissions: weakref.WeakKeyDictionary[ServerConnection, Admission] = field(
         default_factory=weakref.WeakKeyDictionary
     )
+    calls: LiveCalls = field(default_factory=LiveCalls)
+    """The open connections (told to finish on drain)."""
+
+    def refusal(self, max_sessions: int) -> Refusal | None:
+        """Why a new call would be refused now (``None``: it would be taken)."""
+        return refusal(
+            loaded=self.components is not None,
+            failed=self.load_error is not None,
+            draining=self.calls.draining,
+            sessions=self.sessions,
+            max_sessions=max_sessions,
+        )
 
     def header_principal(self, ws: ServerConnection) -> Principal | None:
         """The caller named by the upgrade's ``Authorization: Bearer`` header, checked at the upgrade.
@@ -114,6 +132,12 @@ class RunningServer:
     async def serve_forever(self) -> None:
         await self._server.serve_forever()
 
+    async def drain(self, drain_s: float | None = None) -> bool:
+        """Stop taking calls (``/healthz`` and upgrades: 503 ``draining``) and let every live call finish its
+        reply, hear the goodbye and close 1001, within ``drain_s`` (default ``AGENT_SERVER__DRAIN_S``).
+        ``True`` when all closed in time; the rest are closed 1001 when ``running_server`` exits."""
+        return await self._state.calls.drain(self._settings.server.drain_s if drain_s is None else drain_s)
+
 
 class _Routes:
     def __init__(self, settings: Settings, state: ServerState) -> None:
@@ -130,10 +154,13 @@ class _Routes:
         admission = self._gate.admit(request, path, (str(local[0]), int(local[1])) if local else None)
         if admission.refusal is not None:
             return admission.refusal
-        if self._state.components is None:
-            return _json_response(HTTPStatus.SERVICE_UNAVAILABLE, {"error": "server is still loading models"})
-        if self._state.sessions >= self._settings.server.max_sessions:
-            return _json_response(HTTPStatus.SERVICE_UNAVAILABLE, {"error": "server is at its session limit"})
+        refused = self._state.refusal(self._settings.server.max_sessions)
+        if refused is not None:
+            return _json_response(
+                HTTPStatus.SERVICE_UNAVAILABLE,
+                {"error": refused.message, "reason": refused.reason},
+                {"Retry-After": str(refused.retry_after_s)},
+            )
         self._state.admissions[connection] = admission
         return None
 
@@ -153,15 +180,17 @@ class _Routes:
         return page
 
     def _health(self) -> Response:
+        """200 while calls are taken; else 503 with ``status`` and ``reason`` loading, failed, draining or full."""
         state = self._state
-        if state.components is None:
-            status = "failed" if state.load_error else "loading"
-            body: dict[str, object] = {"status": status, "ready": False}
-            if state.load_error:
-                body["error"] = state.load_error
-            return _json_response(HTTPStatus.SERVICE_UNAVAILABLE, body)
-        body = {"status": "ok", "ready": True, "sessions": state.sessions} | state.components.health_detail()
-        return _json_response(HTTPStatus.OK, body)
+        detail = state.components.health_detail() if state.components is not None else {}
+        refused = state.refusal(self._settings.server.max_sessions)
+        if refused is None:
+            return _json_response(HTTPStatus.OK, {"status": "ok", "ready": True, "sessions": state.sessions} | detail)
+        body: dict[str, object] = {"ready": False, "sessions": state.sessions} | detail
+        body |= {"status": refused.reason, "reason": refused.reason}
+        if state.load_error:
+            body["error"] = state.load_error
+        return _json_response(HTTPStatus.SERVICE_UNAVAILABLE, body, {"Retry-After": str(refused.retry_after_s)})
 
     def _metrics(self) -> Response:
         components = self._state.components
@@ -183,7 +212,12 @@ class _Routes:
             except ProtocolError as exc:  # a bad header token: answered and closed 1008 by the connection
                 credentials = Credentials(self._state.auth, None, exc)
             twilio = ws.request is not None and ws.request.path.split("?", 1)[0] == TWILIO_PATH
-            await Connection(ws, self._settings, components, credentials, self._state.metrics, twilio=twilio).run()
+            connection = Connection(ws, self._settings, components, credentials, self._state.metrics, twilio=twilio)
+            self._state.calls.add(connection)
+            try:
+                await connection.run()
+            finally:
+                self._state.calls.discard(connection)
         except ConnectionClosed:
             log.info("client went away")  # an ordinary disconnect is not an error: no traceback
         except Exception:
@@ -230,7 +264,8 @@ async def running_server(settings: Settings, load: Callable[[], Components]) -> 
     try:
         yield RunningServer(server, state, settings)
     finally:
-        server.close()
+        state.calls.close_all()  # calls a drain did not end (or none was asked for): 1001 at once
+        server.close(code=1001, reason=SHUTTING_DOWN)
         await server.wait_closed()
         if not loader.done():
             loader.cancel()
