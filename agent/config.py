@@ -30,6 +30,18 @@ class ServerSettings(BaseModel):
     open_timeout_s: float = Field(10.0, gt=0)
     close_timeout_s: float = Field(5.0, gt=0)
     max_sessions: int = Field(16, ge=1, description="Concurrent sessions; more are refused with 503.")
+    admission_wait_ms: int = Field(
+        800,
+        ge=0,
+        description="A new call is refused (503 busy) while a new first sentence would wait longer than this "
+        "for the local models' workers; 0 = never refuse for load.",
+    )
+    model_workers: int = Field(
+        0,
+        ge=0,
+        description="Worker threads running the local models (ASR and Piper share them, in deadline order); "
+        "0 = cores // max(asr.cpu_threads, tts.cpu_threads), so the models never oversubscribe the cores.",
+    )
     drain_s: float = Field(
         30.0,
         ge=0,
@@ -128,7 +140,9 @@ class AsrSettings(BaseModel):
     device: str = "cpu"
     compute_type: str = "int8"
     cpu_threads: int = Field(2, ge=1)
-    max_concurrency: int = Field(1, ge=1, description="Transcriptions running at once.")
+    max_concurrency: int = Field(
+        1, ge=1, description="Transcriptions at once when the model runs alone (the server shares model_workers)."
+    )
     language: str = "en"
     beam_size: int = Field(1, ge=1)
     window: Literal["fit", "full"] = Field(
@@ -168,7 +182,9 @@ class TtsSettings(BaseModel):
     backend: Literal["piper", "sagemaker", "vllm-omni"] = "piper"
     piper_model: str = Field("", description="Piper .onnx path; empty = the bundled joe (en_US) voice.")
     default_voice: str | None = None
-    max_concurrency: int = Field(1, ge=1, description="Syntheses running at once, server-wide.")
+    max_concurrency: int = Field(
+        1, ge=1, description="Syntheses at once when Piper runs alone (the server shares server.model_workers)."
+    )
     cpu_threads: int = Field(2, ge=1, description="ONNX threads per Piper synthesis.")
     # Cloned voices (backend sagemaker / vllm-omni): Qwen3-TTS-12Hz-1.7B-Base behind vLLM-Omni.
     endpoint_name: str = Field("qwen3-tts-voice-clone", description="SageMaker endpoint name.")
@@ -182,6 +198,12 @@ class TtsSettings(BaseModel):
     connect_timeout_s: float = Field(2.0, gt=0)
     read_timeout_s: float = Field(20.0, gt=0, description="Longest silence while reading a response.")
     max_pool_connections: int = Field(32, ge=1, description="HTTP connections to the endpoint, server-wide.")
+    endpoint_concurrency: int = Field(
+        0,
+        ge=0,
+        description="Speech requests in flight to the endpoint, server-wide; more wait, first sentences first. "
+        "0 = max_pool_connections.",
+    )
     max_attempts: int = Field(3, ge=1, le=10, description="Tries per sentence, the first included.")
     retry_base_s: float = Field(0.2, gt=0, description="First retry pause (doubles, capped, jittered).")
     retry_max_s: float = Field(2.0, gt=0)

@@ -14,7 +14,8 @@
     └── ProviderError               a model/service behind a port failed; carries ``provider``
         ├── ProviderTimeout         it did not answer in time
         └── ProviderUnavailable     it is not loaded / not reachable
-            └── CircuitOpen         refused at once: its circuit breaker is open after repeated failures
+            ├── CircuitOpen         refused at once: its circuit breaker is open after repeated failures
+            └── WorkDropped         droppable work (a speculative transcript) not run: the server is busy
 
 Adapters catch vendor exceptions and re-raise one of these (``raise ProviderError("piper") from exc``),
 so nothing above the port boundary ever sees a vendor type.
@@ -108,3 +109,8 @@ class ProviderUnavailable(ProviderError):
 
 class CircuitOpen(ProviderUnavailable):
     """Refused without trying: the provider's circuit breaker is open (see ``agent.resilience``)."""
+
+
+class WorkDropped(ProviderUnavailable):
+    """Droppable model work (a speculative or quick transcript) was not run because the server is busy
+    (``agent.scheduling``); the final transcript is computed later."""

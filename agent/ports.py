@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Literal, Protocol
 
 if TYPE_CHECKING:
     from agent.resilience import RetryBudget
+    from agent.scheduling import JobInfo
 
 Role = Literal["system", "user", "assistant"]
 
@@ -98,10 +99,12 @@ class SpeechToText(Protocol):
     """Transcribes a finished utterance.
 
     ``transcribe`` takes PCM16LE mono at 16 kHz. It runs the model off the event loop with bounded
-    concurrency. Raises ``ProviderError`` on model failure.
+    concurrency. ``job`` says what the transcript is for (``None``: the final transcript of a turn), so a busy
+    server runs it in deadline order (``agent.scheduling``). Raises ``ProviderError`` on model failure and
+    ``WorkDropped`` when a droppable (speculative, quick) transcript was not run because the server is busy.
     """
 
-    async def transcribe(self, pcm16k: bytes) -> Transcript: ...
+    async def transcribe(self, pcm16k: bytes, job: JobInfo | None = None) -> Transcript: ...
 
 
 class LanguageModel(Protocol):
@@ -123,7 +126,9 @@ class TextToSpeech(Protocol):
     ``synthesize`` yields audio chunks as they are produced; it raises ``ProviderError`` on failure
     (``CircuitOpen`` at once while a remote backend's circuit breaker is open). ``budget`` is the retries the
     caller's reply may still spend, shared by its sentences (``None``: a fresh budget per call; backends that
-    do not retry ignore it). Blocking engines run in threads inside the adapter.
+    do not retry ignore it). ``job`` says how urgent the text is (``None``: a first sentence, blocking the
+    caller's first audio); backends with a scarce resource (local cores, endpoint slots) serve calls in
+    deadline order (``agent.scheduling``). Blocking engines run in threads inside the adapter.
     """
 
     @property
@@ -131,7 +136,9 @@ class TextToSpeech(Protocol):
 
     async def resolve_voice(self, name: str | None, tenant: str = "default") -> str: ...
 
-    def synthesize(self, text: str, voice: str, budget: RetryBudget | None = None) -> AsyncIterator[bytes]: ...
+    def synthesize(
+        self, text: str, voice: str, budget: RetryBudget | None = None, job: JobInfo | None = None
+    ) -> AsyncIterator[bytes]: ...
 
 
 class VoiceStore(Protocol):

@@ -13,6 +13,7 @@ from agent.resilience import CircuitBreaker
 from agent.runtime.components import Components
 from agent.runtime.phrases import PhraseBook
 from agent.runtime.voicing import Fallback
+from agent.workers import WorkPool, pool_workers
 
 log = logging.getLogger(__name__)
 
@@ -29,10 +30,18 @@ def build_detector_factory(settings: Settings) -> Callable[[], SpeechDetector]:
     return lambda: WebRtcSpeechDetector(mode=vad.webrtc_mode)
 
 
-def build_stt(settings: Settings) -> SpeechToText:
+def build_work_pool(settings: Settings) -> WorkPool:
+    """The one pool of worker threads the local models share, sized so workers x threads <= cores."""
+    threads = max(settings.asr.cpu_threads, settings.tts.cpu_threads)
+    workers = pool_workers(settings.server.model_workers, threads)
+    log.info("local models: %d worker(s) x %d thread(s)", workers, threads)
+    return WorkPool(workers)
+
+
+def build_stt(settings: Settings, pool: WorkPool | None = None) -> SpeechToText:
     from agent.adapters.faster_whisper_asr import FasterWhisperASR
 
-    asr = FasterWhisperASR.load(settings.asr)
+    asr = FasterWhisperASR.load(settings.asr, pool)
     asr.warm_up()
     return asr
 
@@ -53,12 +62,13 @@ def build_llm(settings: Settings) -> LanguageModel:
     raise ConfigError(f"unknown llm backend {settings.llm.backend!r}")
 
 
-def build_tts(settings: Settings, voices: VoiceStore | None = None) -> TextToSpeech:
-    """The voice backend. Cloned-voice backends read voices from ``voices`` (default: ``build_voice_store``)."""
+def build_tts(settings: Settings, voices: VoiceStore | None = None, pool: WorkPool | None = None) -> TextToSpeech:
+    """The voice backend. Cloned-voice backends read voices from ``voices`` (default: ``build_voice_store``);
+    Piper runs on ``pool`` (default: a private one)."""
     if settings.tts.backend == "piper":
         from agent.adapters.piper_tts import PiperTTS
 
-        tts = PiperTTS.load(settings.tts)
+        tts = PiperTTS.load(settings.tts, pool)
         tts.warm_up()
         return tts
     if settings.tts.backend == "sagemaker":
@@ -72,13 +82,13 @@ def build_tts(settings: Settings, voices: VoiceStore | None = None) -> TextToSpe
     raise ConfigError(f"unknown tts backend {settings.tts.backend!r}")
 
 
-def build_fallback(settings: Settings) -> Fallback | None:
+def build_fallback(settings: Settings, pool: WorkPool | None = None) -> Fallback | None:
     """The local Piper voice to apologise in when a remote voice fails; ``None`` when Piper is the voice."""
     if settings.tts.backend == "piper":
         return None
     from agent.adapters.piper_tts import LOCAL_VOICE, PiperTTS
 
-    local = PiperTTS.load(settings.tts.model_copy(update={"max_concurrency": 1}))
+    local = PiperTTS.load(settings.tts.model_copy(update={"max_concurrency": 1}), pool)
     local.warm_up()
     return Fallback(local, LOCAL_VOICE)
 
@@ -110,16 +120,18 @@ def build_components(settings: Settings) -> Components:
     """Load every model once (blocking; call it in a thread). Raises ``ConfigError`` for bad settings."""
     started = time.perf_counter()
     voices = build_voice_store(settings)
-    tts = build_tts(settings, voices)
+    pool = build_work_pool(settings)
+    tts = build_tts(settings, voices, pool)
     components = Components(
-        stt=build_stt(settings),
+        stt=build_stt(settings, pool),
         llm=build_llm(settings),
         tts=tts,
         new_detector=build_detector_factory(settings),
         voices=voices,
-        fallback=build_fallback(settings),
+        fallback=build_fallback(settings, pool),
         breakers=speech_breakers(tts),
         phrases=PhraseBook(voices),
+        work=pool,
     )
     log.info("components loaded in %.2f s", time.perf_counter() - started)
     return components

@@ -139,7 +139,7 @@ class InstantSpeechToText:
     def __init__(self, text: str = INSTANT_TRANSCRIPT) -> None:
         self._text = text
 
-    async def transcribe(self, pcm16k: bytes) -> Transcript:
+    async def transcribe(self, pcm16k: bytes, job: object = None) -> Transcript:
         return Transcript(text=self._text)
 
 
@@ -162,7 +162,9 @@ class ToneSpeech:
             raise UnknownVoice(str(name))
         return self.VOICE
 
-    async def synthesize(self, text: str, voice: str, budget: RetryBudget | None = None) -> AsyncIterator[bytes]:
+    async def synthesize(
+        self, text: str, voice: str, budget: RetryBudget | None = None, job: object = None
+    ) -> AsyncIterator[bytes]:
         yield self._chunk
 
 

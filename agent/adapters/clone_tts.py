@@ -28,6 +28,7 @@ from contextlib import aclosing
 from typing import Protocol
 
 from agent.adapters.clone_voices import CloneVoices
+from agent.adapters.endpoint_slots import EndpointSlots
 from agent.adapters.retry import Attempts, RetryPolicy
 from agent.adapters.tts_requests import (
     MODEL_RATE,
@@ -51,6 +52,7 @@ from agent.errors import (
 )
 from agent.ports import VoiceStore
 from agent.resilience import CircuitBreaker, RetryBudget
+from agent.scheduling import URGENT, JobInfo
 
 log = logging.getLogger(__name__)
 audit = logging.getLogger("agent.audit")
@@ -99,6 +101,9 @@ class CloneTTS:
 
     ``breaker`` is the endpoint's circuit breaker (default: a new one from the settings); ``breaker.status()``
     is what ``/metrics`` and ``/healthz`` show. ``clock`` (monotonic seconds) times the voice re-checks.
+
+    At most ``endpoint_concurrency`` requests are in flight server-wide (``slots``); when more are wanted, a
+    caller's first sentence is sent before other callers' later sentences (``agent.scheduling``).
     """
 
     def __init__(
@@ -114,6 +119,7 @@ class CloneTTS:
         self._transport = transport
         self._voices = CloneVoices(settings, store, clock)
         self.breaker = breaker if breaker is not None else new_breaker(settings, transport.endpoint, clock)
+        self.slots = EndpointSlots(settings.endpoint_concurrency or settings.max_pool_connections)
         self._policy = RetryPolicy(
             max_attempts=settings.max_attempts,
             base_delay_s=settings.retry_base_s,
@@ -137,7 +143,9 @@ class CloneTTS:
         """
         return await self._voices.resolve(name, tenant)
 
-    async def synthesize(self, text: str, voice: str, budget: RetryBudget | None = None) -> AsyncIterator[bytes]:
+    async def synthesize(
+        self, text: str, voice: str, budget: RetryBudget | None = None, job: JobInfo | None = None
+    ) -> AsyncIterator[bytes]:
         """Yield PCM16LE mono at 24 kHz for ``text`` in ``voice`` (a handle), one request per piece, in order.
 
         Raises ``UnknownVoice`` for a voice that is not (or no longer validly) enrolled, ``CircuitOpen`` while
@@ -155,8 +163,9 @@ class CloneTTS:
             "synthesis tenant=%s voice=%s characters=%d backend=%s", clone.tenant, clone.name, len(text), self.provider
         )
         retries = budget if budget is not None else RetryBudget(self._settings.turn_retry_budget)
+        info = job if job is not None else URGENT
         for piece in pieces:
-            async with aclosing(self._speak(piece, clone, retries)) as audio:
+            async with self.slots.slot(info, len(piece)), aclosing(self._speak(piece, clone, retries)) as audio:
                 async for pcm in audio:
                     yield pcm
 

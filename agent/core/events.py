@@ -9,6 +9,7 @@ longer current. Outputs (``Effect``) are what the runtime must do: notify the cl
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
 
 from agent.ports import ChatMessage
 
@@ -241,6 +242,9 @@ class Transcribe:
 
     request: int
     pcm: bytes
+    purpose: Literal["final", "speculative", "quick"] = "final"
+    """final: the transcript of an ended turn (blocks a reply); speculative: early in the trailing silence;
+    quick: a look at speech while the agent talks (barge-in). Only ``final`` must never be skipped."""
 
 
 @dataclass(frozen=True, slots=True)

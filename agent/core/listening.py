@@ -145,7 +145,7 @@ class Listener:
             return []
         utterance.probes += 1
         utterance.probe_request = self._request(utterance, "probe")
-        return [Transcribe(utterance.probe_request, self._detector.snapshot(self._frame_ms))]
+        return [Transcribe(utterance.probe_request, self._detector.snapshot(self._frame_ms), "quick")]
 
     def _speculate(self, utterance: Utterance, busy: bool) -> list[Heard]:
         detector, ep = self._detector, self._endpointing
@@ -160,7 +160,7 @@ class Listener:
             utterance.spec_request = self._request(utterance, "spec")
             utterance.spec_voiced_until = voiced_until
             utterance.spec_text = None
-            heard.append(Transcribe(utterance.spec_request, detector.snapshot(self._frame_ms)))
+            heard.append(Transcribe(utterance.spec_request, detector.snapshot(self._frame_ms), "speculative"))
         return heard + self._maybe_end(utterance, busy)
 
     def _maybe_end(self, utterance: Utterance, busy: bool) -> list[Heard]:

@@ -12,6 +12,7 @@ from agent.ports import LanguageModel, SpeechDetector, SpeechToText, TextToSpeec
 from agent.resilience import BreakerState, BreakerStatus, CircuitBreaker
 from agent.runtime.phrases import PhraseBook
 from agent.runtime.voicing import Fallback, Voicing
+from agent.workers import WorkPool
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +31,8 @@ class Components:
     """The circuit breakers of the remote speech endpoints (shown by ``/metrics`` and ``/healthz``)."""
     phrases: PhraseBook | None = None
     """Keeps every voice's fixed phrases; ``None`` = one over ``voices`` per session (no shared state)."""
+    work: WorkPool | None = None
+    """The worker threads the local models share (queue statistics for ``/metrics`` and admission)."""
 
     def voicing(self, settings: Settings, voice: str) -> Voicing:
         """How a session speaking in ``voice`` (a handle from ``tts.resolve_voice``) speaks."""
@@ -81,6 +84,7 @@ class Components:
         parts: list[object] = [self.llm, self.tts, self.stt, self.voices]
         if self.fallback is not None:
             parts.append(self.fallback.tts)
+        parts.append(self.work)
         for part in parts:
             close = getattr(part, "aclose", None) or getattr(part, "close", None)
             if close is None:

@@ -322,9 +322,10 @@ class Connection:
                     for payload in wire.encode(event):
                         self._outbox.put(payload, turn)
                     self._observe(event)
-                case Transcribe(request=request, pcm=pcm):
-                    post = self._inbox.put
-                    task = asyncio.create_task(stages.transcribe(self._components.stt, request, pcm, post, self._log))
+                case Transcribe(request=request, pcm=pcm, purpose=purpose):
+                    job = stages.transcript_job(purpose, self._settings)
+                    run = stages.transcribe(self._components.stt, request, pcm, job, self._inbox.put, self._log)
+                    task = asyncio.create_task(run)
                     self._asr_tasks[request] = task
                     task.add_done_callback(self._asr_done)
                 case CancelTranscription(request=request):

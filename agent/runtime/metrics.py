@@ -13,6 +13,8 @@ from typing import TypeVar
 
 from agent.core.events import TurnMetrics
 from agent.resilience import BreakerStatus
+from agent.runtime.queue_metrics import ModelQueueMetrics
+from agent.scheduling import QueueStats
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
@@ -244,6 +246,11 @@ class ServerMetrics:
             )
         )
 
+        self.refusals_total = r.register(
+            Counter("voice_agent_refusals_total", "New calls refused with 503, by reason.", ["reason"])
+        )
+        self.models = ModelQueueMetrics(r)
+
     def session_opened(self) -> None:
         self.sessions_total.inc()
         self.active_sessions.inc()
@@ -278,7 +285,13 @@ class ServerMetrics:
             ):
                 counter.inc(max(0.0, value - counter.value(labels)), labels)
 
-    def render(self, speech: Iterable[BreakerStatus] = ()) -> str:
-        """The exposition; ``speech`` are the speech endpoints' breakers as they are now."""
+    def refused(self, reason: str) -> None:
+        self.refusals_total.inc(labels=[reason])
+
+    def render(self, speech: Iterable[BreakerStatus] = (), models: QueueStats | None = None) -> str:
+        """The exposition; ``speech`` are the speech endpoints' breakers as they are now, ``models`` the local
+        models' queues."""
         self.speech_endpoints(speech)
+        if models is not None:
+            self.models.update(models)
         return self.registry.render()

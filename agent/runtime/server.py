@@ -26,7 +26,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
 from agent.auth import Authenticator, Principal
-from agent.config import Settings
+from agent.config import ServerSettings, Settings
 from agent.core.session import SHUTTING_DOWN
 from agent.errors import ProtocolError
 from agent.runtime.admission import Refusal, refusal
@@ -61,14 +61,17 @@ class ServerState:
     calls: LiveCalls = field(default_factory=LiveCalls)
     """The open connections (told to finish on drain)."""
 
-    def refusal(self, max_sessions: int) -> Refusal | None:
+    def refusal(self, server: ServerSettings) -> Refusal | None:
         """Why a new call would be refused now (``None``: it would be taken)."""
+        work = self.components.work if self.components is not None else None
         return refusal(
             loaded=self.components is not None,
             failed=self.load_error is not None,
             draining=self.calls.draining,
             sessions=self.sessions,
-            max_sessions=max_sessions,
+            max_sessions=server.max_sessions,
+            first_audio_wait_s=work.stats().first_audio_wait_s if work is not None else 0.0,
+            max_wait_s=server.admission_wait_ms / 1000,
         )
 
     def header_principal(self, ws: ServerConnection) -> Principal | None:
@@ -154,8 +157,9 @@ class _Routes:
         admission = self._gate.admit(request, path, (str(local[0]), int(local[1])) if local else None)
         if admission.refusal is not None:
             return admission.refusal
-        refused = self._state.refusal(self._settings.server.max_sessions)
+        refused = self._state.refusal(self._settings.server)
         if refused is not None:
+            self._state.metrics.refused(refused.reason)
             return _json_response(
                 HTTPStatus.SERVICE_UNAVAILABLE,
                 {"error": refused.message, "reason": refused.reason},
@@ -183,7 +187,7 @@ class _Routes:
         """200 while calls are taken; else 503 with ``status`` and ``reason`` loading, failed, draining or full."""
         state = self._state
         detail = state.components.health_detail() if state.components is not None else {}
-        refused = state.refusal(self._settings.server.max_sessions)
+        refused = state.refusal(self._settings.server)
         if refused is None:
             return _json_response(HTTPStatus.OK, {"status": "ok", "ready": True, "sessions": state.sessions} | detail)
         body: dict[str, object] = {"ready": False, "sessions": state.sessions} | detail
@@ -194,7 +198,9 @@ class _Routes:
 
     def _metrics(self) -> Response:
         components = self._state.components
-        data = self._state.metrics.render(components.speech_status() if components else ()).encode()
+        speech = components.speech_status() if components else ()
+        work = components.work if components else None
+        data = self._state.metrics.render(speech, work.stats() if work is not None else None).encode()
         headers = Headers([("Content-Type", METRICS_CONTENT_TYPE), ("Content-Length", str(len(data)))])
         headers["Cache-Control"] = "no-store"
         return Response(HTTPStatus.OK.value, HTTPStatus.OK.phrase, secured(headers), data)

@@ -6,6 +6,10 @@ voice's time to first audio between sentences), and are always played in order. 
 session's output rate and cut into fixed frames; each frame waits for room in the outbox (backpressure)
 before it is posted to the session. All the turn's requests share one ``RetryBudget``.
 
+Each request says how urgent it is (``JobInfo``, ``agent.scheduling``): the first sentence and fixed phrases
+block the caller's first audio; a later sentence is needed only when playback reaches it, estimated from the
+audio sent so far and the sentences ahead of it, so a busy voice serves other callers' first sentences first.
+
 A fixed phrase (``Synthesize.phrase``) is played from the voice's kept recording (``PhraseBook``) when
 there is one, and synthesized (then kept) otherwise.
 
@@ -32,10 +36,15 @@ from agent.errors import AgentError, CircuitOpen
 from agent.ports import TextToSpeech
 from agent.resilience import RetryBudget
 from agent.runtime.voicing import Voicing
+from agent.scheduling import JobInfo, Work
 
 log = logging.getLogger(__name__)
 
 Post = Callable[[Event], Awaitable[None]]
+
+SECONDS_PER_CHAR = 0.05
+"""Speech per character of text, on the short side (~20 characters a second), for the audio a sentence will
+make before it is made: it errs towards less slack for the sentences after it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +122,8 @@ class TurnSpeech:
         self._wait_for_room = wait_for_room
         self._sentences: asyncio.Queue[_Item | None] = asyncio.Queue()
         self._sentence = 0
+        self._first_sent_at: float | None = None
+        self._sent_s = 0.0
         self._task = asyncio.create_task(self._run(), name=f"speech-turn-{turn}")
 
     def add(self, text: str, sentence: int = 0, phrase: str | None = None) -> None:
@@ -200,8 +211,21 @@ class TurnSpeech:
             key = item.phrase
             audio = _phrase(lambda: phrases.audio(tts, voice, key, item.text))
         else:
-            audio = tts.synthesize(item.text, voice, budget)
+            audio = tts.synthesize(item.text, voice, budget, self._job(item))
         self._ahead.append(_Prefetch(item, audio))
+
+    def _job(self, item: _Item) -> JobInfo:
+        """How urgent ``item`` is: first audio, or (a later sentence) the time until playback reaches it."""
+        if item.phrase is not None or item.index < 0:
+            return JobInfo(Work.PHRASE)
+        if item.index == 0 or (self._first_sent_at is None and not self._ahead):
+            return JobInfo(Work.FIRST_SENTENCE)
+        now = asyncio.get_running_loop().time()
+        started = self._first_sent_at if self._first_sent_at is not None else now
+        sending = self._sentence if self._first_sent_at is not None else None
+        unsent = (p.item.text for p in self._ahead if p.item.index != sending)
+        ahead_s = self._sent_s + sum(len(text) * SECONDS_PER_CHAR for text in unsent)
+        return JobInfo(Work.LATER_SENTENCE, max(started + ahead_s - now, 0.0))
 
     def _drop_prefetches(self) -> None:
         while self._ahead:
@@ -244,6 +268,9 @@ class TurnSpeech:
             frames += self._framer.push(bytes(self._framer.frame_bytes - self._framer.pending))
         for frame in frames:
             await self._wait_for_room()
+            if self._first_sent_at is None:
+                self._first_sent_at = asyncio.get_running_loop().time()
+            self._sent_s += len(frame) / (2 * self._output_rate)
             await self._post(SpeechAudio(self._turn, frame, self._sentence))
 
 

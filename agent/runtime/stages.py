@@ -5,7 +5,8 @@ provider behind the port (an ``AgentError``) is posted with the stage's own code
 ``llm_failed``) and logged as a warning; anything else is a bug: it is logged once with its traceback and
 posted with the generic code ``internal_error`` (the client learns nothing about our internals). Either
 way the session goes on and the core apologises (``agent.core.session``). Cancellation is not a failure:
-``CancelledError`` passes through.
+``CancelledError`` passes through. A speculative or quick transcript the busy server dropped (``WorkDropped``)
+is posted as failed too (the core then waits for the final one), logged at DEBUG only.
 """
 
 from __future__ import annotations
@@ -13,21 +14,43 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 
+from agent.config import Settings
 from agent.core.events import Event, ReplyDelta, ReplyEnded, StageFailed, TranscriptFailed, TranscriptReady
-from agent.errors import AgentError
+from agent.errors import AgentError, WorkDropped
 from agent.ports import ChatMessage, LanguageModel, SpeechToText
+from agent.scheduling import JobInfo, Work
 
 Post = Callable[[Event], Awaitable[None]]
 Log = logging.Logger | logging.LoggerAdapter[logging.Logger]
 
+PROBE_LEAD_S = 0.12  # BargeInPolicy.probe_lead_ms
 INTERNAL_ERROR = "internal_error"
 INTERNAL_MESSAGE = "internal error; the session goes on"
 
 
-async def transcribe(stt: SpeechToText, request: int, pcm: bytes, post: Post, log: Log) -> None:
+def transcript_job(purpose: str, settings: Settings) -> JobInfo:
+    """How urgent a transcript is. A final one blocks a reply. A speculative one is useful until the turn would
+    end without it (the default hangover); a quick one until the caller has spoken long enough to interrupt
+    whatever was said (``BACKCHANNEL_MAX_MS``; it is asked for ``PROBE_LEAD_S`` before ``BARGE_IN_MIN_MS``).
+    Past that slack, a busy server drops them (``WorkDropped``) rather than delay first audio."""
+    turn = settings.turn
+    if purpose == "speculative":
+        return JobInfo(Work.SPECULATIVE_TRANSCRIPT, max(settings.vad.hangover_ms - turn.speculative_ms, 0) / 1000)
+    if purpose == "quick":
+        return JobInfo(
+            Work.QUICK_TRANSCRIPT, max(turn.backchannel_max_ms - turn.barge_in_min_ms, 0) / 1000 + PROBE_LEAD_S
+        )
+    return JobInfo(Work.FINAL_TRANSCRIPT)
+
+
+async def transcribe(stt: SpeechToText, request: int, pcm: bytes, job: JobInfo, post: Post, log: Log) -> None:
     """Post ``TranscriptReady`` or ``TranscriptFailed`` for ``request``."""
     try:
-        transcript = await stt.transcribe(pcm)
+        transcript = await stt.transcribe(pcm, job)
+    except WorkDropped as exc:
+        log.debug("transcription %d skipped: %s", request, exc)
+        await post(TranscriptFailed(request, f"transcription skipped: {exc}"))
+        return
     except AgentError as exc:
         log.warning("transcription %d failed: %s", request, exc)
         await post(TranscriptFailed(request, f"transcription failed: {exc}"))

@@ -9,6 +9,7 @@ so a test can speak with a tone. ``hang``: never answer (a provider that hangs).
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import AsyncIterator, Sequence
 
 import numpy as np
@@ -16,6 +17,8 @@ import numpy as np
 from agent.errors import UnknownVoice
 from agent.ports import ChatMessage, Transcript
 from agent.runtime.components import Components
+from agent.scheduling import URGENT, JobInfo
+from agent.workers import WorkPool
 
 RATE = 16000
 VOICE = "tone"
@@ -46,7 +49,7 @@ class ScriptedSpeechToText:
         self.gate: asyncio.Event | None = None
         """When set: every transcription waits for the event (a busy recogniser)."""
 
-    async def transcribe(self, pcm16k: bytes) -> Transcript:
+    async def transcribe(self, pcm16k: bytes, job: object = None) -> Transcript:
         self.calls += 1
         try:
             if self.hang:
@@ -98,13 +101,49 @@ class ToneSpeech:
             raise UnknownVoice(str(name))
         return f"{tenant}/{VOICE}"
 
-    async def synthesize(self, text: str, voice: str, budget: object = None) -> AsyncIterator[bytes]:
+    async def synthesize(
+        self, text: str, voice: str, budget: object = None, job: object = None
+    ) -> AsyncIterator[bytes]:
         if self.hang:
             await asyncio.Event().wait()
         if self.fail:
             raise RuntimeError("stand-in TTS exploded")
         for _ in range(max(1, round(self.seconds * 10))):
             yield self._chunk
+
+
+class ScriptedReplies:
+    """Gives ``replies`` in order, one per reply asked for (a long one for one caller, a short one for the next)."""
+
+    def __init__(self, replies: Sequence[str]) -> None:
+        self._replies = list(replies)
+
+    async def stream_reply(self, history: Sequence[ChatMessage]) -> AsyncIterator[str]:
+        yield self._replies.pop(0) if self._replies else "Nothing more."
+
+
+class PooledToneSpeech(ToneSpeech):
+    """``ToneSpeech`` whose every synthesis first runs as a job on ``pool`` (the server's real worker pool and
+    scheduling policy), standing in for Piper's blocking work. ``started`` records the texts in the order their
+    jobs started; while ``gate`` is clear every job holds its worker (a busy model), so work queues up."""
+
+    def __init__(self, pool: WorkPool, seconds: float = 0.1) -> None:
+        super().__init__(seconds)
+        self.pool = pool
+        self.started: list[str] = []
+        self.gate = threading.Event()
+        self.gate.set()
+
+    async def synthesize(
+        self, text: str, voice: str, budget: object = None, job: JobInfo | None = None
+    ) -> AsyncIterator[bytes]:
+        def work() -> None:
+            self.started.append(text)
+            self.gate.wait(60)  # only against a hang
+
+        await asyncio.wrap_future(self.pool.submit("tts", job or URGENT, len(text), work))
+        async for chunk in super().synthesize(text, voice, budget, job):
+            yield chunk
 
 
 def standin_components(tts_seconds: float = 0.3) -> Components:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agent.runtime.admission import DRAINING, FAILED, FULL, LOADING, refusal
+from agent.runtime.admission import DRAINING, FAILED, FULL, LOADING, busy, refusal
 from agent.runtime.drain import GOODBYE_S, finish_within
 
 
@@ -21,8 +21,19 @@ def test_draining_wins_over_every_other_reason() -> None:
     assert refusal(loaded=False, failed=True, draining=True, sessions=9, max_sessions=4) is DRAINING
 
 
+def test_a_server_whose_first_audio_would_wait_too_long_is_busy() -> None:
+    room = {"loaded": True, "failed": False, "draining": False, "sessions": 1, "max_sessions": 4}
+    assert refusal(**room, first_audio_wait_s=0.5, max_wait_s=0.8) is None
+    refused = refusal(**room, first_audio_wait_s=2.4, max_wait_s=0.8)
+    assert refused is not None and refused.reason == "busy" and refused.retry_after_s == 3
+    assert refusal(**room, first_audio_wait_s=99.0, max_wait_s=0.0) is None  # 0: no load-aware limit
+    full = {**room, "sessions": 4}
+    assert refusal(**full, first_audio_wait_s=99.0, max_wait_s=0.8) is FULL
+
+
 def test_every_refusal_says_when_to_retry() -> None:
-    for refused in (FULL, LOADING, FAILED, DRAINING):
+    assert busy(0.01).retry_after_s == 1 and busy(1e6).retry_after_s == 30
+    for refused in (FULL, LOADING, FAILED, DRAINING, busy(2.0)):
         assert refused.retry_after_s >= 1 and refused.message and refused.reason
 
 

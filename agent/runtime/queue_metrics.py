@@ -1,0 +1,65 @@
+"""The local models' queues on ``/metrics``: depth, running jobs, waits, drops, and admission's signal."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from agent.scheduling import QueueStats
+
+if TYPE_CHECKING:
+    from agent.runtime.metrics import Registry
+
+
+class ModelQueueMetrics:
+    """Registered on the server's registry; ``update`` takes a ``WorkPool.stats()`` snapshot at each scrape."""
+
+    def __init__(self, r: Registry) -> None:
+        from agent.runtime.metrics import Counter, Gauge
+
+        self.queue_depth = r.register(
+            Gauge("voice_agent_model_queue_depth", "Local model jobs waiting for a worker, by model.", ["model"])
+        )
+        self.running = r.register(
+            Gauge("voice_agent_model_running", "Local model jobs running now, by model.", ["model"])
+        )
+        self.jobs_total = r.register(
+            Counter("voice_agent_model_jobs_total", "Local model jobs started, by model.", ["model"])
+        )
+        self.dropped_total = r.register(
+            Counter(
+                "voice_agent_model_dropped_total",
+                "Speculative or quick transcripts not run because the server was busy, by model.",
+                ["model"],
+            )
+        )
+        self.wait_seconds_total = r.register(
+            Counter(
+                "voice_agent_model_wait_seconds_total",
+                "Time jobs waited for a worker before starting, by model (divide by jobs_total for the mean).",
+                ["model"],
+            )
+        )
+        self.last_wait = r.register(
+            Gauge("voice_agent_model_last_wait_seconds", "Wait of the job that started last, by model.", ["model"])
+        )
+        self.first_audio_wait = r.register(
+            Gauge(
+                "voice_agent_first_audio_wait_seconds",
+                "Estimated wait for the local models before a new caller's first sentence could start "
+                "(admission refuses new calls as busy above AGENT_SERVER__ADMISSION_WAIT_MS).",
+            )
+        )
+
+    def update(self, stats: QueueStats) -> None:
+        self.first_audio_wait.set(stats.first_audio_wait_s)
+        for model, s in stats.models.items():
+            labels = [model]
+            self.queue_depth.set(s.queued, labels)
+            self.running.set(s.running, labels)
+            self.last_wait.set(s.last_wait_s, labels)
+            for counter, value in (
+                (self.jobs_total, s.started),
+                (self.dropped_total, s.dropped),
+                (self.wait_seconds_total, s.wait_s_total),
+            ):
+                counter.inc(max(0.0, value - counter.value(labels)), labels)

@@ -1,0 +1,101 @@
+"""Load-aware admission over real sockets: while the local models could not start a new caller's first sentence
+within ``AGENT_SERVER__ADMISSION_WAIT_MS``, new upgrades get 503 ``busy`` with ``Retry-After`` (and so does
+``/healthz``), while a live call goes on; once the work is done, calls are taken again.
+
+The load is real work queued on the server's ``WorkPool`` (a job holding the only worker, and first-audio jobs
+waiting behind it); the live call's stand-in models do not use the pool. Nothing is timed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import urllib.error
+import urllib.request
+
+import pytest
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import InvalidStatus
+
+from agent.runtime.components import Components
+from agent.runtime.server import running_server
+from agent.scheduling import URGENT
+from agent.workers import WorkPool
+from tests.integration.conftest import local_settings
+from tests.integration.standins import EchoLanguageModel, LoudnessDetector, ScriptedSpeechToText, ToneSpeech, utterance
+
+START = json.dumps({"type": "session.start", "sample_rate": 16000, "voice": None})
+
+
+def http_get(url: str) -> tuple[int, str, dict[str, str]]:
+    try:
+        with urllib.request.urlopen(url) as response:
+            return response.status, response.read().decode(), dict(response.headers)
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode(), dict(exc.headers)
+
+
+async def until(ws: ClientConnection, kind: str) -> None:
+    while True:
+        message = await ws.recv()
+        if isinstance(message, str) and json.loads(message)["type"] == kind:
+            return
+
+
+async def say(ws: ClientConnection, pcm: bytes) -> None:
+    for i in range(0, len(pcm), 3200):
+        await ws.send(pcm[i : i + 3200])
+
+
+async def test_a_busy_server_refuses_new_calls_while_a_live_call_goes_on() -> None:
+    pool = WorkPool(1, rates={"tts": 1.0})  # one second per unit: the queued work below is ~10 s
+    components = Components(
+        stt=ScriptedSpeechToText(),
+        llm=EchoLanguageModel(),
+        tts=ToneSpeech(),
+        new_detector=LoudnessDetector,
+        work=pool,
+    )
+    gate = threading.Event()
+    settings = local_settings(server={"admission_wait_ms": 800})
+    try:
+        async with running_server(settings, lambda: components) as server:
+            await server.wait_ready()
+            async with connect(server.ws_url) as live:
+                await live.send(START)
+                await until(live, "session.started")
+                # Load: one job holds the worker, two first sentences of 5 s each wait behind it.
+                holding = pool.submit("tts", URGENT, 1, lambda: gate.wait(60))
+                waiting = [pool.submit("tts", URGENT, 5, lambda: None) for _ in range(2)]
+                assert pool.stats().first_audio_wait_s > 0.8
+
+                with pytest.raises(InvalidStatus) as info:
+                    async with connect(server.ws_url):
+                        pass
+                response = info.value.response
+                assert response.status_code == 503
+                assert json.loads(response.body)["reason"] == "busy"
+                assert 1 <= int(response.headers["Retry-After"]) <= 30
+                status, body, headers = await asyncio.to_thread(http_get, server.http_url + "/healthz")
+                assert status == 503 and json.loads(body)["reason"] == "busy" and "Retry-After" in headers
+
+                # The live call is not touched: a whole turn.
+                await say(live, utterance())
+                await until(live, "turn.metrics")
+
+                _, metrics, _ = await asyncio.to_thread(http_get, server.http_url + "/metrics")
+                assert 'voice_agent_refusals_total{reason="busy"} 1' in metrics
+                assert 'voice_agent_model_queue_depth{model="tts"} 2' in metrics
+                assert 'voice_agent_model_running{model="tts"} 1' in metrics
+
+                # The work done, new calls are taken again.
+                gate.set()
+                await asyncio.wrap_future(holding)
+                await asyncio.gather(*(asyncio.wrap_future(job) for job in waiting))
+                async with connect(server.ws_url) as again:
+                    await again.send(START)
+                    await until(again, "session.started")
+    finally:
+        gate.set()
+        pool.close()

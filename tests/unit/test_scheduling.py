@@ -1,0 +1,117 @@
+"""The scheduling policy, driven synchronously: no threads, no event loop, time passed in."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent.scheduling import Dropped, Job, JobInfo, Scheduler, Work
+
+FIRST = JobInfo(Work.FIRST_SENTENCE)
+FINAL = JobInfo(Work.FINAL_TRANSCRIPT)
+
+
+def later(slack_s: float) -> JobInfo:
+    return JobInfo(Work.LATER_SENTENCE, slack_s)
+
+
+def run_all(scheduler: Scheduler[str], now: float) -> list[str]:
+    order = []
+    while (job := scheduler.next(now)) is not None:
+        order.append(job.payload)
+        scheduler.finish(job, now)
+    return order
+
+
+def test_first_audio_runs_before_slack_work_that_arrived_earlier() -> None:
+    scheduler: Scheduler[str] = Scheduler(1, {"tts": 0.01})
+    scheduler.submit("tts", later(3.0), "A2", 50, now=0.0)
+    scheduler.submit("tts", later(6.0), "A3", 50, now=0.0)
+    scheduler.submit("tts", FIRST, "B1", 50, now=0.1)
+    scheduler.submit("asr", FINAL, "C-final", 2, now=0.2)
+    assert run_all(scheduler, now=0.3) == ["B1", "C-final", "A2", "A3"]
+
+
+def test_slack_work_runs_by_deadline_and_an_overdue_one_joins_the_first_tier() -> None:
+    scheduler: Scheduler[str] = Scheduler(1)
+    scheduler.submit("tts", later(5.0), "late", 10, now=0.0)
+    scheduler.submit("tts", later(1.0), "soon", 10, now=0.0)
+    scheduler.submit("tts", FIRST, "first", 10, now=1.5)  # deadline 1.5
+    # At 2.0 "soon" (deadline 1.0) is overdue: a gap in someone's playback, earlier than "first".
+    assert run_all(scheduler, now=2.0) == ["soon", "first", "late"]
+
+
+def test_first_audio_jobs_run_in_deadline_order() -> None:
+    scheduler: Scheduler[str] = Scheduler(1)
+    scheduler.submit("tts", FIRST, "b", 10, now=0.2)
+    scheduler.submit("tts", FIRST, "a", 10, now=0.1)
+    scheduler.submit("tts", JobInfo(Work.PHRASE), "c", 10, now=0.3)
+    assert run_all(scheduler, now=1.0) == ["a", "b", "c"]
+
+
+def test_at_most_capacity_jobs_run_at_once() -> None:
+    scheduler: Scheduler[str] = Scheduler(2)
+    for name in "abc":
+        scheduler.submit("tts", FIRST, name, 10, now=0.0)
+    first, second = scheduler.next(0.0), scheduler.next(0.0)
+    assert first is not None and second is not None
+    assert scheduler.next(0.0) is None
+    scheduler.finish(first, 0.1)
+    third = scheduler.next(0.1)
+    assert third is not None and third.payload == "c"
+
+
+def test_speculative_work_is_dropped_when_it_could_not_start_within_its_slack() -> None:
+    scheduler: Scheduler[str] = Scheduler(1, {"asr": 0.2, "tts": 0.002})
+    speculative = JobInfo(Work.SPECULATIVE_TRANSCRIPT, 0.3)
+    # Idle: taken.
+    scheduler.submit("asr", speculative, "spec-idle", 1.0, now=0.0)
+    assert run_all(scheduler, now=0.0) == ["spec-idle"]
+    # Busy: one final transcript running (0.4 s left) and two first sentences queued (0.2 s each).
+    running = scheduler.submit("asr", FINAL, "final", 2.0, now=1.0)
+    assert scheduler.next(1.0) is running
+    scheduler.submit("tts", FIRST, "b1", 100, now=1.0)
+    scheduler.submit("tts", FIRST, "c1", 100, now=1.0)
+    with pytest.raises(Dropped):
+        scheduler.submit("asr", speculative, "spec-busy", 1.0, now=1.0)
+    with pytest.raises(Dropped):
+        scheduler.submit("asr", JobInfo(Work.QUICK_TRANSCRIPT, 0.1), "quick", 0.5, now=1.0)
+    # Later sentences are never dropped, only delayed.
+    scheduler.submit("tts", later(0.1), "a2", 100, now=1.0)
+    stats = scheduler.stats(1.0)
+    assert stats.models["asr"].dropped == 2
+    assert stats.models["tts"].queued == 3
+
+
+def test_cancel_removes_a_queued_job() -> None:
+    scheduler: Scheduler[str] = Scheduler(1)
+    a = scheduler.submit("tts", FIRST, "a", 10, now=0.0)
+    b = scheduler.submit("tts", FIRST, "b", 10, now=0.0)
+    assert scheduler.cancel(b.id)
+    assert not scheduler.cancel(b.id)
+    assert run_all(scheduler, now=0.0) == ["a"]
+    assert not scheduler.cancel(a.id)  # already ran
+    assert scheduler.stats(0.0).models["tts"].queued == 0
+
+
+def test_the_estimated_wait_for_first_audio_counts_the_work_ahead_of_it() -> None:
+    scheduler: Scheduler[str] = Scheduler(2, {"tts": 0.01})
+    assert scheduler.stats(0.0).first_audio_wait_s == 0.0
+    jobs: list[Job[str]] = [scheduler.submit("tts", FIRST, f"s{i}", 50, now=0.0) for i in range(4)]
+    assert scheduler.next(0.0) is jobs[0] and scheduler.next(0.0) is jobs[1]
+    # Two running with 0.5 s each, two first sentences queued of 0.5 s each, over two workers; slack work
+    # queued does not delay a new first sentence.
+    scheduler.submit("tts", later(10.0), "slack", 500, now=0.0)
+    assert scheduler.stats(0.0).first_audio_wait_s == pytest.approx(1.0)
+    assert scheduler.stats(0.25).first_audio_wait_s == pytest.approx(0.75)
+
+
+def test_costs_are_learnt_from_the_jobs_that_ran() -> None:
+    scheduler: Scheduler[str] = Scheduler(1)
+    job = scheduler.submit("asr", FINAL, "x", 2.0, now=0.0)
+    assert scheduler.next(0.0) is job
+    scheduler.finish(job, 0.4, size=2.0)
+    assert scheduler.estimate("asr", 3.0) == pytest.approx(0.6)
+    job = scheduler.submit("asr", FINAL, "y", 1.0, now=1.0)
+    assert scheduler.next(1.5) is job
+    stats = scheduler.stats(1.5).models["asr"]
+    assert (stats.started, stats.running, stats.last_wait_s) == (2, 1, pytest.approx(0.5))
