@@ -447,10 +447,17 @@ async def one_caller(
     await asyncio.sleep(delay_s)
     in_call = False
     started = 0.0
+    ended: set[object] = set()  # turns the server saw end (speech.stopped)
+    heard: set[object] = set()  # turns whose reply audio started (audio.start)
 
     def on_event(msg: Message) -> None:
         nonlocal in_call, started
-        if msg.get("type") == "session.started" and not in_call:
+        kind = msg.get("type")
+        if kind == "speech.stopped":
+            ended.add(msg.get("turn"))
+        elif kind == "audio.start":
+            heard.add(msg.get("turn"))
+        elif kind == "session.started" and not in_call:
             in_call = True
             started = time.monotonic()
             level.admitted += 1
@@ -479,9 +486,10 @@ async def one_caller(
         level.failed += 1
         level.failures.append(f"caller {index}: {exc}")
         return
-    except asyncio.CancelledError:
+    except asyncio.CancelledError:  # cut by the time limit: count what the events showed
         level.cut += 1
-        level.spoken += len(utterances) if in_call else 0
+        level.spoken += len(ended)
+        level.answered += len(heard & ended)
         raise
     finally:
         if in_call:
