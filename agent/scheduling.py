@@ -198,6 +198,14 @@ class Scheduler(Generic[T]):
         return self._stats.setdefault(model, ModelStats())
 
 
+def merge(stats: list[QueueStats]) -> QueueStats:
+    """Several schedulers' statistics as one (their models are distinct); a new call waits for the slowest."""
+    models: dict[str, ModelStats] = {}
+    for one in stats:
+        models.update(one.models)
+    return QueueStats(models, max((one.first_audio_wait_s for one in stats), default=0.0))
+
+
 def _started(job: Job[T], now: float) -> float:
     return job.started if job.started is not None else now
 

@@ -10,7 +10,7 @@ from agent.config import Settings
 from agent.errors import ConfigError
 from agent.ports import LanguageModel, SpeechDetector, SpeechToText, TextToSpeech, VoiceStore
 from agent.resilience import CircuitBreaker
-from agent.runtime.components import Components
+from agent.runtime.components import Components, Scheduled
 from agent.runtime.phrases import PhraseBook
 from agent.runtime.voicing import Fallback
 from agent.workers import WorkPool, pool_workers
@@ -30,12 +30,17 @@ def build_detector_factory(settings: Settings) -> Callable[[], SpeechDetector]:
     return lambda: WebRtcSpeechDetector(mode=vad.webrtc_mode)
 
 
+FIRST_GUESS_RATES = {"asr": 0.06, "tts": 0.002}
+"""Seconds per unit (second of audio to transcribe, character to speak) of tiny.en and the Piper voice on a
+2-core machine, until the pool has measured its own."""
+
+
 def build_work_pool(settings: Settings) -> WorkPool:
     """The one pool of worker threads the local models share, sized so workers x threads <= cores."""
     threads = max(settings.asr.cpu_threads, settings.tts.cpu_threads)
     workers = pool_workers(settings.server.model_workers, threads)
     log.info("local models: %d worker(s) x %d thread(s)", workers, threads)
-    return WorkPool(workers)
+    return WorkPool(workers, FIRST_GUESS_RATES)
 
 
 def build_stt(settings: Settings, pool: WorkPool | None = None) -> SpeechToText:
@@ -93,6 +98,13 @@ def build_fallback(settings: Settings, pool: WorkPool | None = None) -> Fallback
     return Fallback(local, LOCAL_VOICE)
 
 
+def speech_queues(tts: TextToSpeech) -> tuple[Scheduled, ...]:
+    """The slots of a voice backend's remote endpoint, scheduled by deadline (none for the local voice)."""
+    from agent.adapters.clone_tts import CloneTTS
+
+    return (tts.slots,) if isinstance(tts, CloneTTS) else ()
+
+
 def speech_breakers(tts: TextToSpeech) -> tuple[CircuitBreaker, ...]:
     """The circuit breakers of a voice backend's remote endpoints (none for the local voice)."""
     from agent.adapters.clone_tts import CloneTTS
@@ -132,6 +144,7 @@ def build_components(settings: Settings) -> Components:
         breakers=speech_breakers(tts),
         phrases=PhraseBook(voices),
         work=pool,
+        queues=speech_queues(tts),
     )
     log.info("components loaded in %.2f s", time.perf_counter() - started)
     return components

@@ -119,7 +119,7 @@ class CloneTTS:
         self._transport = transport
         self._voices = CloneVoices(settings, store, clock)
         self.breaker = breaker if breaker is not None else new_breaker(settings, transport.endpoint, clock)
-        self.slots = EndpointSlots(settings.endpoint_concurrency or settings.max_pool_connections)
+        self.slots = EndpointSlots(settings.endpoint_concurrency or settings.max_pool_connections, transport.provider)
         self._policy = RetryPolicy(
             max_attempts=settings.max_attempts,
             base_delay_s=settings.retry_base_s,

@@ -6,13 +6,21 @@ import contextlib
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 from agent.config import Settings
 from agent.ports import LanguageModel, SpeechDetector, SpeechToText, TextToSpeech, VoiceStore
 from agent.resilience import BreakerState, BreakerStatus, CircuitBreaker
 from agent.runtime.phrases import PhraseBook
 from agent.runtime.voicing import Fallback, Voicing
+from agent.scheduling import QueueStats, merge
 from agent.workers import WorkPool
+
+
+class Scheduled(Protocol):
+    """Something that runs model work in the scheduling policy's order and reports its queues."""
+
+    def stats(self) -> QueueStats: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +41,13 @@ class Components:
     """Keeps every voice's fixed phrases; ``None`` = one over ``voices`` per session (no shared state)."""
     work: WorkPool | None = None
     """The worker threads the local models share (queue statistics for ``/metrics`` and admission)."""
+    queues: tuple[Scheduled, ...] = ()
+    """Other scarce resources run by the policy (a remote voice endpoint's slots)."""
+
+    def queue_stats(self) -> QueueStats | None:
+        """All the model queues, now (``None``: nothing is scheduled here)."""
+        sources: list[Scheduled] = [self.work, *self.queues] if self.work is not None else list(self.queues)
+        return merge([source.stats() for source in sources]) if sources else None
 
     def voicing(self, settings: Settings, voice: str) -> Voicing:
         """How a session speaking in ``voice`` (a handle from ``tts.resolve_voice``) speaks."""

@@ -1,4 +1,5 @@
-"""The local models' queues on ``/metrics``: depth, running jobs, waits, drops, and admission's signal."""
+"""The model queues on ``/metrics`` (local models, a remote voice endpoint): depth, running jobs, waits, drops,
+and admission's signal."""
 
 from __future__ import annotations
 
@@ -11,19 +12,21 @@ if TYPE_CHECKING:
 
 
 class ModelQueueMetrics:
-    """Registered on the server's registry; ``update`` takes a ``WorkPool.stats()`` snapshot at each scrape."""
+    """Registered on the server's registry; ``update`` takes ``Components.queue_stats()`` at each scrape."""
 
     def __init__(self, r: Registry) -> None:
         from agent.runtime.metrics import Counter, Gauge
 
         self.queue_depth = r.register(
-            Gauge("voice_agent_model_queue_depth", "Local model jobs waiting for a worker, by model.", ["model"])
+            Gauge(
+                "voice_agent_model_queue_depth",
+                "Model jobs waiting for a worker or an endpoint slot, by model (asr, tts, or the voice endpoint).",
+                ["model"],
+            )
         )
-        self.running = r.register(
-            Gauge("voice_agent_model_running", "Local model jobs running now, by model.", ["model"])
-        )
+        self.running = r.register(Gauge("voice_agent_model_running", "Model jobs running now, by model.", ["model"]))
         self.jobs_total = r.register(
-            Counter("voice_agent_model_jobs_total", "Local model jobs started, by model.", ["model"])
+            Counter("voice_agent_model_jobs_total", "Model jobs started, by model.", ["model"])
         )
         self.dropped_total = r.register(
             Counter(
@@ -45,7 +48,7 @@ class ModelQueueMetrics:
         self.first_audio_wait = r.register(
             Gauge(
                 "voice_agent_first_audio_wait_seconds",
-                "Estimated wait for the local models before a new caller's first sentence could start "
+                "Estimated wait for the models before a new caller's first sentence could start "
                 "(admission refuses new calls as busy above AGENT_SERVER__ADMISSION_WAIT_MS).",
             )
         )

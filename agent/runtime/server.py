@@ -63,14 +63,14 @@ class ServerState:
 
     def refusal(self, server: ServerSettings) -> Refusal | None:
         """Why a new call would be refused now (``None``: it would be taken)."""
-        work = self.components.work if self.components is not None else None
+        queues = self.components.queue_stats() if self.components is not None else None
         return refusal(
             loaded=self.components is not None,
             failed=self.load_error is not None,
             draining=self.calls.draining,
             sessions=self.sessions,
             max_sessions=server.max_sessions,
-            first_audio_wait_s=work.stats().first_audio_wait_s if work is not None else 0.0,
+            first_audio_wait_s=queues.first_audio_wait_s if queues is not None else 0.0,
             max_wait_s=server.admission_wait_ms / 1000,
         )
 
@@ -199,8 +199,7 @@ class _Routes:
     def _metrics(self) -> Response:
         components = self._state.components
         speech = components.speech_status() if components else ()
-        work = components.work if components else None
-        data = self._state.metrics.render(speech, work.stats() if work is not None else None).encode()
+        data = self._state.metrics.render(speech, components.queue_stats() if components else None).encode()
         headers = Headers([("Content-Type", METRICS_CONTENT_TYPE), ("Content-Length", str(len(data)))])
         headers["Cache-Control"] = "no-store"
         return Response(HTTPStatus.OK.value, HTTPStatus.OK.phrase, secured(headers), data)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent.scheduling import Dropped, Job, JobInfo, Scheduler, Work
+from agent.scheduling import Dropped, Job, JobInfo, Scheduler, Work, merge
 
 FIRST = JobInfo(Work.FIRST_SENTENCE)
 FINAL = JobInfo(Work.FINAL_TRANSCRIPT)
@@ -115,3 +115,15 @@ def test_costs_are_learnt_from_the_jobs_that_ran() -> None:
     assert scheduler.next(1.5) is job
     stats = scheduler.stats(1.5).models["asr"]
     assert (stats.started, stats.running, stats.last_wait_s) == (2, 1, pytest.approx(0.5))
+
+
+def test_several_schedulers_report_as_one_and_a_new_call_waits_for_the_slowest() -> None:
+    local: Scheduler[str] = Scheduler(1, {"asr": 1.0})
+    remote: Scheduler[str] = Scheduler(1, {"sagemaker": 0.1})
+    for scheduler, model in ((local, "asr"), (remote, "sagemaker")):
+        scheduler.submit(model, FINAL, "running", 2, now=0.0)
+        assert scheduler.next(0.0) is not None
+    both = merge([local.stats(0.0), remote.stats(0.0)])
+    assert set(both.models) == {"asr", "sagemaker"}
+    assert both.first_audio_wait_s == pytest.approx(2.0)
+    assert merge([]).first_audio_wait_s == 0.0
