@@ -47,8 +47,9 @@ DROPPABLE = frozenset({Work.SPECULATIVE_TRANSCRIPT, Work.QUICK_TRANSCRIPT})
 class JobInfo:
     """What the runtime tells a model port about one call: what it is for and how long it may wait.
 
-    ``slack_s``: time from submission to the latest useful start (0 for first-audio work; for a later
-    sentence, the audio queued ahead of it; for a speculative transcript, until the turn could end).
+    ``slack_s``: time from submission until the result is needed (ignored for first-audio work, needed now; for a
+    later sentence, the audio queued ahead of it; for a speculative transcript, until the turn would end). The
+    job's deadline is the latest start that meets it: ``slack_s`` less the job's estimated cost.
     """
 
     work: Work
@@ -71,6 +72,7 @@ class Job(Generic[T]):
     payload: T
     submitted: float
     deadline: float
+    """The latest start that has its result ready when it is needed (monotonic seconds, like ``submitted``)."""
     cost: float
     started: float | None = None
 
@@ -119,7 +121,9 @@ class Scheduler(Generic[T]):
 
     def submit(self, model: str, info: JobInfo, payload: T, size: float, now: float) -> Job[T]:
         """Queue a job; raises ``Dropped`` for a droppable one that could not start within its slack."""
-        job = Job(next(self._ids), model, info, payload, now, now + max(info.slack_s, 0.0), self.estimate(model, size))
+        cost = self.estimate(model, size)
+        start_by = 0.0 if info.work in FIRST_AUDIO else max(info.slack_s - cost, 0.0)  # done when it is needed
+        job = Job(next(self._ids), model, info, payload, now, now + start_by, cost)
         stats = self._model(model)
         if info.work in DROPPABLE and now + self._wait_before(self._rank(job, now), now) > job.deadline:
             stats.dropped += 1

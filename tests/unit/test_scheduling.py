@@ -127,3 +127,14 @@ def test_several_schedulers_report_as_one_and_a_new_call_waits_for_the_slowest()
     assert set(both.models) == {"asr", "sagemaker"}
     assert both.first_audio_wait_s == pytest.approx(2.0)
     assert merge([]).first_audio_wait_s == 0.0
+
+
+def test_a_later_sentence_must_start_its_cost_before_playback_reaches_it() -> None:
+    scheduler: Scheduler[str] = Scheduler(1, {"tts": 0.01})
+    scheduler.submit("tts", later(1.0), "a2", 80, now=0.0)  # needed in 1 s, costs 0.8 s: start by 0.2 s
+    scheduler.submit("tts", FIRST, "b1", 10, now=0.1)
+    assert run_all(scheduler, now=0.15) == ["b1", "a2"]
+    scheduler.submit("tts", later(1.0), "a3", 80, now=1.0)
+    scheduler.submit("tts", FIRST, "c1", 10, now=1.21)
+    # Past its latest start (1.2 s) a gap is coming: a3 is first-audio work too, and its deadline is earlier.
+    assert run_all(scheduler, now=1.25) == ["a3", "c1"]
