@@ -126,7 +126,11 @@ def completeness(text: str, trailing_words: frozenset[str] = TRAILING_WORDS) -> 
         return Completeness.TRAILING
     if words and words[-1] in OPEN_WORDS and stripped[-1] not in "?!":
         return Completeness.TRAILING
-    if stripped[-1] in ".?!":
+    if stripped[-1] in "?!":
+        return Completeness.COMPLETE
+    if stripped[-1] == "." and len(words) > 1:
+        # Whisper ends almost any fragment with a period; one word ("Wait.", "Well.", "Okay.") is too little to
+        # tell a whole turn from an opener followed by a pause, so it gets the default hangover.
         return Completeness.COMPLETE
     return Completeness.UNKNOWN
 

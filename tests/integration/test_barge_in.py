@@ -1,7 +1,7 @@
 """Barge-in over a real socket, with real tiny.en, Piper and an OpenAI-compatible model on its emulator.
 
 The caller asks for a story, listens to about a second and a half of it (reporting what it played with
-``playback.mark``), then talks over it ("Wait what time is it now?"). The agent must send
+``playback.mark``), then talks over it ("Wait, what time is it now?"). The agent must send
 ``playback.clear``, send no more audio of the story, answer the new question, and tell the model only the
 part of the story the caller heard.
 """
@@ -38,10 +38,9 @@ STORY = [
 ]
 FRAME = 640  # 20 ms at 16 kHz
 
-# No comma: Piper pauses 320 ms after "Wait," which is exactly AGENT_TURN__HANGOVER_MIN_MS, so a speculative
-# transcript ready within that pause ("Wait.", a finished sentence) would end the turn there (adaptive
-# hangover), which is endpointing on the edge, not what this test is about.
-INTERRUPTION = "Wait what time is it now?"
+# Piper pauses 320 ms after "Wait,": a one-word speculative transcript ("Wait.") must not end the turn there
+# (agent.core.endpointing gives one word the default hangover).
+INTERRUPTION = "Wait, what time is it now?"
 
 
 class Caller:

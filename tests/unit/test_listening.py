@@ -31,10 +31,10 @@ def test_a_covered_speculative_transcript_ends_the_utterance_with_its_text() -> 
     heard = push(lis, "S" * 10 + "." * 5)
     assert isinstance(heard[0], Began)
     (spec,) = [h for h in heard if isinstance(h, Transcribe)]
-    assert lis.answer(spec.request, "Hello.", busy=False) == []  # 100 ms < 200 ms for a finished sentence
+    assert lis.answer(spec.request, "Hello there.", busy=False) == []  # 100 ms < 200 ms for a finished sentence
     heard = push(lis, "." * 5)
     (ended,) = [h for h in heard if isinstance(h, Ended)]
-    assert ended.text == "Hello." and not ended.interrupted
+    assert ended.text == "Hello there." and not ended.interrupted
     assert not [h for h in heard if isinstance(h, Transcribe)]
 
 
