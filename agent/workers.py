@@ -93,13 +93,22 @@ class WorkPool:
         with self._lock:
             return self._scheduler.stats(self._clock())
 
-    def close(self) -> None:
-        """Stop: queued jobs are cancelled, running ones finish."""
+    def close(self, wait_s: float = 30.0) -> None:
+        """Stop: queued jobs are cancelled, running ones finish; blocks up to ``wait_s`` until they have.
+
+        The wait matters at exit: the workers are daemon threads, and an interpreter that finalises while one
+        is still inside ONNX Runtime or CTranslate2 aborts the process ("terminate called without an active
+        exception"). Call it off the event loop (``Components.aclose`` does).
+        """
         with self._lock:
             self._closed = True
             for job in self._scheduler.clear():
                 job.payload[1].cancel()
             self._lock.notify_all()
+        deadline = time.monotonic() + wait_s
+        for thread in self._threads:
+            if thread is not threading.current_thread():
+                thread.join(max(0.0, deadline - time.monotonic()))
 
     def _cancelled(self, job: Job[_Payload]) -> None:
         with self._lock:

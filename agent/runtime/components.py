@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import inspect
 from collections.abc import Callable
@@ -105,6 +106,7 @@ class Components:
             if close is None:
                 continue
             with contextlib.suppress(Exception):
-                result = close()
-                if inspect.isawaitable(result):
-                    await result
+                if inspect.iscoroutinefunction(close):
+                    await close()
+                else:  # a blocking close (thread pools wait for their running jobs): keep the loop free
+                    await asyncio.to_thread(close)
