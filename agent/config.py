@@ -31,10 +31,11 @@ class ServerSettings(BaseModel):
     close_timeout_s: float = Field(5.0, gt=0)
     max_sessions: int = Field(16, ge=1, description="Concurrent sessions; more are refused with 503.")
     admission_wait_ms: int = Field(
-        800,
+        500,
         ge=0,
         description="A new call is refused (503 busy) while a new first sentence would wait longer than this "
-        "for the local models' workers; 0 = never refuse for load.",
+        "for the models, behind the work queued and the first turns of calls not answered yet; 0 = never "
+        "refuse for load.",
     )
     model_workers: int = Field(
         0,
@@ -139,7 +140,12 @@ class AsrSettings(BaseModel):
     model: str = Field("", description="Model path or faster-whisper name; empty = bundled tiny.en.")
     device: str = "cpu"
     compute_type: str = "int8"
-    cpu_threads: int = Field(2, ge=1)
+    cpu_threads: int = Field(
+        1,
+        ge=1,
+        description="CTranslate2 threads per transcription. 1 (with server.model_workers = cores) serves the most "
+        "callers: jobs on separate cores scale linearly, threads within one job do not.",
+    )
     max_concurrency: int = Field(
         1, ge=1, description="Transcriptions at once when the model runs alone (the server shares model_workers)."
     )
@@ -185,7 +191,9 @@ class TtsSettings(BaseModel):
     max_concurrency: int = Field(
         1, ge=1, description="Syntheses at once when Piper runs alone (the server shares server.model_workers)."
     )
-    cpu_threads: int = Field(2, ge=1, description="ONNX threads per Piper synthesis.")
+    cpu_threads: int = Field(
+        1, ge=1, description="ONNX threads per Piper synthesis (1: one job per core serves the most callers)."
+    )
     # Cloned voices (backend sagemaker / vllm-omni): Qwen3-TTS-12Hz-1.7B-Base behind vLLM-Omni.
     endpoint_name: str = Field("qwen3-tts-voice-clone", description="SageMaker endpoint name.")
     region: str = Field("us-east-1", description="AWS region of the SageMaker endpoint.")

@@ -8,8 +8,15 @@ may be dropped and recomputed). Within each tier the earliest deadline goes firs
 has passed joins the first tier: its caller would hear a gap, or its turn now waits on it.
 
 A droppable job (speculative or quick transcript) is refused at ``submit`` when the estimated wait before it
-could start exceeds its slack (the server is busy): its waiter gets ``Dropped`` at once, and the core tries
-the final transcript later, as for any failed speculative transcript.
+could start exceeds how long it may wait (``JobInfo.drop_after_s``, by default its latest start): its waiter
+gets ``Dropped`` at once, and the core tries the final transcript later, as for any failed speculative
+transcript. A speculative transcript that is kept but waits past its latest start joins the first tier like
+any late slack job: by then its turn has (nearly) ended and it is that turn's final transcript.
+
+Admission asks how long a new caller's first sentence would wait (``stats(now, pending_turns)``): the work queued
+now, plus the first turns of callers admitted but not answered yet. Callers who arrive together speak together,
+so each of those is counted as one turn's first-audio work (a transcript and a first sentence, at what they
+have cost lately) ahead of the new one; without it, ten calls opened in the same second all look free.
 
 ``Scheduler`` takes ``now`` as a parameter and holds no lock and no thread: ``agent.workers`` (threads) and
 ``agent.adapters.clone_tts`` (endpoint slots) run what it picks. Costs are estimated per model from what the
@@ -50,10 +57,14 @@ class JobInfo:
     ``slack_s``: time from submission until the result is needed (ignored for first-audio work, needed now; for a
     later sentence, the audio queued ahead of it; for a speculative transcript, until the turn would end). The
     job's deadline is the latest start that meets it: ``slack_s`` less the job's estimated cost.
+
+    ``drop_after_s``: a droppable job is refused at submission when it would wait longer than this to start;
+    ``None`` = its latest start (a quick transcript is worthless once the caller has spoken long enough).
     """
 
     work: Work
     slack_s: float = 0.0
+    drop_after_s: float | None = None
 
 
 URGENT = JobInfo(Work.FIRST_SENTENCE)
@@ -97,12 +108,24 @@ class ModelStats:
 class QueueStats:
     models: dict[str, ModelStats]
     first_audio_wait_s: float
-    """Estimated wait before a new first-audio job would start now (admission's signal)."""
+    """Estimated wait before a new first-audio job would start now, behind the pending turns (admission's signal)."""
+    turn_cost_s: float = 0.0
+    """One turn's first-audio work (a transcript and a first sentence) as it has cost lately, in seconds."""
+
+
+TURN_PARTS: dict[Work, str] = {
+    Work.FINAL_TRANSCRIPT: "transcript",
+    Work.SPECULATIVE_TRANSCRIPT: "transcript",
+    Work.FIRST_SENTENCE: "first_sentence",
+}
+"""The jobs that make up a turn's first-audio work, by part (a speculative transcript is usually the final one)."""
 
 
 @dataclass(slots=True)
-class _Rate:
-    seconds_per_unit: float
+class _Estimate:
+    """A learned figure (seconds per unit of a model, or seconds of a turn's part), smoothed once observed."""
+
+    value: float
     observed: bool = False
 
 
@@ -111,9 +134,15 @@ class Scheduler(Generic[T]):
 
     SMOOTHING = 0.3
 
-    def __init__(self, capacity: int, rates: dict[str, float] | None = None) -> None:
+    def __init__(
+        self, capacity: int, rates: dict[str, float] | None = None, turn_parts: dict[str, float] | None = None
+    ) -> None:
+        """``rates``: first guesses of seconds per unit by model; ``turn_parts``: first guesses of what each part
+        of a turn's first-audio work costs (``TURN_PARTS``: ``transcript``, ``first_sentence``), in seconds. Both
+        are replaced by what the jobs are seen to cost."""
         self.capacity = max(1, capacity)
-        self._rates = {model: _Rate(rate) for model, rate in (rates or {}).items()}
+        self._rates = {model: _Estimate(rate) for model, rate in (rates or {}).items()}
+        self._parts = {part: _Estimate(cost) for part, cost in (turn_parts or {}).items()}
         self._queued: dict[int, Job[T]] = {}
         self._running: dict[int, Job[T]] = {}
         self._ids = itertools.count(1)
@@ -125,7 +154,8 @@ class Scheduler(Generic[T]):
         start_by = 0.0 if info.work in FIRST_AUDIO else max(info.slack_s - cost, 0.0)  # done when it is needed
         job = Job(next(self._ids), model, info, payload, now, now + start_by, cost)
         stats = self._model(model)
-        if info.work in DROPPABLE and now + self._wait_before(self._rank(job, now), now) > job.deadline:
+        patience = start_by if info.drop_after_s is None else info.drop_after_s
+        if info.work in DROPPABLE and self._wait_before(self._rank(job, now), now) > patience:
             stats.dropped += 1
             raise WorkDropped(model, f"busy: {info.work.value} dropped")
         self._queued[job.id] = job
@@ -168,23 +198,35 @@ class Scheduler(Generic[T]):
         if self._running.pop(job.id, None) is None:
             return
         self._model(job.model).running -= 1
-        if size and job.started is not None:
-            rate = (now - job.started) / size
-            known = self._rates.get(job.model)
-            if known is None or not known.observed:
-                self._rates[job.model] = _Rate(rate, observed=True)
-            else:
-                known.seconds_per_unit += self.SMOOTHING * (rate - known.seconds_per_unit)
+        if not size or job.started is None:
+            return
+        ran = now - job.started
+        self._learn(self._rates, job.model, ran / size)
+        part = TURN_PARTS.get(job.info.work)
+        if part is not None:
+            self._learn(self._parts, part, ran)
+
+    def _learn(self, table: dict[str, _Estimate], key: str, value: float) -> None:
+        known = table.get(key)
+        if known is None or not known.observed:
+            table[key] = _Estimate(value, observed=True)
+        else:
+            known.value += self.SMOOTHING * (value - known.value)
 
     def estimate(self, model: str, size: float) -> float:
         rate = self._rates.get(model)
-        return (rate.seconds_per_unit if rate else 0.01) * max(size, 0.0)
+        return (rate.value if rate else 0.01) * max(size, 0.0)
 
-    def stats(self, now: float) -> QueueStats:
+    def turn_cost(self) -> float:
+        """One turn's first-audio work (``TURN_PARTS``) at what it has cost lately, in seconds."""
+        return sum(part.value for part in self._parts.values())
+
+    def stats(self, now: float, pending_turns: int = 0) -> QueueStats:
+        """The queues now; the wait is a new first-audio job's, behind ``pending_turns`` turns not queued yet."""
         new_first_audio = (0, now, 1 << 62)
-        return QueueStats(
-            {model: _copy(s) for model, s in self._stats.items()}, self._wait_before(new_first_audio, now)
-        )
+        turn_cost = self.turn_cost()
+        wait = self._wait_before(new_first_audio, now) + max(pending_turns, 0) * turn_cost / self.capacity
+        return QueueStats({model: _copy(s) for model, s in self._stats.items()}, wait, turn_cost)
 
     def _rank(self, job: Job[T], now: float) -> tuple[int, float, int]:
         urgent = job.first_audio or job.deadline <= now
@@ -207,7 +249,11 @@ def merge(stats: list[QueueStats]) -> QueueStats:
     models: dict[str, ModelStats] = {}
     for one in stats:
         models.update(one.models)
-    return QueueStats(models, max((one.first_audio_wait_s for one in stats), default=0.0))
+    return QueueStats(
+        models,
+        max((one.first_audio_wait_s for one in stats), default=0.0),
+        sum(one.turn_cost_s for one in stats),
+    )
 
 
 def _started(job: Job[T], now: float) -> float:

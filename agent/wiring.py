@@ -33,6 +33,8 @@ def build_detector_factory(settings: Settings) -> Callable[[], SpeechDetector]:
 FIRST_GUESS_RATES = {"asr": 0.06, "tts": 0.002}
 """Seconds per unit (second of audio to transcribe, character to speak) of tiny.en and the Piper voice on a
 2-core machine, until the pool has measured its own."""
+FIRST_GUESS_TURN = {"transcript": 2.0 * FIRST_GUESS_RATES["asr"], "first_sentence": 60 * FIRST_GUESS_RATES["tts"]}
+"""A turn's first-audio work until measured: a 2 s utterance and a 60-character first sentence."""
 
 
 def build_work_pool(settings: Settings) -> WorkPool:
@@ -40,7 +42,7 @@ def build_work_pool(settings: Settings) -> WorkPool:
     threads = max(settings.asr.cpu_threads, settings.tts.cpu_threads)
     workers = pool_workers(settings.server.model_workers, threads)
     log.info("local models: %d worker(s) x %d thread(s)", workers, threads)
-    return WorkPool(workers, FIRST_GUESS_RATES)
+    return WorkPool(workers, FIRST_GUESS_RATES, turn_parts=FIRST_GUESS_TURN)
 
 
 def build_stt(settings: Settings, pool: WorkPool | None = None) -> SpeechToText:

@@ -58,9 +58,13 @@ class WorkPool:
     """``workers`` threads running blocking model calls in the scheduler's order. ``close()`` at shutdown."""
 
     def __init__(
-        self, workers: int, rates: dict[str, float] | None = None, clock: Callable[[], float] = time.monotonic
+        self,
+        workers: int,
+        rates: dict[str, float] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        turn_parts: dict[str, float] | None = None,
     ):
-        self._scheduler: Scheduler[_Payload] = Scheduler(workers, rates)
+        self._scheduler: Scheduler[_Payload] = Scheduler(workers, rates, turn_parts)
         self._clock = clock
         self._lock = threading.Condition()
         self._closed = False
@@ -89,9 +93,10 @@ class WorkPool:
         future.add_done_callback(lambda f: self._cancelled(job) if f.cancelled() else None)
         return future
 
-    def stats(self) -> QueueStats:
+    def stats(self, pending_turns: int = 0) -> QueueStats:
+        """The queues now; ``pending_turns``: admitted callers' first turns, not queued yet (admission)."""
         with self._lock:
-            return self._scheduler.stats(self._clock())
+            return self._scheduler.stats(self._clock(), pending_turns)
 
     def close(self, wait_s: float = 30.0) -> None:
         """Stop: queued jobs are cancelled, running ones finish; blocks up to ``wait_s`` until they have.

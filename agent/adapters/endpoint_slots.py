@@ -52,9 +52,10 @@ class EndpointSlots:
         finally:
             self._release(job, size)
 
-    def stats(self) -> QueueStats:
+    def stats(self, pending_turns: int = 0) -> QueueStats:
+        """The queues now; ``pending_turns``: admitted callers' first turns, not queued yet (admission)."""
         with self._lock:
-            return self._scheduler.stats(self._clock())
+            return self._scheduler.stats(self._clock(), pending_turns)
 
     def _release(self, job: Job[_Waiter], size: float) -> None:
         with self._lock:

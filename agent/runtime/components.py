@@ -21,7 +21,7 @@ from agent.workers import WorkPool
 class Scheduled(Protocol):
     """Something that runs model work in the scheduling policy's order and reports its queues."""
 
-    def stats(self) -> QueueStats: ...
+    def stats(self, pending_turns: int = 0) -> QueueStats: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,10 +45,11 @@ class Components:
     queues: tuple[Scheduled, ...] = ()
     """Other scarce resources run by the policy (a remote voice endpoint's slots)."""
 
-    def queue_stats(self) -> QueueStats | None:
-        """All the model queues, now (``None``: nothing is scheduled here)."""
+    def queue_stats(self, pending_turns: int = 0) -> QueueStats | None:
+        """All the model queues, now (``None``: nothing is scheduled here); ``pending_turns``: first turns of
+        callers admitted but not answered yet, counted ahead of a new caller's (``agent.scheduling``)."""
         sources: list[Scheduled] = [self.work, *self.queues] if self.work is not None else list(self.queues)
-        return merge([source.stats() for source in sources]) if sources else None
+        return merge([source.stats(pending_turns) for source in sources]) if sources else None
 
     def voicing(self, settings: Settings, voice: str) -> Voicing:
         """How a session speaking in ``voice`` (a handle from ``tts.resolve_voice``) speaks."""

@@ -28,7 +28,7 @@ import logging
 import time
 import uuid
 from collections import Counter
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any, assert_never
 
 from websockets.asyncio.server import ServerConnection
@@ -37,6 +37,7 @@ from websockets.exceptions import ConnectionClosed
 from agent.auth import Principal
 from agent.config import Settings
 from agent.core.events import (
+    AudioStart,
     CancelReply,
     CancelTranscription,
     CancelTurn,
@@ -95,7 +96,9 @@ class Connection:
         metrics: ServerMetrics | None = None,
         *,
         twilio: bool = False,
+        on_answered: Callable[[], None] | None = None,
     ) -> None:
+        """``on_answered``: called once, when the first reply audio of the call starts (admission's forecast)."""
         self.id = uuid.uuid4().hex[:12]
         self._ws = ws
         self._settings = settings
@@ -115,6 +118,7 @@ class Connection:
         self._speech: dict[int, TurnSpeech] = {}
         self._voicing: Voicing | None = None
         self._drain: Drain | None = None  # asked for, not yet handed to the session
+        self._on_answered = on_answered
 
     def drain(self, finish_within_s: float) -> None:
         """The server is shutting down: finish the reply in progress within ``finish_within_s``, say goodbye,
@@ -355,7 +359,10 @@ class Connection:
                 del self._asr_tasks[request]
 
     def _observe(self, event: object) -> None:
-        if isinstance(event, TurnMetrics):
+        if isinstance(event, AudioStart) and self._on_answered is not None:
+            self._on_answered()
+            self._on_answered = None
+        elif isinstance(event, TurnMetrics):
             self._log_turn(event)
             self._metrics.turn_completed(event)
             self._cancel_turn(event.turn)  # the turn is over: release its bookkeeping

@@ -13,6 +13,7 @@ from typing import TypeVar
 
 from agent.core.events import TurnMetrics
 from agent.resilience import BreakerStatus
+from agent.runtime.process_metrics import ProcessMetrics
 from agent.runtime.queue_metrics import ModelQueueMetrics
 from agent.scheduling import QueueStats
 
@@ -250,6 +251,7 @@ class ServerMetrics:
             Counter("voice_agent_refusals_total", "New calls refused with 503, by reason.", ["reason"])
         )
         self.models = ModelQueueMetrics(r)
+        self.process = ProcessMetrics(r)
 
     def session_opened(self) -> None:
         self.sessions_total.inc()
@@ -294,4 +296,5 @@ class ServerMetrics:
         self.speech_endpoints(speech)
         if models is not None:
             self.models.update(models)
+        self.process.update()
         return self.registry.render()

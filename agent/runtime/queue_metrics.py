@@ -48,13 +48,21 @@ class ModelQueueMetrics:
         self.first_audio_wait = r.register(
             Gauge(
                 "voice_agent_first_audio_wait_seconds",
-                "Estimated wait for the models before a new caller's first sentence could start "
-                "(admission refuses new calls as busy above AGENT_SERVER__ADMISSION_WAIT_MS).",
+                "Estimated wait for the models before a new caller's first sentence could start, behind the "
+                "work queued and the first turns of calls not answered yet (admission refuses new calls as busy "
+                "above AGENT_SERVER__ADMISSION_WAIT_MS).",
+            )
+        )
+        self.turn_cost = r.register(
+            Gauge(
+                "voice_agent_turn_first_audio_work_seconds",
+                "One turn's first-audio model work (a transcript and a first sentence) as it has cost lately.",
             )
         )
 
     def update(self, stats: QueueStats) -> None:
         self.first_audio_wait.set(stats.first_audio_wait_s)
+        self.turn_cost.set(stats.turn_cost_s)
         for model, s in stats.models.items():
             labels = [model]
             self.queue_depth.set(s.queued, labels)

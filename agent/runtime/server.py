@@ -60,10 +60,13 @@ class ServerState:
     )
     calls: LiveCalls = field(default_factory=LiveCalls)
     """The open connections (told to finish on drain)."""
+    unanswered: weakref.WeakSet[ServerConnection] = field(default_factory=weakref.WeakSet)
+    """Calls admitted whose first reply has not started: admission counts their first turns as work to come."""
 
     def refusal(self, server: ServerSettings) -> Refusal | None:
         """Why a new call would be refused now (``None``: it would be taken)."""
-        queues = self.components.queue_stats() if self.components is not None else None
+        pending = len(self.unanswered)
+        queues = self.components.queue_stats(pending) if self.components is not None else None
         return refusal(
             loaded=self.components is not None,
             failed=self.load_error is not None,
@@ -166,6 +169,7 @@ class _Routes:
                 {"Retry-After": str(refused.retry_after_s)},
             )
         self._state.admissions[connection] = admission
+        self._state.unanswered.add(connection)
         return None
 
     def _http(self, request: Request, path: str) -> Response:
@@ -199,7 +203,8 @@ class _Routes:
     def _metrics(self) -> Response:
         components = self._state.components
         speech = components.speech_status() if components else ()
-        data = self._state.metrics.render(speech, components.queue_stats() if components else None).encode()
+        queues = components.queue_stats(len(self._state.unanswered)) if components else None
+        data = self._state.metrics.render(speech, queues).encode()
         headers = Headers([("Content-Type", METRICS_CONTENT_TYPE), ("Content-Length", str(len(data)))])
         headers["Cache-Control"] = "no-store"
         return Response(HTTPStatus.OK.value, HTTPStatus.OK.phrase, secured(headers), data)
@@ -217,7 +222,15 @@ class _Routes:
             except ProtocolError as exc:  # a bad header token: answered and closed 1008 by the connection
                 credentials = Credentials(self._state.auth, None, exc)
             twilio = ws.request is not None and ws.request.path.split("?", 1)[0] == TWILIO_PATH
-            connection = Connection(ws, self._settings, components, credentials, self._state.metrics, twilio=twilio)
+            connection = Connection(
+                ws,
+                self._settings,
+                components,
+                credentials,
+                self._state.metrics,
+                twilio=twilio,
+                on_answered=lambda: self._state.unanswered.discard(ws),
+            )
             self._state.calls.add(connection)
             try:
                 await connection.run()
@@ -230,6 +243,7 @@ class _Routes:
             with contextlib.suppress(Exception):
                 await ws.close(1011, "internal error")
         finally:
+            self._state.unanswered.discard(ws)
             self._state.sessions -= 1
             self._state.metrics.session_closed()
 

@@ -29,13 +29,18 @@ INTERNAL_MESSAGE = "internal error; the session goes on"
 
 
 def transcript_job(purpose: str, settings: Settings) -> JobInfo:
-    """How urgent a transcript is. A final one blocks a reply. A speculative one is useful until the turn would
-    end without it (the default hangover); a quick one until the caller has spoken long enough to interrupt
-    whatever was said (``BACKCHANNEL_MAX_MS``; it is asked for ``PROBE_LEAD_S`` before ``BARGE_IN_MIN_MS``).
-    Past that slack, a busy server drops them (``WorkDropped``) rather than delay first audio."""
+    """How urgent a transcript is. A final one blocks a reply. A quick one is useful until the caller has spoken
+    long enough to interrupt whatever was said (``BACKCHANNEL_MAX_MS``; it is asked for ``PROBE_LEAD_S`` before
+    ``BARGE_IN_MIN_MS``); past that slack a busy server drops it (``WorkDropped``).
+
+    A speculative one is needed when the turn would end without it (the default hangover). It is kept even when
+    it cannot start by then: when the caller stays silent it *is* the turn's final transcript, already queued
+    (dropping it would only queue the same work later, behind others). Only an overloaded server, one that
+    would make it wait past that slack plus the admission budget (``ADMISSION_WAIT_MS``), drops it."""
     turn = settings.turn
     if purpose == "speculative":
-        return JobInfo(Work.SPECULATIVE_TRANSCRIPT, max(settings.vad.hangover_ms - turn.speculative_ms, 0) / 1000)
+        slack = max(settings.vad.hangover_ms - turn.speculative_ms, 0) / 1000
+        return JobInfo(Work.SPECULATIVE_TRANSCRIPT, slack, slack + settings.server.admission_wait_ms / 1000)
     if purpose == "quick":
         return JobInfo(
             Work.QUICK_TRANSCRIPT, max(turn.backchannel_max_ms - turn.barge_in_min_ms, 0) / 1000 + PROBE_LEAD_S

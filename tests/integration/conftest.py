@@ -14,8 +14,11 @@ from agent.wiring import build_components
 
 
 def local_settings(**sections: dict[str, Any]) -> Settings:
-    """Local defaults on a free port, with overrides per section."""
-    data: dict[str, Any] = {"server": {"port": 0}}
+    """Local defaults on a free port, with overrides per section.
+
+    Load-aware admission is off (``admission_wait_ms`` 0): whether it refuses depends on how fast this machine
+    runs the models, which a test must not; the tests of admission set it themselves."""
+    data: dict[str, Any] = {"server": {"port": 0, "admission_wait_ms": 0}}
     for name, values in sections.items():
         data.setdefault(name, {}).update(values)
     return Settings(**data)

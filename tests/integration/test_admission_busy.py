@@ -9,6 +9,7 @@ waiting behind it); the live call's stand-in models do not use the pool. Nothing
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import threading
 import urllib.error
@@ -98,4 +99,49 @@ async def test_a_busy_server_refuses_new_calls_while_a_live_call_goes_on() -> No
                     await until(again, "session.started")
     finally:
         gate.set()
+        pool.close()
+
+
+async def test_calls_opened_together_are_refused_beyond_what_their_first_turns_would_fit() -> None:
+    # Calls that arrive together speak together: each admitted call whose first reply has not started counts as
+    # one turn of first-audio work (here 1 s: a 0.5 s transcript and a 0.5 s first sentence, over 2 workers)
+    # ahead of the next caller. With a 1.2 s budget three are taken at once (waits 0, 0.5, 1.0 s) and the
+    # fourth is refused until one of them has been answered. Nothing runs on the pool: it is all forecast.
+    pool = WorkPool(2, turn_parts={"transcript": 0.5, "first_sentence": 0.5})
+    components = Components(
+        stt=ScriptedSpeechToText(),
+        llm=EchoLanguageModel(),
+        tts=ToneSpeech(),
+        new_detector=LoudnessDetector,
+        work=pool,
+    )
+    settings = local_settings(server={"admission_wait_ms": 1200})
+    try:
+        async with running_server(settings, lambda: components) as server:
+            await server.wait_ready()
+            async with contextlib.AsyncExitStack() as stack:
+                calls = [await stack.enter_async_context(connect(server.ws_url)) for _ in range(3)]
+                for ws in calls:
+                    await ws.send(START)
+                    await until(ws, "session.started")
+                with pytest.raises(InvalidStatus) as info:
+                    async with connect(server.ws_url):
+                        pass
+                assert info.value.response.status_code == 503
+                assert json.loads(info.value.response.body)["reason"] == "busy"
+                assert int(info.value.response.headers["Retry-After"]) >= 1
+                status, body, _ = await asyncio.to_thread(http_get, server.http_url + "/healthz")
+                assert status == 503 and json.loads(body)["reason"] == "busy"
+
+                # The first caller is answered: its turn is no longer to come, and a new call is taken.
+                await say(calls[0], utterance())
+                await until(calls[0], "audio.start")
+                async with connect(server.ws_url) as fourth:
+                    await fourth.send(START)
+                    await until(fourth, "session.started")
+                    # Three unanswered again (two of the first and the fourth): the next is refused.
+                    with pytest.raises(InvalidStatus):
+                        async with connect(server.ws_url):
+                            pass
+    finally:
         pool.close()

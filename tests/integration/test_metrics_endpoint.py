@@ -45,3 +45,32 @@ async def test_open_sessions_are_counted(server: RunningServer) -> None:
     samples = parse(body)[2]
     assert ("voice_agent_active_sessions", {}, 0.0) in samples
     assert ("voice_agent_sessions_total", {}, 1.0) in samples
+
+
+async def test_the_process_is_on_metrics_and_its_handles_come_back_after_a_call(server: RunningServer) -> None:
+    def figure(body: str, name: str) -> float:
+        found = [value for sample, _, value in parse(body)[2] if sample == name]
+        assert len(found) == 1, name
+        return found[0]
+
+    _, _, before = await _scrape(server)
+    assert figure(before, "process_resident_memory_bytes") > 10 * 1024 * 1024
+    assert figure(before, "voice_agent_peak_resident_memory_bytes") >= figure(before, "process_resident_memory_bytes")
+    assert figure(before, "voice_agent_threads") >= 1
+    fds, tasks = figure(before, "process_open_fds"), figure(before, "voice_agent_asyncio_tasks")
+    assert fds > 0 and tasks > 0
+    async with connect(server.ws_url) as ws:
+        for _ in range(200):  # the handler runs once the handshake is done; wait for it
+            if server.state.metrics.active_sessions.value() == 1:
+                break
+            await asyncio.sleep(0.01)
+        _, _, during = await _scrape(server)
+        assert figure(during, "process_open_fds") > fds  # the call's socket
+        await ws.close()
+    for _ in range(200):
+        _, _, after = await _scrape(server)
+        if figure(after, "process_open_fds") == fds and figure(after, "voice_agent_asyncio_tasks") == tasks:
+            break
+        await asyncio.sleep(0.01)
+    assert figure(after, "process_open_fds") == fds
+    assert figure(after, "voice_agent_asyncio_tasks") == tasks

@@ -84,7 +84,7 @@ def test_a_fresh_server_exposes_zeros_and_types() -> None:
     assert set(helps) == set(types)
     assert _value(samples, "voice_agent_active_sessions") == 0
     assert _value(samples, "voice_agent_turns_total") == 0
-    assert all(name.startswith("voice_agent_") for name, _, _ in samples)
+    assert all(name.startswith(("voice_agent_", "process_")) for name, _, _ in samples)  # process_: Prometheus names
 
 
 def test_sessions_turns_errors_and_barge_ins() -> None:

@@ -82,6 +82,26 @@ def test_speculative_work_is_dropped_when_it_could_not_start_within_its_slack() 
     assert stats.models["tts"].queued == 3
 
 
+def test_a_patient_speculative_transcript_is_kept_and_becomes_first_audio_work_when_its_turn_ends() -> None:
+    # The server's speculative transcripts may wait past their slack (0.3 s) by up to the admission budget: when
+    # the caller stays silent, the queued speculative job is the turn's final transcript, ahead of later work.
+    scheduler: Scheduler[str] = Scheduler(1, {"asr": 0.2, "tts": 0.002})
+    running = scheduler.submit("asr", FINAL, "final", 2.0, now=1.0)  # 0.4 s
+    assert scheduler.next(1.0) is running
+    scheduler.submit("tts", FIRST, "b1", 100, now=1.0)
+    scheduler.submit("tts", FIRST, "c1", 100, now=1.0)  # 0.8 s of work ahead of a new job in all
+    patient = JobInfo(Work.SPECULATIVE_TRANSCRIPT, 0.3, drop_after_s=0.3 + 0.8)
+    scheduler.submit("asr", patient, "spec", 1.0, now=1.0)
+    with pytest.raises(Dropped):  # past the budget as well: overloaded, dropped
+        scheduler.submit("asr", JobInfo(Work.SPECULATIVE_TRANSCRIPT, 0.3, drop_after_s=0.5), "spec-2", 1.0, now=1.0)
+    scheduler.submit("tts", later(5.0), "a2", 100, now=1.0)  # a later sentence with slack
+    scheduler.finish(running, 1.4)
+    # By 1.4 s the speculative job's latest start (1.0 + 0.3 - 0.2) has passed: it now runs before the slack
+    # sentence, after the first sentences that were due before it.
+    assert run_all(scheduler, now=1.4) == ["b1", "c1", "spec", "a2"]
+    assert scheduler.stats(1.4).models["asr"].dropped == 1
+
+
 def test_cancel_removes_a_queued_job() -> None:
     scheduler: Scheduler[str] = Scheduler(1)
     a = scheduler.submit("tts", FIRST, "a", 10, now=0.0)
@@ -138,3 +158,24 @@ def test_a_later_sentence_must_start_its_cost_before_playback_reaches_it() -> No
     scheduler.submit("tts", FIRST, "c1", 10, now=1.21)
     # Past its latest start (1.2 s) a gap is coming: a3 is first-audio work too, and its deadline is earlier.
     assert run_all(scheduler, now=1.25) == ["a3", "c1"]
+
+
+def test_callers_admitted_but_not_answered_count_as_a_turn_of_first_audio_work_each() -> None:
+    # Ten calls opened in the same second have queued nothing yet, but they will all speak at about the same
+    # time: admission must see their first turns coming.
+    scheduler: Scheduler[str] = Scheduler(2, {"asr": 0.05, "tts": 0.002}, {"transcript": 0.1, "first_sentence": 0.1})
+    assert scheduler.stats(0.0).first_audio_wait_s == 0.0
+    assert scheduler.stats(0.0, pending_turns=9).first_audio_wait_s == pytest.approx(9 * 0.2 / 2)
+    # What the turns are seen to cost replaces the first guess: a 0.4 s transcript and a 0.2 s first sentence.
+    transcript = scheduler.submit("asr", FINAL, "t", 2.0, now=1.0)
+    sentence = scheduler.submit("tts", FIRST, "s", 60, now=1.0)
+    assert scheduler.next(1.0) is transcript and scheduler.next(1.0) is sentence
+    scheduler.finish(sentence, 1.2, 60)
+    scheduler.finish(transcript, 1.4, 2.0)
+    later_sentence = scheduler.submit("tts", later(10.0), "s2", 60, now=1.4)
+    assert scheduler.next(1.4) is later_sentence
+    scheduler.finish(later_sentence, 2.4, 60)  # a later sentence is not first-audio work: not counted
+    assert scheduler.turn_cost() == pytest.approx(0.6)
+    stats = scheduler.stats(2.4, pending_turns=4)
+    assert stats.turn_cost_s == pytest.approx(0.6)
+    assert stats.first_audio_wait_s == pytest.approx(4 * 0.6 / 2)
