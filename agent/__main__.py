@@ -24,7 +24,9 @@ from pydantic import ValidationError
 from agent import endpoint, tokens_cli, voices_cli
 from agent.auth import DEFAULT_TENANT, Authenticator
 from agent.config import Settings, load_settings
+from agent.errors import ConfigError
 from agent.exposure import check_exposure
+from agent.runtime.event_loop import loop_factory, loop_name
 
 if TYPE_CHECKING:
     from agent.runtime.server import RunningServer
@@ -164,7 +166,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     for warning in exposure.warnings:
         log.warning("%s", warning)
-    return asyncio.run(serve(settings, print_token=bool(getattr(args, "print_token", False))))
+    try:
+        factory = loop_factory(settings.server.event_loop)
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    log.info("event loop: %s", loop_name(factory))
+    with asyncio.Runner(loop_factory=factory) as runner:
+        return runner.run(serve(settings, print_token=bool(getattr(args, "print_token", False))))
 
 
 if __name__ == "__main__":

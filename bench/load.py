@@ -58,6 +58,7 @@ import numpy as np
 if __package__ in (None, ""):  # run as a script: make the project importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from agent.runtime.event_loop import loop_factory, loop_name, run
 from bench.latency import RATE, caller_speech, instant_components, real_loader
 from clients.conversation import Conversation, Message
 from clients.protocol_client import ConnectFailed, SessionFailed, converse_utterances
@@ -254,6 +255,7 @@ class ChildServer:
             cmd += ["--max-sessions", str(a.max_sessions)]
         if a.server_cpus is not None:
             cmd += ["--server-cpus", ",".join(map(str, sorted(a.server_cpus)))]
+        cmd += ["--loop", a.loop]
         if a.verbose:
             cmd.append("-v")
         self._proc = await asyncio.create_subprocess_exec(
@@ -340,8 +342,11 @@ async def serve_only(args: argparse.Namespace) -> int:
         print(json.dumps(hello), flush=True)
         print(f"serving {args.mode} at {server.ws_url} (pid {os.getpid()})", file=sys.stderr)
         reader = asyncio.StreamReader()
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
         piped = stat.S_ISFIFO(os.fstat(sys.stdin.fileno()).st_mode)
+        if piped:
+            await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+        else:  # a terminal or /dev/null: serve until a signal or the time limit
+            reader.feed_eof()
         deadline = loop.time() + args.time_limit
         stopped = asyncio.create_task(stop.wait())
         while loop.time() < deadline and not stop.is_set():
@@ -652,6 +657,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--port", type=int, default=0, help="--serve-only: port to listen on (default: any free)")
     parser.add_argument("--server-cpus", type=parse_cpus, help="pin the server to these CPUs, e.g. 0")
     parser.add_argument("--client-cpus", type=parse_cpus, help="pin the callers to these CPUs, e.g. 1")
+    parser.add_argument(
+        "--loop",
+        choices=("auto", "asyncio", "uvloop"),
+        default="auto",
+        help="event loop of the callers and of a server this script starts (default auto: uvloop when installed, "
+        "as the server's AGENT_SERVER__EVENT_LOOP)",
+    )
     parser.add_argument("--json", action="store_true", help="print machine-readable results instead of the table")
     parser.add_argument("-v", "--verbose", action="store_true", help="show the server's INFO log on stderr")
     return parser
@@ -687,7 +699,8 @@ async def amain(args: argparse.Namespace) -> int:
         description, max_sessions = server.description, server.max_sessions
     header = (
         f"mode: {args.mode}   server: {description}   max sessions: {max_sessions or '-'}   turns per caller: "
-        f"{args.turns}   stagger: {args.stagger_ms:g} ms   CPUs: {os.cpu_count()}"
+        f"{args.turns}   stagger: {args.stagger_ms:g} ms   loop: {loop_name(loop_factory(args.loop))}   "
+        f"CPUs: {os.cpu_count()}"
     )
     if args.json:
         doc = {
@@ -696,6 +709,7 @@ async def amain(args: argparse.Namespace) -> int:
             "max_sessions": max_sessions,
             "turns_per_caller": args.turns,
             "stagger_ms": args.stagger_ms,
+            "loop": loop_name(loop_factory(args.loop)),
             "cpus": os.cpu_count(),
             "levels": [lv.summary() for lv in levels],
         }
@@ -715,9 +729,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--server-pid goes with --server-url")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr)
+    print(f"event loop: {loop_name(loop_factory(args.loop))}", file=sys.stderr)
     if args.serve_only:
-        return asyncio.run(serve_only(args))
-    return asyncio.run(amain(args))
+        return run(serve_only(args), args.loop)
+    return run(amain(args), args.loop)
 
 
 if __name__ == "__main__":
