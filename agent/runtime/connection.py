@@ -3,8 +3,9 @@
 Lifecycle. The outbox and its writer task exist from the upgrade, so everything the server says (errors
 before the session, enrollment answers, the session itself) leaves in order through one writer. First
 ``PreStart`` (``agent.runtime.opening``) fixes who is calling and waits for the opening message; then one
-loop is the session's only caller: a reader task decodes client frames into the inbox, stage tasks (ASR,
-reply text, synthesis) post their results to the same inbox, the writer drains the outbox to the socket.
+the session runs: a reader task decodes client frames and hands them to the session core at once, the turns'
+tasks (``agent.runtime.turn_tasks``: ASR, reply text, synthesis) post their results to the inbox, which the
+loop hands over in turn, and the writer drains the outbox to the socket. Both run on the loop, one at a time.
 Leaving the loop cancels every task of the connection.
 
 Nothing can wedge it:
@@ -28,8 +29,8 @@ import logging
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Coroutine
-from typing import Any, assert_never
+from collections.abc import Callable
+from typing import assert_never
 
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
@@ -67,6 +68,7 @@ from agent.runtime.outbox import Outbox
 from agent.runtime.policy import session_config
 from agent.runtime.rate_limit import InputRateLimiter, Verdict
 from agent.runtime.speech import TurnSpeech
+from agent.runtime.turn_tasks import TurnTasks
 from agent.runtime.twilio_connection import TwilioWire
 from agent.runtime.voicing import Voicing
 from agent.runtime.wire import Wire
@@ -113,13 +115,11 @@ class Connection:
         self._close: CloseSession | None = None
         self._gone = False  # the socket can no longer be written to (closed, or the client stopped reading)
         self._channel: EnrollmentChannel | None = None
-        self._tasks: dict[int, set[asyncio.Task[None]]] = {}
-        self._asr_tasks: dict[int, asyncio.Task[None]] = {}
-        self._speech: dict[int, TurnSpeech] = {}
         self._voicing: Voicing | None = None
         self._drain: Drain | None = None  # asked for, not yet handed to the session
         self._on_answered = on_answered
         self._hearing: tuple[Session, CallerAudio]  # set when the session starts, before anything is delivered
+        self._turns: TurnTasks  # likewise
 
     def drain(self, finish_within_s: float) -> None:
         """The server is shutting down: finish the reply in progress within ``finish_within_s``, say goodbye,
@@ -164,7 +164,14 @@ class Connection:
         settings = self._settings
         rate = wire.output_rate
         self._outbox.set_audio_high_water(rate * 2 * settings.audio.outbound_buffer_ms // 1000)
-        self._voicing = self._components.voicing(settings, opened.voice)
+        voicing = self._voicing = self._components.voicing(settings, opened.voice)
+        self._turns = TurnTasks(
+            self._components,
+            settings,
+            self._inbox.put,
+            lambda turn: TurnSpeech(turn, voicing, rate, wire.frame_ms, self._inbox.put, self._outbox.wait_for_room),
+            self._log,
+        )
         session = Session(session_config(settings, rate))
         self._hearing = (session, CallerAudio(wire.input_rate, self._components.new_detector(), settings.vad.threshold))
         for payload in wire.opening(self.id, display_name(opened.voice)):
@@ -195,11 +202,8 @@ class Connection:
         finally:
             for task in (reader, ticker):
                 task.cancel()
-            for number in list(self._tasks) + list(self._speech):
-                self._cancel_turn(number)
-            for task in self._asr_tasks.values():
-                task.cancel()
-            await asyncio.gather(reader, ticker, *self._asr_tasks.values(), return_exceptions=True)
+            await self._turns.close()
+            await asyncio.gather(reader, ticker, return_exceptions=True)
 
     async def _tick(self) -> None:
         """Let the core's timers (deadlines, playback end, hold, idle) run even when the client sends nothing."""
@@ -339,36 +343,24 @@ class Connection:
                         self._outbox.put(payload, turn)
                     self._observe(event)
                 case Transcribe(request=request, pcm=pcm, purpose=purpose):
-                    job = stages.transcript_job(purpose, self._settings)
-                    run = stages.transcribe(self._components.stt, request, pcm, job, self._inbox.put, self._log)
-                    task = asyncio.create_task(run)
-                    self._asr_tasks[request] = task
-                    task.add_done_callback(self._asr_done)
+                    self._turns.transcribe(request, pcm, purpose)
                 case CancelTranscription(request=request):
-                    if request in self._asr_tasks:
-                        self._asr_tasks.pop(request).cancel()  # queued work in the ASR pool then never runs
+                    self._turns.cancel_transcription(request)
                 case GenerateReply(turn=turn, history=history):
-                    llm = self._components.llm
-                    self._spawn(turn, stages.reply(llm, turn, history, self._inbox.put, self._log))
+                    self._turns.reply(turn, history)
                 case Synthesize(turn=turn, text=text, sentence=sentence, phrase=phrase):
-                    self._speech_for(turn).add(text, sentence, phrase)
+                    self._turns.speech_for(turn).add(text, sentence, phrase)
                 case FinishSynthesis(turn=turn):
-                    self._speech_for(turn).finish()
+                    self._turns.speech_for(turn).finish()
                 case CancelReply(turn=turn):
-                    for task in self._tasks.pop(turn, set()):
-                        task.cancel()
+                    self._turns.cancel_reply(turn)
                 case CancelTurn(turn=turn):
-                    self._cancel_turn(turn)
+                    self._turns.cancel_turn(turn)
                     self._outbox.drop_audio(turn)
                 case CloseSession():
                     self._stop(effect)
                 case _:
                     assert_never(effect)
-
-    def _asr_done(self, task: asyncio.Task[None]) -> None:
-        for request, running in list(self._asr_tasks.items()):
-            if running is task:
-                del self._asr_tasks[request]
 
     def _observe(self, event: object) -> None:
         if isinstance(event, AudioStart) and self._on_answered is not None:
@@ -377,7 +369,7 @@ class Connection:
         elif isinstance(event, TurnMetrics):
             self._log_turn(event)
             self._metrics.turn_completed(event)
-            self._cancel_turn(event.turn)  # the turn is over: release its bookkeeping
+            self._turns.cancel_turn(event.turn)  # the turn is over: release its bookkeeping
         elif isinstance(event, PlaybackClear):
             self._log.info("barge-in: turn %d interrupted", event.turn)
             self._metrics.barge_in()
@@ -385,30 +377,6 @@ class Connection:
             self._metrics.error(event.code)
             if event.code.endswith("_timeout"):  # decided by the core: nothing else logs it
                 self._log.warning("turn %s: %s: %s", event.turn, event.code, event.message)
-
-    def _spawn(self, turn: int, work: Coroutine[Any, Any, None]) -> None:
-        task = asyncio.create_task(work)
-        tasks = self._tasks.setdefault(turn, set())
-        tasks.add(task)
-        task.add_done_callback(tasks.discard)
-
-    def _speech_for(self, turn: int) -> TurnSpeech:
-        speech = self._speech.get(turn)
-        if speech is None:
-            wire, voicing = self._wire, self._voicing
-            assert wire is not None and voicing is not None
-            speech = TurnSpeech(
-                turn, voicing, wire.output_rate, wire.frame_ms, self._inbox.put, self._outbox.wait_for_room
-            )
-            self._speech[turn] = speech
-        return speech
-
-    def _cancel_turn(self, turn: int) -> None:
-        for task in self._tasks.pop(turn, set()):
-            task.cancel()
-        speech = self._speech.pop(turn, None)
-        if speech is not None:
-            speech.cancel()
 
     def _log_turn(self, m: TurnMetrics) -> None:
         self._log.info(

@@ -1,0 +1,85 @@
+"""The asyncio tasks a session's turns run: transcriptions, reply text, speech (one per connection).
+
+The connection carries out the core's effects through it (``Transcribe`` → ``transcribe``, ``GenerateReply`` →
+``reply``, ``Synthesize`` → ``speech_for(turn).add``, ``CancelReply``/``CancelTurn``/``CancelTranscription``
+→ the cancels) and ``close``s it when the session ends. Every task posts its results to the connection's inbox
+and never raises (``agent.runtime.stages``); cancelling a transcription that is still queued for the model
+workers removes it from the queue, so it never runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from agent.config import Settings
+from agent.ports import ChatMessage
+from agent.runtime import stages
+from agent.runtime.components import Components
+from agent.runtime.speech import TurnSpeech
+
+
+class TurnTasks:
+    def __init__(
+        self,
+        components: Components,
+        settings: Settings,
+        post: stages.Post,
+        new_speech: Callable[[int], TurnSpeech],
+        log: stages.Log,
+    ) -> None:
+        self._components = components
+        self._settings = settings
+        self._post = post
+        self._new_speech = new_speech
+        self._log = log
+        self._tasks: dict[int, set[asyncio.Task[None]]] = {}  # reply text, by turn
+        self._asr: dict[int, asyncio.Task[None]] = {}  # by request
+        self._speech: dict[int, TurnSpeech] = {}  # by turn
+
+    def transcribe(self, request: int, pcm: bytes, purpose: str) -> None:
+        job = stages.transcript_job(purpose, self._settings)
+        task = asyncio.create_task(stages.transcribe(self._components.stt, request, pcm, job, self._post, self._log))
+        self._asr[request] = task
+        task.add_done_callback(lambda _: self._asr.pop(request, None) if self._asr.get(request) is task else None)
+
+    def cancel_transcription(self, request: int) -> None:
+        task = self._asr.pop(request, None)
+        if task is not None:
+            task.cancel()  # queued work in the model pool then never runs
+
+    def reply(self, turn: int, history: tuple[ChatMessage, ...]) -> None:
+        self._spawn(turn, stages.reply(self._components.llm, turn, history, self._post, self._log))
+
+    def speech_for(self, turn: int) -> TurnSpeech:
+        speech = self._speech.get(turn)
+        if speech is None:
+            speech = self._speech[turn] = self._new_speech(turn)
+        return speech
+
+    def cancel_reply(self, turn: int) -> None:
+        for task in self._tasks.pop(turn, set()):
+            task.cancel()
+
+    def cancel_turn(self, turn: int) -> None:
+        """The turn is over or interrupted: its reply text and speech stop and are forgotten."""
+        self.cancel_reply(turn)
+        speech = self._speech.pop(turn, None)
+        if speech is not None:
+            speech.cancel()
+
+    async def close(self) -> None:
+        """Cancel everything and wait until it has stopped."""
+        for turn in list(self._tasks) + list(self._speech):
+            self.cancel_turn(turn)
+        asr = list(self._asr.values())
+        for task in asr:
+            task.cancel()
+        await asyncio.gather(*asr, return_exceptions=True)
+
+    def _spawn(self, turn: int, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.create_task(work)
+        tasks = self._tasks.setdefault(turn, set())
+        tasks.add(task)
+        task.add_done_callback(tasks.discard)
