@@ -82,6 +82,8 @@ NOT_READING = CloseSession(1008, "client is not reading")
 FLOODING = CloseSession(1008, "audio faster than real time")
 INTERNAL_ERROR = CloseSession(1011, "internal error")
 SHUTTING_DOWN_NOW = CloseSession(1001, SHUTTING_DOWN)
+TICK_S = 0.25
+"""Longest time the core's timers wait for an event while the client sends nothing."""
 _clock = time.perf_counter
 """The session core's clock (``now`` of every event; ``Drain.deadline``)."""
 
@@ -120,6 +122,7 @@ class Connection:
         self._on_answered = on_answered
         self._hearing: tuple[Session, CallerAudio]  # set when the session starts, before anything is delivered
         self._turns: TurnTasks  # likewise
+        self._delivered_at = 0.0  # _clock() of the last event handed to the session
 
     def drain(self, finish_within_s: float) -> None:
         """The server is shutting down: finish the reply in progress within ``finish_within_s``, say goodbye,
@@ -206,10 +209,14 @@ class Connection:
             await asyncio.gather(reader, ticker, return_exceptions=True)
 
     async def _tick(self) -> None:
-        """Let the core's timers (deadlines, playback end, hold, idle) run even when the client sends nothing."""
+        """Let the core's timers (deadlines, playback end, hold, idle) run even when the client sends nothing.
+
+        The core runs them on every event, so while the caller's audio flows (50 frames a second) no tick is
+        needed: one is posted only when nothing was delivered for ``TICK_S``."""
         while True:
-            await asyncio.sleep(0.25)
-            await self._inbox.put(Tick())
+            await asyncio.sleep(TICK_S)
+            if _clock() - self._delivered_at >= TICK_S:
+                await self._inbox.put(Tick())
 
     async def _read(self, wire: Wire) -> None:
         limiter = InputRateLimiter(self._settings.server.max_input_rate, self._settings.server.input_rate_window_s)
@@ -254,6 +261,7 @@ class Connection:
         way); stage results, ticks and wake-ups come through the inbox. Both run on the loop, never at once."""
         if self._close is not None or self._gone:
             return  # the session is ending: what arrives now is not part of it
+        self._delivered_at = _clock()
         session, audio = self._hearing
         if isinstance(item, bytes):
             for frame in audio.push(item):
