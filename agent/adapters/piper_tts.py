@@ -22,6 +22,7 @@ from piper import PiperVoice
 from piper.config import PiperConfig
 from piper.phonemize_espeak import ESPEAK_DATA_DIR
 
+from agent.adapters import espeak_phonemes
 from agent.audio.pcm import float_to_pcm16
 from agent.config import TtsSettings
 from agent.errors import ConfigError, ProviderError, ProviderUnavailable, UnknownVoice
@@ -77,6 +78,7 @@ class PiperTTS:
         if not config_path.is_file():
             raise ConfigError(f"Piper voice config {str(config_path)!r} does not exist (expected next to the model)")
         started = time.perf_counter()
+        espeak_phonemes.install()  # piper-tts's own phonemizer leaks memory on every sentence
         try:
             config = PiperConfig.from_dict(json.loads(config_path.read_text(encoding="utf-8")))
             options = ort.SessionOptions()
