@@ -342,7 +342,8 @@ async def serve_only(args: argparse.Namespace) -> int:
         print(json.dumps(hello), flush=True)
         print(f"serving {args.mode} at {server.ws_url} (pid {os.getpid()})", file=sys.stderr)
         reader = asyncio.StreamReader()
-        piped = stat.S_ISFIFO(os.fstat(sys.stdin.fileno()).st_mode)
+        mode = os.fstat(sys.stdin.fileno()).st_mode
+        piped = stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)  # asyncio's subprocess stdin is a socket pair
         if piped:
             await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
         else:  # a terminal or /dev/null: serve until a signal or the time limit

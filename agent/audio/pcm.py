@@ -99,8 +99,10 @@ class Framer:
 
     def push(self, data: bytes) -> list[bytes]:
         """Append ``data`` and return the whole frames now available (possibly none)."""
-        self._buf += data
         size = self._frame_bytes
+        if not self._buf and len(data) == size:
+            return [bytes(data)]  # the usual case: the client's frames are the detector's (no copy for bytes)
+        self._buf += data
         count = len(self._buf) // size
         if count == 0:
             return []
