@@ -49,15 +49,16 @@ async def say(ws: ClientConnection, pcm: bytes) -> None:
         await ws.send(pcm[i : i + 3200])
 
 
+def standins_on(pool: WorkPool) -> Components:
+    """Stand-in models that do not use ``pool``; admission reads the pool's queues and forecast."""
+    return Components(
+        stt=ScriptedSpeechToText(), llm=EchoLanguageModel(), tts=ToneSpeech(), new_detector=LoudnessDetector, work=pool
+    )
+
+
 async def test_a_busy_server_refuses_new_calls_while_a_live_call_goes_on() -> None:
     pool = WorkPool(1, rates={"tts": 1.0})  # one second per unit: the queued work below is ~10 s
-    components = Components(
-        stt=ScriptedSpeechToText(),
-        llm=EchoLanguageModel(),
-        tts=ToneSpeech(),
-        new_detector=LoudnessDetector,
-        work=pool,
-    )
+    components = standins_on(pool)
     gate = threading.Event()
     settings = local_settings(server={"admission_wait_ms": 800})
     try:
@@ -108,13 +109,7 @@ async def test_calls_opened_together_are_refused_beyond_what_their_first_turns_w
     # ahead of the next caller. With a 1.2 s budget three are taken at once (waits 0, 0.5, 1.0 s) and the
     # fourth is refused until one of them has been answered. Nothing runs on the pool: it is all forecast.
     pool = WorkPool(2, turn_parts={"transcript": 0.5, "first_sentence": 0.5})
-    components = Components(
-        stt=ScriptedSpeechToText(),
-        llm=EchoLanguageModel(),
-        tts=ToneSpeech(),
-        new_detector=LoudnessDetector,
-        work=pool,
-    )
+    components = standins_on(pool)
     settings = local_settings(server={"admission_wait_ms": 1200})
     try:
         async with running_server(settings, lambda: components) as server:
