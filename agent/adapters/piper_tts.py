@@ -85,6 +85,10 @@ class PiperTTS:
             options.intra_op_num_threads = settings.cpu_threads
             options.inter_op_num_threads = 1
             options.log_severity_level = 3
+            # ONNX Runtime keeps a memory plan per input shape it has seen; every sentence length is a new shape,
+            # so with the plans on, memory grows with each new length for as long as the server runs (400
+            # varied sentences: +121 MB with them, +26 MB and flat without, at the same speed).
+            options.enable_mem_pattern = False
             session = ort.InferenceSession(str(model), sess_options=options, providers=["CPUExecutionProvider"])
         except Exception as exc:  # json, KeyError from the config, onnxruntime's own errors
             raise ConfigError(f"cannot load Piper voice {str(model)!r}: {exc}") from exc
