@@ -112,6 +112,11 @@ class TurnSettings(BaseModel):
     speculative_ms: int = Field(120, ge=0, description="Trailing silence before a speculative transcript; 0 = off.")
     hangover_min_ms: int = Field(320, ge=60, description="Silence that ends a turn that sounds finished.")
     hangover_max_ms: int = Field(1200, ge=60, description="Silence that ends a turn that trails off.")
+    preemption: Literal["off", "llm", "llm+tts"] = Field(
+        "llm+tts",
+        description="Start the reply (llm) and its first sentence's speech (llm+tts) from the speculative "
+        "transcript, before the end of turn; held until the turn ends, discarded if the caller goes on.",
+    )
     barge_in: bool = Field(True, description="Caller speech interrupts the agent.")
     barge_in_min_ms: int = Field(300, ge=60, description="Speech needed to interrupt; coughs and clicks are shorter.")
     backchannels: list[str] = Field(

@@ -19,7 +19,7 @@ from agent.core.events import (
 )
 from agent.core.session import BargeInPolicy, IdlePolicy, Session, SessionConfig
 from agent.core.turn_policy import TurnPolicy
-from agent.core.turn_state import Deadlines, Phrases
+from agent.core.turn_state import Deadlines, Phrases, Preemption
 
 FRAME = b"\x01\x00" * 320
 AUDIO_100MS = b"\x00\x00" * 2400  # 100 ms at 24 kHz
@@ -36,6 +36,7 @@ class Driver:
         idle: IdlePolicy | None = None,
         deadlines: Deadlines | None = None,
         phrases: Phrases | None = None,
+        preemption: Preemption = "off",
         **policy: int,
     ) -> None:
         cfg = {"onset_ms": 40, "hangover_ms": 400, "min_utterance_ms": 60, "max_utterance_ms": 5000, "preroll_ms": 60}
@@ -53,6 +54,7 @@ class Driver:
                 phrases=phrases or Phrases(),
                 system_prompt="sys",
                 first_chunk_min_chars=0,
+                preemption=preemption,
             )
         )
         self.now = 0.0

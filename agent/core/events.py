@@ -198,6 +198,8 @@ class TurnMetrics:
     """The transcript taken speculatively during the trailing silence was reused."""
     heard_ms: int | None = None
     """Reply audio the caller heard before interrupting (interrupted turns only)."""
+    preemptive: bool = False
+    """The reply was started from the speculative transcript before the end of turn and released at it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -296,6 +298,17 @@ class CancelTurn:
 
 
 @dataclass(frozen=True, slots=True)
+class PreemptionOutcome:
+    """A reply prepared before the end of turn was released (``hit``) or discarded; for the metrics.
+
+    A miss wasted one language-model request and ``synthesized_ms`` of speech."""
+
+    turn: int
+    hit: bool
+    synthesized_ms: float
+
+
+@dataclass(frozen=True, slots=True)
 class CloseSession:
     code: int
     reason: str
@@ -310,5 +323,6 @@ Effect = (
     | FinishSynthesis
     | CancelReply
     | CancelTurn
+    | PreemptionOutcome
     | CloseSession
 )

@@ -10,6 +10,8 @@
 - ``CancelTranscription``: a request it asked for is no longer wanted (a newer speculation replaces it,
   or its utterance ended or was discarded), so the runtime can stop it instead of letting superseded
   transcriptions pile up;
+- ``Guessed``: the speculative transcript of everything said so far is known while the caller is silent and
+  the turn has not ended yet (a reply can start from it, ``agent.core.preemption``);
 - ``Ended``: the utterance is over, with its transcript when the speculative one covers every voiced
   frame, or else the request whose answer will be its transcript. An utterance that ends while the agent
   holds the floor without having taken it (a cough, an acknowledgement) ends silently: nothing to do.
@@ -53,7 +55,15 @@ class Ended:
     interrupted: bool
 
 
-Heard = Began | Interrupt | Ended | Transcribe | CancelTranscription
+@dataclass(frozen=True, slots=True)
+class Guessed:
+    """``text`` transcribes the utterance up to ``voiced_until_ms``, and the caller has been silent since."""
+
+    text: str
+    voiced_until_ms: int
+
+
+Heard = Began | Interrupt | Guessed | Ended | Transcribe | CancelTranscription
 
 
 class Listener:
@@ -75,6 +85,11 @@ class Listener:
     @property
     def position_ms(self) -> int:
         return self._detector.position_ms
+
+    @property
+    def voiced_until_ms(self) -> int:
+        """Stream position where the last voiced frame of the utterance in progress ended."""
+        return self._detector.voiced_until_ms
 
     def push(self, frame: AudioFrame, now: float, busy: bool) -> list[Heard]:
         self._frame_ms = frame.duration_ms
@@ -116,7 +131,11 @@ class Listener:
             return self._judge_interruption(utterance) if busy and not utterance.barged_in else []
         if request == utterance.spec_request:
             utterance.spec_text = text
-            return self._maybe_end(utterance, busy)
+            heard = self._maybe_end(utterance, busy)
+            fresh = utterance.spec_voiced_until == self._detector.voiced_until_ms
+            if not heard and fresh and text.strip():
+                heard = [Guessed(text, utterance.spec_voiced_until)]
+            return heard
         return []
 
     def forget(self, request: int) -> None:

@@ -1,13 +1,19 @@
-"""The speaking side of the session core: what one turn says, and its audio on the way to the caller.
+"""The speaking side of the session core: the agent's turns, from the reply's first word to what was heard.
 
-``Speaker`` turns a turn's streamed reply text into sentences to synthesize, adds the fixed phrases the
-agent says on its own (apology, hold, greeting, idle prompt: ``Synthesize.phrase``), and accounts for the
-reply audio as it goes out (``audio.start``, frames, ``audio.end``, what was sent per sentence). It works on
-the ``Turn`` the session hands it; which turn is current, when a turn ends and what the history keeps stay
-with the session. Pure: no I/O, no clock.
+``Speaker`` numbers the turns and owns the one being answered (``active``) and a reply prepared ahead of
+the end of turn (``guess``, ``agent.core.preemption``). It turns a turn's streamed reply text into sentences
+to synthesize, adds the fixed phrases the agent says on its own (apology, hold, greeting, idle prompt,
+goodbye: ``Synthesize.phrase``), accounts for the reply audio on its way out (``audio.start``, frames,
+``audio.end``, what was sent per sentence, what the caller heard), and ends turns: played out, interrupted,
+superseded, failed or overdue (``agent.core.recovery``), keeping in the history only what the caller heard.
+
+When the caller speaks, which utterance becomes a turn, draining and idling stay with the session
+(``agent.core.session``), as listening does with ``agent.core.listening``. Pure: no I/O, no clock.
 """
 
 from __future__ import annotations
+
+from typing import assert_never
 
 from agent.core.chunker import SentenceChunker
 from agent.core.events import (
@@ -16,30 +22,170 @@ from agent.core.events import (
     AudioChunk,
     AudioEnd,
     AudioStart,
+    CancelReply,
+    CancelTurn,
     Effect,
+    ErrorNotice,
     FinishSynthesis,
     GenerateReply,
     Notify,
+    PlaybackClear,
+    PlaybackMark,
+    PreemptionOutcome,
+    ReplyDelta,
+    ReplyEnded,
     ReplyText,
+    SpeechAudio,
+    SpeechEnded,
+    SpeechStopped,
+    StageFailed,
     Synthesize,
+    TranscriptText,
 )
 from agent.core.history import Dialogue
-from agent.core.recovery import hold_due
-from agent.core.turn_state import SessionConfig, Turn
+from agent.core.preemption import Guess
+from agent.core.recovery import hold_due, overdue
+from agent.core.turn_policy import EndOfTurn
+from agent.core.turn_state import SessionConfig, Turn, turn_metrics
+from agent.ports import ChatMessage
+
+TurnResult = ReplyDelta | ReplyEnded | SpeechAudio | SpeechEnded | StageFailed | PlaybackMark
+"""What the runtime reports about a turn's work (and the client about its playback)."""
 
 
 class Speaker:
-    def __init__(self, config: SessionConfig) -> None:
+    def __init__(self, config: SessionConfig, dialogue: Dialogue) -> None:
         self._config = config
         self._phrases = config.phrases
+        self._dialogue = dialogue
         self._bytes_per_ms = config.output_sample_rate * 2 / 1000.0
+        self._number = 0
+        self.active: Turn | None = None
+        """The turn being answered: its reply is being prepared or is still playing."""
+        self.guess: Guess | None = None
+        """A reply prepared before the end of turn, not released yet (it is not a turn yet)."""
+        self.finished_at: float | None = None
+        """When the last turn ended (the idle timers count from there)."""
 
-    def ask(self, turn: Turn, dialogue: Dialogue) -> GenerateReply:
-        """Start the reply of ``turn`` (its transcript is in ``dialogue``)."""
+    # ---------------------------------------------------------------------------------- starting turns
+
+    def announce(self, end: EndOfTurn, now: float) -> list[Effect]:
+        """An utterance ended: close the previous turn if it is still going, and number the new one."""
+        effects = self.supersede(now)
+        self._number += 1
+        effects.append(Notify(SpeechStopped(turn=self._number, audio_ms=end.audio_ms)))
+        return effects
+
+    def new_turn(
+        self, utterance_ms: int, last_voice_at: float | None, ended_at: float, *, speculative: bool = False
+    ) -> Turn:
+        """The turn just announced (its reply not started yet); ``speculative``: its transcript is the one taken
+        during the trailing silence."""
+        return Turn(self._number, utterance_ms, last_voice_at, ended_at, speculative=speculative)
+
+    def answer(self, turn: Turn, text: str, now: float) -> list[Effect]:
+        """``turn``'s transcript is ``text``: it becomes the active turn and its reply starts."""
+        self.active = turn
+        turn.transcript_at = turn.began_at = now
+        text = text.strip()
+        effects: list[Effect] = [Notify(TranscriptText(turn=turn.number, text=text))]
+        if not text:
+            return effects + self.finish(turn, now, interrupted=False)
+        self._dialogue.add("user", text)
+        return [*effects, self._ask(turn, self._dialogue.snapshot())]
+
+    def misheard(self, turn: Turn, code: str, message: str, now: float) -> list[Effect]:
+        """``turn``'s transcript failed or is overdue: say so, and apologise (nothing was understood)."""
+        self.active = turn
+        turn.transcript_at = turn.began_at = now
+        return [Notify(ErrorNotice(code=code, message=message, turn=turn.number)), *self._apologise(turn, now)]
+
+    def own_turn(self, text: str, phrase: str, now: float, *, remember: bool) -> list[Effect]:
+        """A turn the agent starts on its own (greeting, idle prompt, apology, goodbye): ``reply.done`` and the
+        phrase's audio. ``remember``: the phrase is the turn's reply text, which the history keeps."""
+        self._number += 1
+        turn = self.active = Turn(self._number, 0, None, None, system=True)
+        turn.began_at = now
+        turn.reply_finished = True
+        if remember:
+            turn.reply = [text]
+            speak = self._phrase(turn, text, turn.playback.add_sentence(text), phrase, now)
+        else:
+            speak = self._phrase(turn, text, APOLOGY_SENTENCE, phrase, now)
+        return [Notify(ReplyText(turn=turn.number, text=text, done=True)), speak, FinishSynthesis(turn.number)]
+
+    # ----------------------------------------------------------------------------------- preemption
+
+    def preempt(self, text: str, voiced_until_ms: int, now: float) -> list[Effect]:
+        """Start the reply to the speculative transcript ``text`` before the end of turn, output held."""
+        effects = self.discard()
+        turn = Turn(self._number + 1, 0, None, None, speculative=True)
+        turn.transcript_at = turn.began_at = now
+        guess = self.guess = Guess(turn, text.strip(), voiced_until_ms, self._config.preemption)
+        notice: Effect = Notify(TranscriptText(turn=turn.number, text=guess.text))
+        history = (*self._dialogue.snapshot(), ChatMessage("user", guess.text))
+        return effects + guess.hold([notice, self._ask(turn, history)])
+
+    def confirm(self, end: EndOfTurn, last_voice_at: float | None, now: float) -> list[Effect] | None:
+        """The utterance ended as guessed: the prepared reply becomes the turn and is released now.
+
+        ``None`` (and the guess discarded by the caller) when it cannot be: the turn ended otherwise."""
+        guess = self.guess
+        if guess is None or guess.turn.number != self._number + 1:
+            return None
+        self.guess = None
+        effects = self.announce(end, now)
+        turn = self.active = guess.turn
+        turn.utterance_ms, turn.last_voice_at, turn.ended_at = end.utterance_ms, last_voice_at, now
+        self._dialogue.add("user", guess.text)
+        effects.append(PreemptionOutcome(turn.number, hit=True, synthesized_ms=turn.playback.sent_ms))
+        return effects + guess.release(now)
+
+    def discard(self) -> list[Effect]:
+        """The caller went on (or the turn ended otherwise): the prepared reply is dropped unheard."""
+        guess, self.guess = self.guess, None
+        if guess is None:
+            return []
+        number, synthesized_ms = guess.turn.number, guess.turn.playback.sent_ms
+        return [CancelTurn(number), PreemptionOutcome(number, hit=False, synthesized_ms=synthesized_ms)]
+
+    # ------------------------------------------------------------------------------- the turn's work
+
+    def result(self, event: TurnResult, now: float) -> list[Effect]:
+        """What the runtime (or the client) reports about turn ``event.turn``; stale reports are dropped."""
+        guess = self.guess
+        if guess is not None and guess.turn.number == event.turn:
+            if isinstance(event, StageFailed):
+                return self.discard()  # the end of turn asks again, and reports a failure that persists
+            return guess.hold(self._result(guess.turn, event, now))
+        turn = self.active
+        if turn is None or turn.number != event.turn:
+            return []
+        return self._result(turn, event, now)
+
+    def _result(self, turn: Turn, event: TurnResult, now: float) -> list[Effect]:
+        match event:
+            case ReplyDelta():
+                return self._delta(turn, event.text, now)
+            case ReplyEnded():
+                return self._ended(turn, now)
+            case SpeechAudio():
+                return self._audio(turn, event.pcm, event.sentence, now)
+            case SpeechEnded():
+                return self._audio_done(turn)
+            case StageFailed():
+                return self._failed(turn, event, now)
+            case PlaybackMark():
+                turn.playback.mark(event.played_ms, now)
+                return []
+            case _:
+                assert_never(event)
+
+    def _ask(self, turn: Turn, history: tuple[ChatMessage, ...]) -> GenerateReply:
         turn.chunker = SentenceChunker(first_min_chars=self._config.first_chunk_min_chars)
-        return GenerateReply(turn=turn.number, history=dialogue.snapshot())
+        return GenerateReply(turn=turn.number, history=history)
 
-    def delta(self, turn: Turn, text: str, now: float) -> list[Effect]:
+    def _delta(self, turn: Turn, text: str, now: float) -> list[Effect]:
         if turn.reply_finished or not text:
             return []
         if turn.first_text_at is None:
@@ -48,7 +194,7 @@ class Speaker:
         effects: list[Effect] = [Notify(ReplyText(turn=turn.number, text=text, done=False))]
         return effects + self._sentences(turn, turn.chunker.push(text), now)
 
-    def ended(self, turn: Turn, now: float, *, failed: bool = False) -> list[Effect]:
+    def _ended(self, turn: Turn, now: float, *, failed: bool = False) -> list[Effect]:
         """No more reply text; ``failed``: it broke off, and if nothing was said the apology is."""
         if turn.reply_finished:
             return []
@@ -63,10 +209,21 @@ class Speaker:
             text = "".join(turn.reply).strip()
         return [Notify(ReplyText(turn=turn.number, text=text, done=True)), *speak, FinishSynthesis(turn.number)]
 
-    def apologise(self, turn: Turn, now: float) -> list[Effect] | None:
-        """End ``turn`` (nothing of a reply was said) with the apology phrase; ``None`` when there is none."""
+    def _failed(self, turn: Turn, event: StageFailed, now: float) -> list[Effect]:
+        effects: list[Effect] = [Notify(ErrorNotice(code=event.code, message=event.message, turn=turn.number))]
+        if event.stage == "llm" and not turn.reply_finished:
+            # Speak what was generated before the failure (or an apology); the turn ends when that is heard.
+            return effects + self._ended(turn, now, failed=True)
+        if event.stage == "tts":
+            # The synthesis pipeline speaks a short apology (fallback voice) and ends with SpeechEnded.
+            return effects
+        effects.append(CancelTurn(turn.number))
+        return effects + self.finish(turn, now, interrupted=False)
+
+    def _apologise(self, turn: Turn, now: float) -> list[Effect]:
+        """End ``turn`` (nothing of a reply was said) with the apology phrase, or at once without one."""
         if not self._phrases.apology:
-            return None
+            return self.finish(turn, now, interrupted=False)
         turn.reply_finished = True
         text = self._phrases.apology
         return [
@@ -75,31 +232,7 @@ class Speaker:
             FinishSynthesis(turn.number),
         ]
 
-    def hold(self, turn: Turn, now: float) -> list[Effect]:
-        """ "One moment", once per turn, when the reply is late and nothing has been queued to say yet."""
-        phrases = self._phrases
-        if not hold_due(turn, now, phrases):
-            return []
-        turn.held = True
-        return [self._phrase(turn, phrases.hold, HOLD_SENTENCE, "hold", now)]
-
-    def own_turn(self, number: int, text: str, phrase: str, now: float, *, remember: bool) -> tuple[Turn, list[Effect]]:
-        """A turn the agent starts on its own (no utterance): ``reply.done`` and the phrase's audio.
-
-        ``remember``: the phrase is the turn's reply text, which the history keeps (greeting, idle prompt;
-        not an apology).
-        """
-        turn = Turn(number, 0, None, None, system=True)
-        turn.began_at = now
-        turn.reply_finished = True
-        if remember:
-            turn.reply = [text]
-            speak = self._phrase(turn, text, turn.playback.add_sentence(text), phrase, now)
-        else:
-            speak = self._phrase(turn, text, APOLOGY_SENTENCE, phrase, now)
-        return turn, [Notify(ReplyText(turn=number, text=text, done=True)), speak, FinishSynthesis(number)]
-
-    def audio(self, turn: Turn, pcm: bytes, sentence: int, now: float) -> list[Effect]:
+    def _audio(self, turn: Turn, pcm: bytes, sentence: int, now: float) -> list[Effect]:
         """One frame of synthesized audio of ``turn`` (of its ``sentence``) goes to the caller."""
         if not pcm or turn.audio_ended:
             return []
@@ -111,14 +244,14 @@ class Speaker:
         effects.append(Notify(AudioChunk(turn=turn.number, pcm=pcm)))
         return effects
 
-    def audio_done(self, turn: Turn) -> list[Effect]:
+    def _audio_done(self, turn: Turn) -> list[Effect]:
         """Synthesis of ``turn`` is over (the caller may still be hearing it)."""
         if not turn.reply_finished or turn.speech_finished:
             return []
         turn.speech_finished = True
-        return self.end_audio(turn)
+        return self._end_audio(turn)
 
-    def end_audio(self, turn: Turn) -> list[Effect]:
+    def _end_audio(self, turn: Turn) -> list[Effect]:
         if not turn.audio_started or turn.audio_ended:
             return []
         turn.audio_ended = True
@@ -134,3 +267,73 @@ class Speaker:
         if turn.first_synthesis_at is None:
             turn.first_synthesis_at = now
         return Synthesize(turn.number, text, sentence, phrase=phrase)
+
+    # ------------------------------------------------------------------------------------ ending turns
+
+    def tend(self, now: float) -> list[Effect]:
+        """The active turn as time passes: the hold phrase when its reply is late, its end once heard."""
+        turn = self.active
+        if turn is None:
+            return []
+        if not turn.speech_finished:
+            if not hold_due(turn, now, self._phrases):
+                return []
+            turn.held = True
+            return [self._phrase(turn, self._phrases.hold, HOLD_SENTENCE, "hold", now)]
+        if turn.playback.finished(now, self._config.barge_in.playback_margin_ms):
+            return self.finish(turn, now, interrupted=False)
+        return []
+
+    def overdue(self, now: float) -> list[Effect]:
+        """The active turn missed a deadline: stop it, say so, and apologise (``agent.core.recovery``)."""
+        turn = self.active
+        deadlines = self._config.deadlines
+        code = None if turn is None else overdue(turn, now, deadlines)
+        if turn is None or code is None:
+            return []
+        if code == "llm_timeout":
+            failed = StageFailed(turn.number, "llm", code, f"no reply text within {deadlines.first_text_s:g} s")
+            return [CancelReply(turn.number), *self._failed(turn, failed, now)]
+        # Synthesis is stuck (or the reply as a whole is too slow): end the turn, then apologise in a turn
+        # of its own, since this turn's synthesis cannot be trusted to say anything any more.
+        message = "speech did not start in time" if code == "tts_timeout" else "the reply took too long"
+        effects: list[Effect] = [
+            CancelTurn(turn.number),
+            Notify(ErrorNotice(code=code, message=message, turn=turn.number)),
+            *self.finish(turn, now, interrupted=True),  # the history keeps only what was heard
+        ]
+        if not turn.system and self._phrases.apology:
+            effects += self.own_turn(self._phrases.apology, "apology", now, remember=False)
+        return effects
+
+    def interrupt(self, now: float, *, clear: bool = True) -> list[Effect]:
+        """Stop the active turn (barge-in, a newer turn; ``clear=False``: the session's end, nothing more is
+        played anyway); the history keeps what was heard."""
+        turn = self.active
+        if turn is None:
+            return []
+        effects: list[Effect] = [CancelTurn(turn.number)]
+        if clear and turn.audio_started:
+            effects.append(Notify(PlaybackClear(turn.number)))
+        return effects + self.finish(turn, now, interrupted=True)
+
+    def supersede(self, now: float) -> list[Effect]:
+        """A new turn starts while the previous one is still going (barge-in disabled): close it."""
+        return self.interrupt(now)
+
+    def finish(self, turn: Turn, now: float, *, interrupted: bool) -> list[Effect]:
+        """``turn`` is over: ``audio.end`` if still due, what the history keeps, its metrics."""
+        effects = self._end_audio(turn)
+        heard_ms: float | None = None
+        reply = "".join(turn.reply).strip()
+        if interrupted and turn.audio_started:
+            heard_ms = turn.playback.played_ms(now)
+            reply = turn.playback.heard_text(heard_ms)
+        elif interrupted:
+            reply = ""  # nothing of it was heard
+        self._dialogue.add("assistant", reply)
+        effects.append(Notify(turn_metrics(turn, interrupted, heard_ms)))
+        if self.active is turn:
+            self.active = None
+        self.finished_at = now
+        return effects

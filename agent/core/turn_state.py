@@ -70,6 +70,10 @@ class Phrases:
     """Spoken before the session is closed because the server shuts down (empty: closed without a word)."""
 
 
+Preemption = Literal["off", "llm", "llm+tts"]
+"""What of a reply starts before the end of turn, from the speculative transcript (``agent.core.preemption``)."""
+
+
 @dataclass(frozen=True, slots=True)
 class SessionConfig:
     output_sample_rate: int = 24000
@@ -82,6 +86,7 @@ class SessionConfig:
     first_chunk_min_chars: int = 8
     deadlines: Deadlines = field(default_factory=Deadlines)
     phrases: Phrases = field(default_factory=Phrases)
+    preemption: Preemption = "off"
 
 
 def ms_between(start: float | None, end: float | None) -> float | None:
@@ -132,6 +137,8 @@ class Turn:
     last_voice_at: float | None
     ended_at: float | None
     speculative: bool = False
+    preemptive: bool = False
+    """Started from the speculative transcript before the end of turn, released at it."""
     system: bool = False
     """Started by the agent (greeting, idle prompt, apology): it never apologises for itself."""
     held: bool = False
@@ -156,17 +163,28 @@ class Turn:
 
 
 def turn_metrics(turn: Turn, interrupted: bool, heard_ms: float | None) -> TurnMetrics:
+    """The turn's figures. A preemptive turn's stages count only what they added after the end of turn (work
+    done before it cost the caller nothing): a stage finished by then shows 0."""
+    transcript_at, first_text_at, reply_done_at, first_synthesis_at = (
+        _not_before(turn.ended_at, t) if turn.preemptive else t
+        for t in (turn.transcript_at, turn.first_text_at, turn.reply_done_at, turn.first_synthesis_at)
+    )
     return TurnMetrics(
         turn=turn.number,
         endpoint_ms=ms_between(turn.last_voice_at, turn.ended_at),
-        asr_ms=ms_between(turn.ended_at, turn.transcript_at),
-        llm_first_text_ms=ms_between(turn.transcript_at, turn.first_text_at),
-        llm_total_ms=ms_between(turn.transcript_at, turn.reply_done_at),
-        tts_first_audio_ms=ms_between(turn.first_synthesis_at, turn.first_audio_at),
+        asr_ms=ms_between(turn.ended_at, transcript_at),
+        llm_first_text_ms=ms_between(transcript_at, first_text_at),
+        llm_total_ms=ms_between(transcript_at, reply_done_at),
+        tts_first_audio_ms=ms_between(first_synthesis_at, turn.first_audio_at),
         voice_to_voice_ms=ms_between(turn.last_voice_at, turn.first_audio_at),
         utterance_ms=turn.utterance_ms,
         reply_audio_ms=round(turn.playback.sent_ms),
         interrupted=interrupted,
         speculative_asr=turn.speculative,
         heard_ms=None if heard_ms is None else round(heard_ms),
+        preemptive=turn.preemptive,
     )
+
+
+def _not_before(floor: float | None, t: float | None) -> float | None:
+    return t if floor is None or t is None else max(floor, t)

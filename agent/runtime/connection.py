@@ -51,6 +51,7 @@ from agent.core.events import (
     GenerateReply,
     Notify,
     PlaybackClear,
+    PreemptionOutcome,
     Synthesize,
     Tick,
     Transcribe,
@@ -68,7 +69,7 @@ from agent.runtime.outbox import Outbox
 from agent.runtime.policy import session_config
 from agent.runtime.rate_limit import InputRateLimiter, Verdict
 from agent.runtime.speech import TurnSpeech
-from agent.runtime.turn_tasks import TurnTasks
+from agent.runtime.turn_tasks import Stamped, TurnTasks
 from agent.runtime.twilio_connection import TwilioWire
 from agent.runtime.voicing import Voicing
 from agent.runtime.wire import Wire
@@ -77,7 +78,7 @@ from agent.transport import browser
 log = logging.getLogger(__name__)
 
 _WAKE = object()
-Inbox = asyncio.Queue[Event | bytes | CloseSession | object]
+Inbox = asyncio.Queue[Event | Stamped | bytes | CloseSession | object]
 NOT_READING = CloseSession(1008, "client is not reading")
 FLOODING = CloseSession(1008, "audio faster than real time")
 INTERNAL_ERROR = CloseSession(1011, "internal error")
@@ -172,11 +173,14 @@ class Connection:
             self._components,
             settings,
             self._inbox.put,
-            lambda turn: TurnSpeech(turn, voicing, rate, wire.frame_ms, self._inbox.put, self._outbox.wait_for_room),
+            lambda turn, post: TurnSpeech(turn, voicing, rate, wire.frame_ms, post, self._outbox.wait_for_room),
             self._log,
         )
         session = Session(session_config(settings, rate))
-        self._hearing = (session, CallerAudio(wire.input_rate, self._components.new_detector(), settings.vad.threshold))
+        self._hearing = (
+            session,
+            CallerAudio(wire.input_rate, self._components.new_detector(), settings.vad.threshold),
+        )
         for payload in wire.opening(self.id, display_name(opened.voice)):
             self._outbox.put(payload)
         self._log.info(
@@ -196,6 +200,10 @@ class Connection:
                 item = await self._inbox.get()
                 if isinstance(item, CloseSession):
                     self._stop(item)
+                elif isinstance(item, Stamped):
+                    event = self._turns.fresh(item)
+                    if event is not None:
+                        self._deliver(event)
                 elif item is not _WAKE:
                     self._deliver(item)  # type: ignore[arg-type]
                 if self._drain is not None:
@@ -365,6 +373,8 @@ class Connection:
                 case CancelTurn(turn=turn):
                     self._turns.cancel_turn(turn)
                     self._outbox.drop_audio(turn)
+                case PreemptionOutcome(hit=hit, synthesized_ms=synthesized_ms):
+                    self._metrics.preemption(hit, synthesized_ms)
                 case CloseSession():
                     self._stop(effect)
                 case _:

@@ -211,6 +211,20 @@ class ServerMetrics:
         self.barge_ins_total = r.register(
             Counter("voice_agent_barge_ins_total", "Times the caller talked over a reply.")
         )
+        self.preemptive_replies_total = r.register(
+            Counter(
+                "voice_agent_preemptive_replies_total",
+                "Replies started before the end of turn, by outcome: hit (released at the end of turn), "
+                "miss (discarded: the caller went on).",
+                ["outcome"],
+            )
+        )
+        self.preemption_wasted_speech = r.register(
+            Counter(
+                "voice_agent_preemption_wasted_speech_seconds_total",
+                "Speech synthesized for replies that were discarded (each miss also wasted one LLM request).",
+            )
+        )
         self.errors_total = r.register(
             Counter("voice_agent_errors_total", "Errors sent to clients, by code.", ["code"])
         )
@@ -275,6 +289,11 @@ class ServerMetrics:
 
     def barge_in(self) -> None:
         self.barge_ins_total.inc()
+
+    def preemption(self, hit: bool, synthesized_ms: float) -> None:
+        self.preemptive_replies_total.inc(labels=["hit" if hit else "miss"])
+        if not hit:
+            self.preemption_wasted_speech.inc(synthesized_ms / 1000.0)
 
     def speech_endpoints(self, statuses: Iterable[BreakerStatus]) -> None:
         """Take the speech endpoints' breaker snapshots (their counters only go up)."""

@@ -51,4 +51,5 @@ def session_config(settings: Settings, output_rate: int) -> SessionConfig:
         ),
         system_prompt=settings.llm.system_prompt,
         max_history_messages=settings.llm.max_history_messages,
+        preemption=turn.preemption,
     )

@@ -5,19 +5,35 @@ The connection carries out the core's effects through it (``Transcribe`` → ``t
 → the cancels) and ``close``s it when the session ends. Every task posts its results to the connection's inbox
 and never raises (``agent.runtime.stages``); cancelling a transcription that is still queued for the model
 workers removes it from the queue, so it never runs.
+
+A turn's results are posted ``Stamped`` with the run of that turn's work they belong to, and ``fresh`` lets
+through only those of its current run: a turn number can be started again after its work was cancelled (a
+reply prepared before the end of turn and discarded, ``agent.core.preemption``), and results of the
+cancelled run still waiting in the inbox must not be taken for the new run's.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
 from typing import Any
 
 from agent.config import Settings
+from agent.core.events import Event
 from agent.ports import ChatMessage
 from agent.runtime import stages
 from agent.runtime.components import Components
 from agent.runtime.speech import TurnSpeech
+
+
+@dataclass(frozen=True, slots=True)
+class Stamped:
+    """A result of turn ``turn``'s work, from its run ``run``."""
+
+    turn: int
+    run: int
+    event: Event
 
 
 class TurnTasks:
@@ -25,8 +41,8 @@ class TurnTasks:
         self,
         components: Components,
         settings: Settings,
-        post: stages.Post,
-        new_speech: Callable[[int], TurnSpeech],
+        post: Callable[[Event | Stamped], Any],
+        new_speech: Callable[[int, stages.Post], TurnSpeech],
         log: stages.Log,
     ) -> None:
         self._components = components
@@ -37,6 +53,7 @@ class TurnTasks:
         self._tasks: dict[int, set[asyncio.Task[None]]] = {}  # reply text, by turn
         self._asr: dict[int, asyncio.Task[None]] = {}  # by request
         self._speech: dict[int, TurnSpeech] = {}  # by turn
+        self._runs: dict[int, int] = {}  # the current run of each turn's work, by turn (0 when absent)
 
     def transcribe(self, request: int, pcm: bytes, purpose: str) -> None:
         job = stages.transcript_job(purpose, self._settings)
@@ -50,13 +67,17 @@ class TurnTasks:
             task.cancel()  # queued work in the model pool then never runs
 
     def reply(self, turn: int, history: tuple[ChatMessage, ...]) -> None:
-        self._spawn(turn, stages.reply(self._components.llm, turn, history, self._post, self._log))
+        self._spawn(turn, stages.reply(self._components.llm, turn, history, self._stamping(turn), self._log))
 
     def speech_for(self, turn: int) -> TurnSpeech:
         speech = self._speech.get(turn)
         if speech is None:
-            speech = self._speech[turn] = self._new_speech(turn)
+            speech = self._speech[turn] = self._new_speech(turn, self._stamping(turn))
         return speech
+
+    def fresh(self, item: Stamped) -> Event | None:
+        """The result in ``item``, or ``None`` when its run of the turn's work was cancelled since."""
+        return item.event if self._runs.get(item.turn, 0) == item.run else None
 
     def cancel_reply(self, turn: int) -> None:
         for task in self._tasks.pop(turn, set()):
@@ -65,6 +86,7 @@ class TurnTasks:
     def cancel_turn(self, turn: int) -> None:
         """The turn is over or interrupted: its reply text and speech stop and are forgotten."""
         self.cancel_reply(turn)
+        self._runs[turn] = self._runs.get(turn, 0) + 1
         speech = self._speech.pop(turn, None)
         if speech is not None:
             speech.cancel()
@@ -77,6 +99,14 @@ class TurnTasks:
         for task in asr:
             task.cancel()
         await asyncio.gather(*asr, return_exceptions=True)
+
+    def _stamping(self, turn: int) -> stages.Post:
+        run, post = self._runs.get(turn, 0), self._post
+
+        async def stamped(event: Event) -> None:
+            await post(Stamped(turn, run, event))
+
+        return stamped
 
     def _spawn(self, turn: int, work: Coroutine[Any, Any, None]) -> None:
         task = asyncio.create_task(work)

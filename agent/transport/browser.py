@@ -271,6 +271,7 @@ def encode(event: ServerEvent) -> str | bytes:
                 "interrupted": event.interrupted,
                 "speculative_asr": event.speculative_asr,
                 "heard_ms": event.heard_ms,
+                "preemptive": event.preemptive,
             }
         case ErrorNotice():
             body = error_body(event.code, event.message, event.turn)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from agent.core.endpointing import EndpointPolicy
 from agent.core.events import AudioFrame, Transcribe
-from agent.core.listening import Began, Ended, Heard, Interrupt, Listener
+from agent.core.listening import Began, Ended, Guessed, Heard, Interrupt, Listener
 from agent.core.turn_policy import TurnPolicy
 from agent.core.turn_state import BargeInPolicy
 
@@ -31,11 +31,22 @@ def test_a_covered_speculative_transcript_ends_the_utterance_with_its_text() -> 
     heard = push(lis, "S" * 10 + "." * 5)
     assert isinstance(heard[0], Began)
     (spec,) = [h for h in heard if isinstance(h, Transcribe)]
-    assert lis.answer(spec.request, "Hello there.", busy=False) == []  # 100 ms < 200 ms for a finished sentence
+    # 100 ms < 200 ms for a finished sentence: not over yet, but everything said so far is known
+    assert lis.answer(spec.request, "Hello there.", busy=False) == [Guessed("Hello there.", 200)]
     heard = push(lis, "." * 5)
     (ended,) = [h for h in heard if isinstance(h, Ended)]
     assert ended.text == "Hello there." and not ended.interrupted
     assert not [h for h in heard if isinstance(h, Transcribe)]
+
+
+def test_no_guess_from_a_stale_or_empty_speculative_transcript() -> None:
+    lis = listener()
+    (spec,) = [h for h in push(lis, "S" * 10 + "." * 5) if isinstance(h, Transcribe)]
+    assert lis.answer(spec.request, "  ", busy=False) == []  # nothing understood: nothing to answer yet
+    lis = listener()
+    (spec,) = [h for h in push(lis, "S" * 10 + "." * 5) if isinstance(h, Transcribe)]
+    push(lis, "SS")  # the caller went on before the transcript came back
+    assert lis.answer(spec.request, "Hello there.", busy=False) == []
 
 
 def test_without_speculation_the_end_asks_for_the_final_transcript() -> None:
