@@ -104,6 +104,13 @@ class VadSettings(BaseModel):
     min_utterance_ms: int = Field(200, ge=0, description="Shorter blips are ignored.")
     max_utterance_ms: int = Field(15000, ge=1000, description="Longer speech is cut into a turn here.")
     preroll_ms: int = Field(300, ge=0, description="Audio kept from before the onset.")
+    tail_floor_db: float = Field(
+        0.0,
+        ge=0,
+        le=60,
+        description="Voiced frames this far below the speaker's recent level count as silence (the fading "
+        "tail of the last word); 0 = off.",
+    )
 
 
 class TurnSettings(BaseModel):

@@ -179,7 +179,9 @@ class Connection:
         session = Session(session_config(settings, rate))
         self._hearing = (
             session,
-            CallerAudio(wire.input_rate, self._components.new_detector(), settings.vad.threshold),
+            CallerAudio(
+                wire.input_rate, self._components.new_detector(), settings.vad.threshold, settings.vad.tail_floor_db
+            ),
         )
         for payload in wire.opening(self.id, display_name(opened.voice)):
             self._outbox.put(payload)
