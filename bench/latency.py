@@ -1,15 +1,23 @@
 """Voice-to-voice latency benchmark: N spoken turns over a real WebSocket against an in-process server.
 
-    python bench/latency.py                      # both modes, 20 turns each, table on stdout
+    python bench/latency.py                      # real and instant modes, 20 turns each, table on stdout
     python bench/latency.py --mode real --turns 6
+    python bench/latency.py --mode remote --turns 6 --preemption off,llm,llm+tts
     python bench/latency.py --json > latency.json
 
-Modes:
+Modes (``both`` = real and instant, ``all`` = real, remote and instant):
 
 - ``real``: the bundled local models (faster-whisper tiny.en, the offline responder, Piper joe), loaded by
   ``agent.wiring.build_components`` exactly as ``python -m agent`` does.
+- ``remote``: the real tiny.en and VAD, with the reply text and speech from remote-like services reached
+  through the production adapters (``openai_compat_llm``, ``sagemaker_tts`` with an enrolled voice): the
+  project's emulators on loopback, paced like hosted services (first LLM token after 350 ms, then 40 tokens/s;
+  first TTS audio after 250 ms, then real-time factor 0.3). See ``bench/remote_backends.py``.
 - ``instant``: instant stand-ins for ASR (a fixed transcript) and TTS (one short tone), with the real webrtc
   VAD and offline responder. What remains is the end-of-turn hangover plus the server's own overhead.
+
+``--preemption off,llm,llm+tts`` runs each mode once per value of the server setting ``turn.preemption``
+(without it: the setting's own value, from ``AGENT_TURN__PREEMPTION`` or its default), one table each.
 
 The caller's speech is ~10 varied sentences made with Piper at start-up, each followed by at least ``--gap``
 seconds of silence, all streamed at real-time pace in 20 ms frames (the hangover is measured in audio time),
@@ -23,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import functools
 import itertools
 import json
@@ -33,7 +42,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -51,7 +60,18 @@ from agent.runtime.server import running_server
 from clients.conversation import Conversation, Message, TurnResult
 from clients.protocol_client import converse_utterances
 
+if TYPE_CHECKING:
+    from bench.remote_backends import RemoteLatency
+
 RATE = 16000
+MODES: dict[str, tuple[str, ...]] = {
+    "real": ("real",),
+    "remote": ("remote",),
+    "instant": ("instant",),
+    "both": ("real", "instant"),
+    "all": ("real", "remote", "instant"),
+}
+PREEMPTIONS = ("off", "llm", "llm+tts")
 
 # "|" marks a short pause inside the sentence (``--pause-ms``): a turn must not end there.
 SENTENCES: tuple[str, ...] = (
@@ -192,6 +212,7 @@ def real_loader(settings: Settings) -> Callable[[], Components]:
 @dataclass
 class ModeResult:
     mode: str
+    preemption: str
     expected_turns: int
     load_s: float
     elapsed_s: float
@@ -201,6 +222,10 @@ class ModeResult:
     @property
     def turns(self) -> list[TurnResult]:
         return self.conversation.turns
+
+    @property
+    def label(self) -> str:
+        return f"{self.mode}/{self.preemption}"
 
 
 def stage_values(turns: Sequence[TurnResult]) -> dict[str, list[float]]:
@@ -238,12 +263,20 @@ def format_table(result: ModeResult) -> str:
     interrupted = sum(1 for t in turns if (t.metrics or {}).get("interrupted"))
     speculative = sum(1 for t in turns if (t.metrics or {}).get("speculative_asr"))
     split = max(0, len(turns) - result.expected_turns)
+    caller = summarize(result.values["client_voice_to_voice_ms"])
+    headline = (
+        "caller voice-to-voice: -"
+        if caller["n"] == 0
+        else f"caller voice-to-voice: p50 {caller['p50']:.0f} ms   p95 {caller['p95']:.0f} ms   n {caller['n']}"
+    )
     lines = [
-        f"mode: {result.mode}   turns: {len(turns)} seen / {result.expected_turns} spoken   split: {split}"
+        f"mode: {result.mode}   preemption: {result.preemption}"
+        f"   turns: {len(turns)} seen / {result.expected_turns} spoken   split: {split}"
         f"   interrupted: {interrupted}   speculative ASR reused: {speculative}"
         f"   errors: {len(result.conversation.errors)}"
         f"   load: {result.load_s:.1f} s   run: {result.elapsed_s:.1f} s"
         + ("   (TIMED OUT)" if result.conversation.timed_out else ""),
+        headline + "   (last audible frame sent -> first reply audio received)",
         f"{'stage (ms)':<26}{'n':>4}{'p50':>9}{'p95':>9}{'mean':>9}{'max':>9}   what",
     ]
     for key, what in STAGES:
@@ -264,6 +297,7 @@ def _round(value: float | None) -> float | None:
 def result_json(result: ModeResult) -> dict[str, Any]:
     return {
         "mode": result.mode,
+        "preemption": result.preemption,
         "expected_turns": result.expected_turns,
         "turns_seen": len(result.turns),
         "load_s": round(result.load_s, 3),
@@ -276,8 +310,8 @@ def result_json(result: ModeResult) -> dict[str, Any]:
 
 
 class _Progress:
-    def __init__(self, mode: str, total: int) -> None:
-        self.mode = mode
+    def __init__(self, label: str, total: int) -> None:
+        self.label = label
         self.total = total
         self.transcripts: dict[int, str] = {}
 
@@ -290,34 +324,66 @@ class _Progress:
             v2v = msg.get("voice_to_voice_ms")
             shown = "-" if v2v is None else f"{float(v2v):.0f} ms"
             text = self.transcripts.get(turn, "")
-            print(f"[{self.mode}] turn {turn}/{self.total}: voice-to-voice {shown}  {text!r}", file=sys.stderr)
+            print(f"[{self.label}] turn {turn}/{self.total}: voice-to-voice {shown}  {text!r}", file=sys.stderr)
         elif kind == "error":
-            print(f"[{self.mode}] server error [{msg.get('code')}]: {msg.get('message')}", file=sys.stderr)
+            print(f"[{self.label}] server error [{msg.get('code')}]: {msg.get('message')}", file=sys.stderr)
 
 
-async def run_mode(mode: str, utterances: Sequence[bytes], args: argparse.Namespace) -> ModeResult:
-    settings = Settings(server={"port": 0}, vad={"backend": args.vad})
-    load = real_loader(settings) if mode == "real" else instant_components
-    started = time.perf_counter()
-    async with running_server(settings, load=load) as server:
-        await server.wait_ready()
-        load_s = time.perf_counter() - started
-        print(f"[{mode}] server ready at {server.ws_url} (load {load_s:.1f} s)", file=sys.stderr)
+def remote_latency(args: argparse.Namespace) -> RemoteLatency:
+    from bench.remote_backends import RemoteLatency
+
+    return RemoteLatency(args.llm_first_token_ms, args.llm_tokens_per_s, args.tts_first_audio_ms, args.tts_rtf)
+
+
+async def run_mode(
+    mode: str, preemption: str | None, utterances: Sequence[bytes], args: argparse.Namespace
+) -> ModeResult:
+    """One session of ``utterances`` against a fresh server in ``mode``; ``preemption`` None = the setting's."""
+    overrides: dict[str, Any] = {"server": {"port": 0}, "vad": {"backend": args.vad}}
+    if preemption is not None:
+        overrides["turn"] = {"preemption": preemption}
+    async with contextlib.AsyncExitStack() as stack:
+        if mode == "remote":
+            from bench.remote_backends import remote_backends
+
+            latency = remote_latency(args)
+            overrides |= await stack.enter_async_context(remote_backends(latency))
+            print(f"[{mode}] emulators: {latency.describe()}", file=sys.stderr)
+        settings = Settings(**overrides)
+        label = f"{mode}/{settings.turn.preemption}"
+        load = instant_components if mode == "instant" else real_loader(settings)
         started = time.perf_counter()
-        conversation = await converse_utterances(
-            server.ws_url,
-            utterances,
-            RATE,
-            gap_s=args.gap,
-            speed=args.speed,
-            wait_for_playback=args.playback_wait,
-            turn_timeout_s=args.turn_timeout,
-            on_event=_Progress(mode, len(utterances)),
-        )
-        elapsed_s = time.perf_counter() - started
-    result = ModeResult(mode, len(utterances), load_s, elapsed_s, conversation)
+        async with running_server(settings, load=load) as server:
+            await server.wait_ready()
+            load_s = time.perf_counter() - started
+            print(f"[{label}] server ready at {server.ws_url} (load {load_s:.1f} s)", file=sys.stderr)
+            started = time.perf_counter()
+            conversation = await converse_utterances(
+                server.ws_url,
+                utterances,
+                RATE,
+                gap_s=args.gap,
+                speed=args.speed,
+                wait_for_playback=args.playback_wait,
+                turn_timeout_s=args.turn_timeout,
+                on_event=_Progress(label, len(utterances)),
+            )
+            elapsed_s = time.perf_counter() - started
+            components = server.state.components
+        if components is not None:  # HTTP pools and threads, before the emulators stop
+            await components.aclose()
+    result = ModeResult(mode, settings.turn.preemption, len(utterances), load_s, elapsed_s, conversation)
     result.values = stage_values(result.turns)
     return result
+
+
+def preemption_list(value: str) -> list[str]:
+    """``--preemption``: comma-separated values of ``turn.preemption``."""
+    values = [v.strip() for v in value.split(",") if v.strip()]
+    wrong = [v for v in values if v not in PREEMPTIONS]
+    if wrong or not values:
+        raise argparse.ArgumentTypeError(f"expected one or more of {', '.join(PREEMPTIONS)}, comma separated")
+    return list(dict.fromkeys(values))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -325,11 +391,30 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python bench/latency.py",
         description=(
             "Measure voice-to-voice latency per stage over a real WebSocket against an in-process server: "
-            "real local models and/or instant stand-ins (server overhead)."
+            "real local models, remote-like services (emulators on loopback) and/or instant stand-ins "
+            "(server overhead). The headline is the caller's voice-to-voice (last audible frame sent -> first "
+            "reply audio received); the server's turn.metrics stages are shown beside it."
         ),
     )
-    parser.add_argument("--mode", choices=("real", "instant", "both"), default="both", help="default: both")
-    parser.add_argument("--turns", type=int, default=20, help="spoken turns per mode (default: 20)")
+    parser.add_argument(
+        "--mode",
+        choices=tuple(MODES),
+        default="both",
+        help="real: bundled tiny.en + offline responder + Piper; remote: real tiny.en and VAD, reply text from "
+        "the OpenAI-compatible emulator and speech from the SageMaker emulator (enrolled voice), through the "
+        "production adapters; instant: instant ASR/TTS stand-ins; both = real,instant; all = "
+        "real,remote,instant (default: both)",
+    )
+    parser.add_argument(
+        "--preemption",
+        type=preemption_list,
+        default=None,
+        metavar="off|llm|llm+tts[,...]",
+        help="server setting turn.preemption (start the reply / its first speech from the speculative "
+        "transcript); several values comma separated run each mode once per value, one table each "
+        "(default: the setting's own value, AGENT_TURN__PREEMPTION or llm+tts)",
+    )
+    parser.add_argument("--turns", type=int, default=20, help="spoken turns per run (default: 20)")
     parser.add_argument(
         "--gap", type=float, default=1.5, help="minimum silence after each sentence, seconds (default: 1.5)"
     )
@@ -349,14 +434,31 @@ def build_parser() -> argparse.ArgumentParser:
         "--pause-ms", type=int, default=250, help="pause inside sentences marked with '|' (default: 250)"
     )
     parser.add_argument("--turn-timeout", type=float, default=60.0, help="give up waiting for one turn after this (s)")
-    parser.add_argument("--vad", choices=("webrtc", "silero"), default="webrtc", help="speech detector (real mode)")
+    parser.add_argument(
+        "--vad", choices=("webrtc", "silero"), default="webrtc", help="speech detector (real and remote modes)"
+    )
+    remote = parser.add_argument_group("remote mode: how slow the emulated services are")
+    remote.add_argument(
+        "--llm-first-token-ms", type=float, default=350.0, help="LLM time to first token (default: 350)"
+    )
+    remote.add_argument("--llm-tokens-per-s", type=float, default=40.0, help="LLM tokens per second (default: 40)")
+    remote.add_argument(
+        "--tts-first-audio-ms", type=float, default=250.0, help="TTS time to first audio (default: 250)"
+    )
+    remote.add_argument(
+        "--tts-rtf",
+        type=float,
+        default=0.3,
+        help="TTS real-time factor after the first audio: seconds to make one second of audio (default: 0.3)",
+    )
     parser.add_argument("--json", action="store_true", help="print machine-readable results instead of tables")
     parser.add_argument("-v", "--verbose", action="store_true", help="show the server's INFO log on stderr")
     return parser
 
 
 async def amain(args: argparse.Namespace) -> int:
-    modes = ["real", "instant"] if args.mode == "both" else [args.mode]
+    modes = MODES[args.mode]
+    preemptions: list[str | None] = list(args.preemption) if args.preemption else [None]
     started = time.perf_counter()
     sentences = list(itertools.islice(itertools.cycle(SENTENCES), args.turns))
     speech = {text: caller_speech(text, pause_ms=args.pause_ms) for text in dict.fromkeys(sentences)}
@@ -364,12 +466,14 @@ async def amain(args: argparse.Namespace) -> int:
     seconds = sum(len(u) for u in utterances) / 2 / RATE
     print(
         f"made {len(speech)} sentences with Piper in {time.perf_counter() - started:.1f} s; "
-        f"{args.turns} turns, {seconds:.1f} s of speech per mode",
+        f"{args.turns} turns, {seconds:.1f} s of speech per run",
         file=sys.stderr,
     )
-    results = [await run_mode(mode, utterances, args) for mode in modes]
+    results = [await run_mode(mode, p, utterances, args) for mode in modes for p in preemptions]
     if args.json:
-        print(json.dumps({r.mode: result_json(r) for r in results}, indent=2))
+        # Keyed by mode; by mode/preemption when several preemption values ran.
+        several = len(preemptions) > 1
+        print(json.dumps({r.label if several else r.mode: result_json(r) for r in results}, indent=2))
     else:
         print("\n\n".join(format_table(r) for r in results))
     failed = any(r.conversation.timed_out or not r.turns for r in results)
@@ -380,6 +484,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.turns < 1:
         build_parser().error("--turns must be at least 1")
+    if min(args.llm_first_token_ms, args.tts_first_audio_ms, args.tts_rtf) < 0 or args.llm_tokens_per_s <= 0:
+        build_parser().error("emulated latencies must be >= 0 and --llm-tokens-per-s > 0")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr)
     return asyncio.run(amain(args))

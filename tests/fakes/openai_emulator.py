@@ -5,14 +5,15 @@
 ``reasoning_content``), a final chunk with ``finish_reason``, then ``data: [DONE]``. Errors before the stream are
 HTTP errors with an ``{"error": {...}}`` body; errors inside it are ``data: {"error": {...}}`` events. The
 server checks the bearer token (when one is set) and the body, records each request, and plays a script per
-call so a test can inject faults, latency and broken connections.
+call so a test can inject faults, latency and broken connections. Unscripted calls get the default reply, or one
+made from the request (``reply``), paced like a model (``first_token_delay_s``, ``token_delay_s``).
 """
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -68,12 +69,20 @@ def stream_error(message: str, code: int = 500) -> bytes:
 DONE = sse("[DONE]")
 
 
-def text_reply(texts: Iterable[str], reasoning_texts: Sequence[str] = (), delay_s: float = 0.0) -> list[Step]:
+def text_reply(
+    texts: Iterable[str],
+    reasoning_texts: Sequence[str] = (),
+    delay_s: float = 0.0,
+    first_delay_s: float | None = None,
+) -> list[Step]:
+    """A streamed reply of ``texts`` (one chunk each), ``delay_s`` before each; ``first_delay_s`` (if given)
+    replaces the delay before the first one (a model's time to first token)."""
     steps: list[Step] = [chunk({"role": "assistant", "content": ""})]
     steps += [reasoning(r) for r in reasoning_texts]
-    for text in texts:
-        if delay_s:
-            steps.append(Pause(delay_s))
+    for i, text in enumerate(texts):
+        pause = first_delay_s if i == 0 and first_delay_s is not None else delay_s
+        if pause:
+            steps.append(Pause(pause))
         steps.append(content(text))
     usage = {"id": "chatcmpl-emulator", "object": "chat.completion.chunk", "choices": [], "usage": {"total_tokens": 9}}
     steps += [chunk({}, finish_reason="stop"), sse(json.dumps(usage)), DONE]
@@ -98,18 +107,34 @@ def _invalid(body: Any) -> str | None:
     return None
 
 
+Replier = Callable[[dict[str, Any]], Sequence[str]]
+"""Makes the reply's chunks from a valid request body (e.g. from its last user message)."""
+
+
 class OpenAIEmulator(ScriptedServer["HttpError"]):
     """``async with OpenAIEmulator() as server:``; ``server.base_url`` ends in ``/v1``.
 
-    Queue behaviour with ``script(steps)`` / ``fail(status, message)``; unscripted calls get ``default_reply``.
-    ``api_key`` (if set) must arrive as ``Authorization: Bearer <key>``. ``client_closed`` is set when a
-    client drops a stream before it ended.
+    Queue behaviour with ``script(steps)`` / ``fail(status, message)``; unscripted calls get ``default_reply``,
+    or ``reply(body)`` when given (for valid bodies), with ``first_token_delay_s`` before the first chunk and
+    ``token_delay_s`` before each later one (both 0 by default). ``api_key`` (if set) must arrive as
+    ``Authorization: Bearer <key>``. ``client_closed`` is set when a client drops a stream before it ended.
     """
 
-    def __init__(self, default_reply: Sequence[str] = ("Hello", " from", " vLLM."), api_key: str | None = None) -> None:
+    def __init__(
+        self,
+        default_reply: Sequence[str] = ("Hello", " from", " vLLM."),
+        api_key: str | None = None,
+        *,
+        reply: Replier | None = None,
+        first_token_delay_s: float = 0.0,
+        token_delay_s: float = 0.0,
+    ) -> None:
         super().__init__()
         self.default_reply = list(default_reply)
         self.api_key = api_key
+        self.reply = reply
+        self.first_token_delay_s = first_token_delay_s
+        self.token_delay_s = token_delay_s
         self.requests: list[RecordedRequest] = []
 
     @property
@@ -126,6 +151,10 @@ class OpenAIEmulator(ScriptedServer["HttpError"]):
     def routes(self, app: web.Application) -> None:
         app.router.add_post("/v1/chat/completions", self._completions)
 
+    def _unscripted(self, body: Any) -> list[Step]:
+        texts = self.reply(body) if self.reply is not None and _invalid(body) is None else self.default_reply
+        return text_reply(texts, delay_s=self.token_delay_s, first_delay_s=self.first_token_delay_s)
+
     @staticmethod
     def _error(status: int, message: str, error_type: str) -> web.Response:
         return web.json_response({"error": {"message": message, "type": error_type, "code": status}}, status=status)
@@ -140,7 +169,7 @@ class OpenAIEmulator(ScriptedServer["HttpError"]):
         self.requests.append(
             RecordedRequest(request.path, dict(request.headers), body if isinstance(body, dict) else {})
         )
-        plan = self.next_plan(text_reply(self.default_reply))
+        plan = self.next_plan(self._unscripted(body))
         if isinstance(plan, HttpError):
             return self._error(plan.status, plan.message, plan.error_type)
         invalid = _invalid(body)
