@@ -13,7 +13,9 @@ to ``/ws`` and plays the replies on the default speaker, with barge-in. ``--toke
 is sent as ``Authorization: Bearer`` on the upgrade, for a server with auth on (never in the URL).
 
 The file (WAV, FLAC or OGG; any rate, channels or sample format) is converted to PCM16 mono at ``--rate`` and
-streamed in 20 ms frames at real-time pace, then silence follows until every reply has finished. Progress
+streamed in 20 ms frames at real-time pace, then silence follows until every reply has finished. The session
+asks for ``playback.pause``: a reply the server pauses (the caller spoke over it) is cut back to where it was
+paused and continued by the resumed audio, so ``--out`` holds the replies as they would be heard. Progress
 goes to stderr; ``--json`` writes one JSON object per turn to stdout. The protocol logic lives in
 ``clients.protocol_client`` (``converse``), which the benchmark and tests call directly.
 """
@@ -37,6 +39,7 @@ from agent.errors import AudioFormatError
 from agent.transport import twilio
 from clients import mic, twilio_client
 from clients.conversation import Conversation, Message
+from clients.playback import CAPABILITIES
 from clients.protocol_client import DEFAULT_URL, INPUT_RATES, OUTPUT_RATES, ConnectFailed, SessionFailed, converse
 
 EXIT_OK = 0
@@ -190,6 +193,10 @@ class Progress:
             self._say(f"turn {turn} heard: {text!r}" if text else f"turn {turn} heard nothing")
         elif kind == "reply.done":
             self._say(f"turn {turn} reply: {msg.get('text')!r}")
+        elif kind == "playback.pause":
+            self._say(f"  turn {turn} paused at {float(msg.get('played_ms') or 0) / 1000:.2f} s of its reply")
+        elif kind == "playback.clear":
+            self._say(f"  turn {turn} interrupted")
         elif kind == "turn.metrics":
             stages = " | ".join(f"{name} {_fmt_ms(msg.get(key))}" for name, key in _STAGES)
             flag = " (interrupted)" if msg.get("interrupted") else ""
@@ -235,6 +242,7 @@ async def run(args: argparse.Namespace, *, stdout: TextIO = sys.stdout, stderr: 
             token=args.token,
             voice=args.voice,
             output_sample_rate=args.output_rate,
+            capabilities=CAPABILITIES,
             trailing_silence_s=args.trailing_silence,
             timeout_s=args.timeout,
             on_event=Progress(stderr),

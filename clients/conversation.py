@@ -16,6 +16,8 @@ class TurnResult:
     transcript: str | None = None
     reply: str = ""
     audio: bytearray = field(default_factory=bytearray)
+    """The reply audio received, in order; a ``playback.pause`` cuts it back to the paused position (the resumed
+    audio continues from there)."""
     sample_rate: int = 24000
     metrics: Message | None = None
     errors: list[Message] = field(default_factory=list)
@@ -28,6 +30,13 @@ class TurnResult:
     first_audio_at: float | None = None
     """When the first binary audio frame of this turn arrived."""
     audio_ended: bool = False
+    """``audio.end`` arrived (and no ``playback.pause`` since)."""
+    pauses: list[float] = field(default_factory=list)
+    """``played_ms`` of each ``playback.pause``: ``audio`` was cut back to it, and any audio after it resumed."""
+    paused: bool = False
+    """Paused, and no audio has come since."""
+    resumes: int = 0
+    """How many pauses were followed by more audio (resumed rather than cleared)."""
 
     @property
     def done(self) -> bool:

@@ -3,9 +3,12 @@
     python -m clients.cli --mic [--voice alice]
 
 Microphone audio goes to ``/ws`` in 20 ms frames; reply audio plays through the default output device from
-a buffer that ``playback.clear`` empties at once, and ``playback.mark`` reports what has been played, so
-barge-in works as in the browser. Use headphones: this client does no echo cancellation. Not covered by
-the automated tests (the test machines have no sound devices).
+a buffer (``clients/playback.py``) that ``playback.clear`` empties at once, and ``playback.mark`` reports what
+has been played, so barge-in works as in the browser. The session asks for ``playback.pause``: when the caller
+starts speaking over a reply the server pauses it (the buffer is dropped, "(paused)" is printed) and then
+either resumes it from where it stopped ("(resumed)") or clears it ("(interrupted)"). Use headphones: this
+client does no echo cancellation. The sound devices are not covered by the automated tests (the test machines
+have none); the buffer and the handling of the server's messages are.
 """
 
 from __future__ import annotations
@@ -13,25 +16,21 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import threading
 from typing import Any
 
 from websockets.asyncio.client import connect
 
+from clients.playback import CAPABILITIES, PlaybackBuffer
 from clients.protocol_client import bearer
 
 FRAME_MS = 20
 
 
 class Speaker:
-    """A PCM16 mono output stream fed from a buffer (the jitter buffer), clearable at once."""
+    """A PCM16 mono output stream fed from a ``PlaybackBuffer`` (the jitter buffer), clearable at once."""
 
     def __init__(self, sounddevice: Any, rate: int) -> None:
-        self.rate = rate
-        self._buf = bytearray()
-        self._lock = threading.Lock()
-        self.turn: int | None = None
-        self.played_bytes = 0
+        self.buffer = PlaybackBuffer(rate)
         self._stream = sounddevice.RawOutputStream(
             samplerate=rate, channels=1, dtype="int16", blocksize=rate * FRAME_MS // 1000, callback=self._fill
         )
@@ -39,30 +38,36 @@ class Speaker:
 
     def _fill(self, out: Any, frames: int, _time: Any, _status: Any) -> None:
         need = frames * 2
-        with self._lock:
-            chunk = bytes(self._buf[:need])
-            del self._buf[:need]
-            self.played_bytes += len(chunk)
+        chunk = self.buffer.read(need)
         out[:] = chunk + bytes(need - len(chunk))
-
-    def start_turn(self, turn: int) -> None:
-        with self._lock:
-            self.turn, self.played_bytes = turn, 0
-
-    def push(self, pcm: bytes) -> None:
-        with self._lock:
-            self._buf += pcm
-
-    def clear(self) -> None:
-        with self._lock:
-            self._buf.clear()
-
-    def played_ms(self) -> float:
-        return self.played_bytes / 2 / self.rate * 1000
 
     def close(self) -> None:
         self._stream.stop()
         self._stream.close()
+
+
+def on_server_message(buffer: PlaybackBuffer, message: str | bytes) -> str | None:
+    """Apply one message from the server to the playback buffer; returns the line to print, if any."""
+    if isinstance(message, bytes):
+        return "  (resumed)" if buffer.push(message) else None
+    event = json.loads(message)
+    kind = event.get("type")
+    if kind == "audio.start":
+        buffer.start_turn(event["turn"])
+    elif kind == "playback.pause":
+        turn = event.get("turn")
+        if isinstance(turn, int) and buffer.pause(turn, float(event.get("played_ms") or 0)):
+            return "  (paused)"
+    elif kind == "playback.clear":
+        buffer.clear()
+        return "  (interrupted)"
+    elif kind == "transcript":
+        return f"you: {event['text']}"
+    elif kind == "reply.done":
+        return f"agent: {event['text']}"
+    elif kind == "error":
+        return f"server error [{event.get('code')}]: {event.get('message')}"
+    return None
 
 
 async def live(
@@ -86,7 +91,13 @@ async def live(
         samplerate=rate, channels=1, dtype="int16", blocksize=rate * FRAME_MS // 1000, callback=captured
     )
     async with connect(url, additional_headers=bearer(token)) as ws:
-        start = {"type": "session.start", "sample_rate": rate, "output_sample_rate": output_rate, "voice": voice}
+        start = {
+            "type": "session.start",
+            "sample_rate": rate,
+            "output_sample_rate": output_rate,
+            "voice": voice,
+            "capabilities": list(CAPABILITIES),
+        }
         await ws.send(json.dumps(start))
 
         async def send_audio() -> None:
@@ -96,8 +107,8 @@ async def live(
         async def report_played() -> None:
             while True:
                 await asyncio.sleep(0.15)
-                if speaker.turn is not None:
-                    mark = {"type": "playback.mark", "turn": speaker.turn, "played_ms": round(speaker.played_ms())}
+                mark = speaker.buffer.mark()
+                if mark is not None:
                     await ws.send(json.dumps(mark))
 
         tasks = [asyncio.create_task(send_audio()), asyncio.create_task(report_played())]
@@ -105,22 +116,9 @@ async def live(
         print("listening; speak (Ctrl-C to stop)")
         try:
             async for message in ws:
-                if isinstance(message, bytes):
-                    speaker.push(message)
-                    continue
-                event = json.loads(message)
-                kind = event.get("type")
-                if kind == "audio.start":
-                    speaker.start_turn(event["turn"])
-                elif kind == "playback.clear":
-                    speaker.clear()
-                    print("  (interrupted)")
-                elif kind == "transcript":
-                    print(f"you: {event['text']}")
-                elif kind == "reply.done":
-                    print(f"agent: {event['text']}")
-                elif kind == "error":
-                    print(f"server error [{event.get('code')}]: {event.get('message')}")
+                line = on_server_message(speaker.buffer, message)
+                if line is not None:
+                    print(line)
         finally:
             for task in tasks:
                 task.cancel()

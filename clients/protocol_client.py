@@ -14,7 +14,9 @@ has its ``turn.metrics``, no speech is in progress, and enough trailing silence 
 
 Client-side timing uses ``time.monotonic()``: for each turn, when the last non-silent input frame before its
 ``speech.stopped`` was sent, and when its first reply audio frame arrived. Framing and pacing live in
-``clients/framing.py``, the per-turn results in ``clients/conversation.py``.
+``clients/framing.py``, the handling of the server's messages in ``clients/session_state.py``, the per-turn
+results in ``clients/conversation.py``. ``capabilities`` (e.g. ``clients.playback.CAPABILITIES``) are listed
+in ``session.start``; none by default, so the server behaves as for a client that predates them.
 """
 
 from __future__ import annotations
@@ -24,21 +26,21 @@ import contextlib
 import json
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus, InvalidURI, WebSocketException
 
-from clients.conversation import Conversation, Message, TurnResult
+from clients.conversation import Conversation, Message
 from clients.framing import FRAME_MS, VOICED_DBFS, FramePacer, frame_bytes, frame_dbfs, split_frames
+from clients.session_state import EventCallback, SessionState
 
 DEFAULT_URL = "ws://127.0.0.1:8765/ws"
 INPUT_RATES: tuple[int, ...] = (8000, 16000, 24000, 48000)
 """Input sample rates the server accepts in ``session.start``."""
 OUTPUT_RATES: tuple[int, ...] = (8000, 16000, 22050, 24000, 48000)
 """Values allowed for ``output_sample_rate`` in ``session.start``."""
-EventCallback = Callable[[Message], None]
 
 
 class ClientError(Exception):
@@ -60,99 +62,6 @@ class SessionFailed(ClientError):
 # --- the connection ------------------------------------------------------------------------------------
 
 
-class _State:
-    """Client-side view of the session; updated only by the receiver, read by the sender."""
-
-    def __init__(self, conversation: Conversation, on_event: EventCallback | None) -> None:
-        self.conv = conversation
-        self.on_event = on_event
-        self.started = False
-        self.closed = False
-        self.speaking = False
-        self.announced: set[int] = set()
-        self.audio_turn: int | None = None
-        self.last_voice_sent_at: float | None = None
-        self.playback_end = 0.0
-
-    def is_closed(self) -> bool:
-        # A method, not the attribute: the receiver task flips it while the sender awaits.
-        return self.closed
-
-    def turn(self, turn_id: int) -> TurnResult:
-        turn = self.conv.turns_by_id.get(turn_id)
-        if turn is None:
-            turn = TurnResult(turn=turn_id, sample_rate=self.conv.output_sample_rate)
-            self.conv.turns_by_id[turn_id] = turn
-        return turn
-
-    def pending(self) -> list[int]:
-        return sorted(t for t in self.announced if not self.conv.turns_by_id[t].done)
-
-    def settled(self, now: float, *, playback: bool, ignore_speaking: bool) -> bool:
-        if self.pending():
-            return False
-        if self.speaking and not ignore_speaking:
-            return False
-        return not (playback and now < self.playback_end)
-
-    def on_text(self, raw: str, now: float) -> None:
-        try:
-            msg = json.loads(raw)
-        except ValueError:
-            return
-        if not isinstance(msg, dict):
-            return
-        kind = msg.get("type")
-        turn_id = msg.get("turn")
-        turn = self.turn(turn_id) if isinstance(turn_id, int) else None
-        if kind == "session.started":
-            self.started = True
-            self.conv.session = msg
-            self.conv.output_sample_rate = int(msg.get("output_sample_rate") or self.conv.output_sample_rate)
-        elif kind == "speech.started":
-            self.speaking = True
-        elif kind == "speech.stopped":
-            self.speaking = False
-            if turn is not None:
-                self.announced.add(turn.turn)
-                turn.stopped_at = now
-                turn.last_voice_sent_at = self.last_voice_sent_at
-                turn.speech_end_audio_ms = msg.get("audio_ms")
-        elif kind == "transcript" and turn is not None:
-            turn.transcript = str(msg.get("text") or "")
-        elif kind == "reply.delta" and turn is not None:
-            turn.reply += str(msg.get("text") or "")
-        elif kind == "reply.done" and turn is not None:
-            turn.reply = str(msg.get("text") or "")
-        elif kind == "audio.start" and turn is not None:
-            self.audio_turn = turn.turn
-            turn.sample_rate = int(msg.get("sample_rate") or turn.sample_rate)
-        elif kind == "audio.end" and turn is not None:
-            turn.audio_ended = True
-            if self.audio_turn == turn.turn:
-                self.audio_turn = None
-        elif kind == "turn.metrics" and turn is not None:
-            turn.metrics = msg
-        elif kind == "error":
-            self.conv.errors.append(msg)
-            if turn is not None:
-                turn.errors.append(msg)
-        elif kind == "session.ended":
-            self.conv.ended_reason = str(msg.get("reason") or "")
-        if self.on_event is not None:
-            self.on_event(msg)
-
-    def on_audio(self, data: bytes, now: float) -> None:
-        if self.audio_turn is None:
-            return  # audio outside audio.start/audio.end: nothing to attach it to
-        turn = self.turn(self.audio_turn)
-        if turn.first_audio_at is None:
-            turn.first_audio_at = now
-        turn.audio += data
-        # A simulated player: audio plays in order, starting no earlier than it arrives.
-        self.playback_end = max(self.playback_end, now) + len(data) / 2 / turn.sample_rate
-
-
 @dataclass(frozen=True, slots=True)
 class _Send:
     pcm: bytes
@@ -171,7 +80,7 @@ SPEECH_GRACE_S = 5.0
 """Stop waiting for a ``speech.stopped`` that never comes after this much silence beyond the minimum."""
 
 
-async def _receive(ws: ClientConnection, state: _State) -> None:
+async def _receive(ws: ClientConnection, state: SessionState) -> None:
     try:
         async for message in ws:
             now = time.monotonic()
@@ -185,7 +94,7 @@ async def _receive(ws: ClientConnection, state: _State) -> None:
         state.closed = True
 
 
-async def _send_plan(ws: ClientConnection, state: _State, plan: Sequence[_Step], rate: int, speed: float) -> None:
+async def _send_plan(ws: ClientConnection, state: SessionState, plan: Sequence[_Step], rate: int, speed: float) -> None:
     frame_s = FRAME_MS / 1000
     input_interval = 0.0 if math.isinf(speed) else frame_s / speed
     pacer = FramePacer(input_interval)
@@ -226,7 +135,7 @@ async def _send_plan(ws: ClientConnection, state: _State, plan: Sequence[_Step],
             sent += frame_s
 
 
-async def _await_started(ws: ClientConnection, state: _State, timeout_s: float) -> None:
+async def _await_started(ws: ClientConnection, state: SessionState, timeout_s: float) -> None:
     try:
         async with asyncio.timeout(timeout_s):
             while not state.started:
@@ -255,6 +164,7 @@ async def _run(
     token: str | None,
     voice: str | None,
     output_sample_rate: int | None,
+    capabilities: Sequence[str],
     speed: float,
     on_event: EventCallback | None,
     open_timeout_s: float,
@@ -263,7 +173,7 @@ async def _run(
     conversation = Conversation(url=url, input_sample_rate=rate)
     if output_sample_rate is not None:
         conversation.output_sample_rate = output_sample_rate
-    state = _State(conversation, on_event)
+    state = SessionState(conversation, on_event)
     try:
         ws = await connect(
             url,
@@ -286,6 +196,8 @@ async def _run(
         start: Message = {"type": "session.start", "sample_rate": rate, "voice": voice}
         if output_sample_rate is not None:
             start["output_sample_rate"] = output_sample_rate
+        if capabilities:
+            start["capabilities"] = list(capabilities)
         await ws.send(json.dumps(start))
         try:
             await _await_started(ws, state, open_timeout_s)
@@ -320,6 +232,7 @@ async def converse(
     token: str | None = None,
     voice: str | None = None,
     output_sample_rate: int | None = None,
+    capabilities: Sequence[str] = (),
     realtime: bool = True,
     speed: float = 1.0,
     trailing_silence_s: float = 1.0,
@@ -336,6 +249,8 @@ async def converse(
     or until ``timeout_s`` of waiting (``Conversation.timed_out``). Then ``session.end``; the server's close
     is awaited for ``close_timeout_s``. ``on_event`` is called with each JSON message as it arrives.
     ``token``: an access token, sent as ``Authorization: Bearer`` on the upgrade (servers with auth on).
+    ``capabilities``: listed in ``session.start``; with ``playback.pause`` a paused turn's audio is cut back to
+    the paused position and the resumed audio continues it (``TurnResult.pauses``).
 
     Raises ``ConnectFailed`` if the WebSocket cannot be opened and ``SessionFailed`` if the server never
     sends ``session.started``. A session the server ends early is returned, not raised.
@@ -348,6 +263,7 @@ async def converse(
         token=token,
         voice=voice,
         output_sample_rate=output_sample_rate,
+        capabilities=capabilities,
         speed=speed if realtime else math.inf,
         on_event=on_event,
         open_timeout_s=open_timeout_s,
@@ -363,6 +279,7 @@ async def converse_utterances(
     token: str | None = None,
     voice: str | None = None,
     output_sample_rate: int | None = None,
+    capabilities: Sequence[str] = (),
     lead_silence_s: float = 0.5,
     gap_s: float = 1.5,
     wait_for_replies: bool = True,
@@ -381,7 +298,8 @@ async def converse_utterances(
     playing (a simulated player that starts each chunk when it arrives), like a polite human caller.
     Without ``wait_for_replies`` the gaps are exactly ``gap_s`` and only the final wait is for the turns.
     Each wait gives up after ``turn_timeout_s`` (``Conversation.timed_out``) and the next utterance starts.
-    Utterances are paced at ``speed`` × real time; waits are always real time. Raises as ``converse``.
+    Utterances are paced at ``speed`` × real time; waits are always real time. ``capabilities``, and what it
+    raises, as ``converse``.
     """
     plan: list[_Step] = [_Send(bytes(2 * int(rate * lead_silence_s)), utterance=False)]
     for utterance in utterances:
@@ -399,6 +317,7 @@ async def converse_utterances(
         token=token,
         voice=voice,
         output_sample_rate=output_sample_rate,
+        capabilities=capabilities,
         speed=speed,
         on_event=on_event,
         open_timeout_s=open_timeout_s,

@@ -128,7 +128,9 @@ async def test_cli_json_and_out_wav(fake_server: FakeServer, tmp_path: Path) -> 
     assert rate == OUT_RATE
     assert data.tobytes() == REPLY_AUDIO
 
-    assert fake_server.start == {"type": "session.start", "sample_rate": 16000, "voice": "joe"}
+    assert fake_server.start == {
+        "type": "session.start", "sample_rate": 16000, "voice": "joe", "capabilities": ["playback.pause"],
+    }  # fmt: skip
     assert set(fake_server.frame_sizes) == {640}
     # 0.5 s of speech, then at least 1 s of trailing silence before session.end.
     assert len(fake_server.frame_sizes) >= 25 + 50
@@ -150,6 +152,7 @@ async def test_converse_reports_client_timing(fake_server: FakeServer) -> None:
     assert conv.session_id == "s1"
     assert conv.output_sample_rate == 16000
     assert fake_server.start["output_sample_rate"] == 16000
+    assert "capabilities" not in fake_server.start  # none asked for: the server behaves as before them
     assert conv.close_code == 1000
     assert conv.ended_reason == "client"
     assert not conv.timed_out

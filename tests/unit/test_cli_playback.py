@@ -1,0 +1,282 @@
+"""The clients' side of ``playback.pause`` (protocol v1 with the ``playback.pause`` capability), without a server
+or a sound device: the live client's jitter buffer and message handling (``clients/playback.py``,
+``clients/mic.py``), the protocol client's session state (``clients/session_state.py``), and ``converse`` over a
+real socket against a scripted fake server that pauses and resumes a reply.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+
+import pytest
+from websockets.asyncio.server import ServerConnection, serve
+
+from clients.conversation import Conversation
+from clients.mic import on_server_message
+from clients.playback import CAPABILITIES, PlaybackBuffer
+from clients.protocol_client import converse
+from clients.session_state import SessionState
+
+RATE = 24000
+MS = RATE * 2 // 1000  # bytes per millisecond of PCM16 mono at 24 kHz
+
+
+def _audio(ms: int, value: int) -> bytes:
+    """``ms`` of a constant sample ``value``, so that where a byte came from can be told."""
+    return value.to_bytes(2, "little", signed=True) * (ms * RATE // 1000)
+
+
+def _turn(buffer: PlaybackBuffer, turn: int, ms: int, value: int = 100) -> None:
+    buffer.start_turn(turn)
+    buffer.push(_audio(ms, value))
+
+
+# --- the live client's buffer ------------------------------------------------------------------------------
+
+
+def test_buffer_plays_in_order_and_marks_the_turns_position() -> None:
+    buffer = PlaybackBuffer(RATE)
+    assert buffer.mark() is None  # nothing to report before the first audio.start
+    _turn(buffer, 1, 500)
+    assert buffer.read(100 * MS) == _audio(100, 100)
+    assert buffer.position_ms() == 100
+    assert buffer.mark() == {"type": "playback.mark", "turn": 1, "played_ms": 100}
+    assert len(buffer.read(1000 * MS)) == 400 * MS  # the rest; the device pads the shortfall
+    assert buffer.read(20 * MS) == b""
+    assert buffer.mark() == {"type": "playback.mark", "turn": 1, "played_ms": 500}
+
+
+def test_pause_drops_the_buffer_and_puts_the_turn_at_played_ms() -> None:
+    buffer = PlaybackBuffer(RATE)
+    _turn(buffer, 3, 2000)
+    buffer.read(600 * MS)
+    assert buffer.pause(3, 450)  # the server's position, behind what the device took
+    assert buffer.paused
+    assert buffer.buffered_ms == 0
+    assert buffer.read(20 * MS) == b""  # silence at once
+    assert buffer.position_ms() == 450
+    assert buffer.mark() == {"type": "playback.mark", "turn": 3, "played_ms": 450}
+
+
+def test_resumed_audio_plays_and_marks_continue_from_played_ms() -> None:
+    buffer = PlaybackBuffer(RATE)
+    _turn(buffer, 3, 2000, value=100)
+    buffer.read(600 * MS)
+    buffer.pause(3, 450)
+    assert buffer.push(_audio(300, 200))  # the first audio after a pause resumes the turn
+    assert not buffer.paused
+    assert not buffer.push(_audio(200, 300))
+    assert buffer.read(300 * MS) == _audio(300, 200)  # the resumed audio, none of what was dropped
+    assert buffer.mark() == {"type": "playback.mark", "turn": 3, "played_ms": 750}
+    assert buffer.read(1000 * MS) == _audio(200, 300)
+    assert buffer.mark() == {"type": "playback.mark", "turn": 3, "played_ms": 950}
+
+
+def test_a_turn_paused_and_resumed_several_times() -> None:
+    buffer = PlaybackBuffer(RATE)
+    _turn(buffer, 2, 1000)
+    buffer.read(400 * MS)
+    buffer.pause(2, 400)
+    buffer.push(_audio(600, 200))
+    buffer.read(100 * MS)
+    assert buffer.pause(2, 480)
+    assert buffer.push(_audio(520, 300))
+    assert buffer.read(520 * MS) == _audio(520, 300)
+    assert buffer.position_ms() == 1000
+
+
+def test_pause_of_another_turn_changes_nothing() -> None:
+    buffer = PlaybackBuffer(RATE)
+    assert not buffer.pause(1, 100)  # before any audio.start
+    _turn(buffer, 2, 500)
+    buffer.read(100 * MS)
+    assert not buffer.pause(1, 50)
+    assert not buffer.paused
+    assert buffer.buffered_ms == 400 and buffer.position_ms() == 100
+
+
+def test_clear_drops_the_buffer_and_keeps_the_position() -> None:
+    buffer = PlaybackBuffer(RATE)
+    _turn(buffer, 1, 800)
+    buffer.read(200 * MS)
+    buffer.pause(1, 150)
+    buffer.clear()  # barge-in after the pause
+    assert not buffer.paused and buffer.buffered_ms == 0
+    assert buffer.mark() == {"type": "playback.mark", "turn": 1, "played_ms": 150}
+
+
+def test_a_new_turn_starts_at_zero_without_the_old_turns_audio() -> None:
+    buffer = PlaybackBuffer(RATE)
+    _turn(buffer, 1, 800, value=100)
+    buffer.read(200 * MS)
+    _turn(buffer, 2, 100, value=200)
+    assert buffer.read(200 * MS) == _audio(100, 200)
+    assert buffer.mark() == {"type": "playback.mark", "turn": 2, "played_ms": 100}
+
+
+def test_audio_before_any_audio_start_is_dropped() -> None:
+    buffer = PlaybackBuffer(RATE)
+    assert not buffer.push(_audio(100, 1))
+    assert buffer.buffered_ms == 0
+
+
+# --- the live client's handling of the server's messages ----------------------------------------------------
+
+
+def test_live_client_prints_paused_resumed_and_interrupted() -> None:
+    buffer = PlaybackBuffer(RATE)
+    lines: list[str | None] = []
+    script: list[str | bytes] = [
+        json.dumps({"type": "audio.start", "turn": 1, "sample_rate": RATE}),
+        _audio(1000, 100),
+        json.dumps({"type": "audio.end", "turn": 1}),
+        json.dumps({"type": "playback.pause", "turn": 1, "played_ms": 300}),
+        _audio(200, 200),
+        _audio(200, 200),
+        json.dumps({"type": "audio.end", "turn": 1}),
+        json.dumps({"type": "playback.pause", "turn": 1, "played_ms": 400}),
+        json.dumps({"type": "playback.clear", "turn": 1}),
+        json.dumps({"type": "playback.pause", "turn": 7, "played_ms": 10}),  # not the current turn: ignored
+        json.dumps({"type": "transcript", "turn": 2, "text": "wait"}),
+    ]
+    for message in script:
+        lines.append(on_server_message(buffer, message))
+    assert [line for line in lines if line] == [
+        "  (paused)",
+        "  (resumed)",
+        "  (paused)",
+        "  (interrupted)",
+        "you: wait",
+    ]
+    assert buffer.buffered_ms == 0
+    assert buffer.mark() == {"type": "playback.mark", "turn": 1, "played_ms": 400}
+
+
+def test_live_client_asks_for_the_capability() -> None:
+    assert CAPABILITIES == ("playback.pause",)
+
+
+# --- the protocol client's session state ---------------------------------------------------------------------
+
+
+def _state() -> SessionState:
+    return SessionState(Conversation(url="ws://test/ws", input_sample_rate=16000), None)
+
+
+def _text(state: SessionState, now: float, **msg: object) -> None:
+    state.on_text(json.dumps(msg), now)
+
+
+def test_session_state_cuts_a_paused_turn_back_and_appends_the_resume() -> None:
+    state = _state()
+    _text(state, 0.0, type="audio.start", turn=1, sample_rate=RATE)
+    state.on_audio(_audio(2000, 100), 0.0)
+    _text(state, 0.0, type="audio.end", turn=1)
+    assert state.playback_end == pytest.approx(2.0)
+    _text(state, 0.5, type="playback.pause", turn=1, played_ms=500)
+    turn = state.conv.turns_by_id[1]
+    assert bytes(turn.audio) == _audio(500, 100)
+    assert turn.pauses == [500.0] and turn.paused and not turn.audio_ended
+    assert state.playback_end == pytest.approx(0.5)  # the simulated player stopped at once
+    assert state.settled(0.6, playback=True, ignore_speaking=True)
+
+    state.on_audio(_audio(300, 200), 0.7)  # the resume: the same turn, no new audio.start
+    assert bytes(turn.audio) == _audio(500, 100) + _audio(300, 200)
+    assert turn.resumes == 1 and not turn.paused
+    assert state.playback_end == pytest.approx(1.0)
+    _text(state, 0.7, type="audio.end", turn=1)
+    assert turn.audio_ended
+
+
+def test_session_state_ignores_a_pause_for_an_older_turn() -> None:
+    state = _state()
+    _text(state, 0.0, type="audio.start", turn=1, sample_rate=RATE)
+    state.on_audio(_audio(100, 1), 0.0)
+    _text(state, 0.0, type="audio.end", turn=1)
+    _text(state, 0.0, type="audio.start", turn=2, sample_rate=RATE)
+    state.on_audio(_audio(100, 2), 0.0)
+    _text(state, 0.1, type="playback.pause", turn=1, played_ms=50)
+    assert bytes(state.conv.turns_by_id[1].audio) == _audio(100, 1)
+    assert state.conv.turns_by_id[1].pauses == []
+
+
+# --- converse over a real socket ---------------------------------------------------------------------------------
+
+
+@dataclass
+class PausingServer:
+    """Answers the first audio frame with a turn whose reply is paused at 300 ms and then resumed or cleared."""
+
+    resume: bool
+    start: dict[str, object] = field(default_factory=dict)
+    url: str = ""
+
+    async def handler(self, ws: ServerConnection) -> None:
+        self.start = json.loads(await ws.recv())
+        await ws.send(json.dumps({
+            "type": "session.started", "session_id": "s1", "protocol": 1, "input_sample_rate": 16000,
+            "output_sample_rate": RATE, "voice": "joe", "capabilities": self.start.get("capabilities", []),
+        }))  # fmt: skip
+        answered = False
+        async for message in ws:
+            if isinstance(message, str):
+                if json.loads(message)["type"] == "session.end":
+                    await ws.send(json.dumps({"type": "session.ended", "reason": "client"}))
+                    await ws.close(1000)
+                    return
+            elif not answered:
+                answered = True
+                await self._answer(ws)
+
+    async def _answer(self, ws: ServerConnection) -> None:
+        for msg in (
+            {"type": "speech.started", "audio_ms": 0},
+            {"type": "speech.stopped", "turn": 1, "audio_ms": 500},
+            {"type": "reply.done", "turn": 1, "text": "One two three."},
+            {"type": "audio.start", "turn": 1, "sample_rate": RATE},
+        ):
+            await ws.send(json.dumps(msg))
+        for _ in range(10):
+            await ws.send(_audio(40, 100))
+        await ws.send(json.dumps({"type": "audio.end", "turn": 1}))
+        await ws.send(json.dumps({"type": "playback.pause", "turn": 1, "played_ms": 300}))
+        if self.resume:
+            for _ in range(5):
+                await ws.send(_audio(40, 200))
+            await ws.send(json.dumps({"type": "audio.end", "turn": 1}))
+            metrics = {"interrupted": False, "heard_ms": None}
+        else:
+            await ws.send(json.dumps({"type": "playback.clear", "turn": 1}))
+            metrics = {"interrupted": True, "heard_ms": 300}
+        await ws.send(json.dumps({"type": "turn.metrics", "turn": 1, **metrics}))
+
+
+@pytest.fixture(params=[True, False], ids=["resumed", "cleared"])
+async def pausing_server(request: pytest.FixtureRequest) -> AsyncIterator[PausingServer]:
+    fake = PausingServer(resume=request.param)
+    async with serve(fake.handler, "127.0.0.1", 0) as server:
+        port = next(iter(server.sockets)).getsockname()[1]
+        fake.url = f"ws://127.0.0.1:{port}/ws"
+        yield fake
+
+
+async def test_converse_with_the_capability_keeps_the_reply_as_heard(pausing_server: PausingServer) -> None:
+    speech = (5000).to_bytes(2, "little", signed=True) * 1600  # 100 ms at 16 kHz
+    events: list[str] = []
+    conv = await converse(
+        pausing_server.url, speech, 16000, capabilities=CAPABILITIES, trailing_silence_s=0.2, timeout_s=20,
+        on_event=lambda m: events.append(str(m["type"])),
+    )  # fmt: skip
+    assert pausing_server.start["capabilities"] == ["playback.pause"]
+    assert conv.session["capabilities"] == ["playback.pause"]
+    assert "playback.pause" in events and not conv.timed_out
+    [turn] = conv.turns
+    assert turn.done and turn.pauses == [300.0]
+    if pausing_server.resume:
+        assert bytes(turn.audio) == _audio(300, 100) + _audio(200, 200)
+        assert turn.resumes == 1 and turn.audio_ended
+    else:
+        assert bytes(turn.audio) == _audio(300, 100)
+        assert turn.resumes == 0 and turn.metrics is not None and turn.metrics["interrupted"]
