@@ -130,6 +130,15 @@ class TurnSettings(BaseModel):
         default_factory=lambda: list(BACKCHANNELS), description="Acknowledgements that do not interrupt."
     )
     backchannel_max_ms: int = Field(900, ge=60, description="Speech this long interrupts even if it is 'yeah'.")
+    pause_on_speech: bool = Field(
+        True,
+        description="Yield at once: the reply pauses the moment the caller starts speaking over it and resumes "
+        "from where it was heard if the sound was not an interruption (a cough, an 'uh-huh'). Telephony, and "
+        "/ws clients that send the 'playback.pause' capability.",
+    )
+    resume_after_ms: int = Field(
+        250, ge=60, le=2000, description="Paused: silence after a short sound or an acknowledgement before resuming."
+    )
     idle_prompt_s: float = Field(20.0, ge=0, description="Silence before the agent prompts once; 0 = never.")
     idle_prompt_text: str = "Are you still there?"
     idle_end_s: float = Field(60.0, ge=0, description="Silence before an abandoned session ends; 0 = never.")

@@ -37,6 +37,7 @@ class Driver:
         deadlines: Deadlines | None = None,
         phrases: Phrases | None = None,
         preemption: Preemption = "off",
+        pause: bool = False,
         **policy: int,
     ) -> None:
         cfg = {"onset_ms": 40, "hangover_ms": 400, "min_utterance_ms": 60, "max_utterance_ms": 5000, "preroll_ms": 60}
@@ -48,7 +49,9 @@ class Driver:
                 endpointing=EndpointPolicy(
                     speculative_ms=speculative_ms, hangover_min_ms=200, hangover_ms=400, hangover_max_ms=800
                 ),
-                barge_in=BargeInPolicy(enabled=barge_in, min_speech_ms=200, backchannel_max_ms=600),
+                barge_in=BargeInPolicy(
+                    enabled=barge_in, min_speech_ms=200, backchannel_max_ms=600, pause=pause, resume_after_ms=200
+                ),
                 idle=idle or IdlePolicy(),
                 deadlines=deadlines or Deadlines(),
                 phrases=phrases or Phrases(),

@@ -181,6 +181,15 @@ class PlaybackClear:
 
 
 @dataclass(frozen=True, slots=True)
+class PlaybackPause:
+    """The caller started speaking over turn ``turn``: stop playing it at once and drop what is buffered; the
+    caller has heard ``played_ms`` of it. The turn goes on: its audio resumes from there, or is cleared."""
+
+    turn: int
+    played_ms: int
+
+
+@dataclass(frozen=True, slots=True)
 class TurnMetrics:
     """Per-stage latencies of one turn in milliseconds; ``None`` for a stage that did not happen."""
 
@@ -223,6 +232,7 @@ ServerEvent = (
     | AudioChunk
     | AudioEnd
     | PlaybackClear
+    | PlaybackPause
     | TurnMetrics
     | ErrorNotice
     | SessionEnded
@@ -309,6 +319,14 @@ class PreemptionOutcome:
 
 
 @dataclass(frozen=True, slots=True)
+class YieldOutcome:
+    """A reply paused for the caller's sound (``PlaybackPause``) resumed, or was interrupted; for the metrics."""
+
+    turn: int
+    resumed: bool
+
+
+@dataclass(frozen=True, slots=True)
 class CloseSession:
     code: int
     reason: str
@@ -324,5 +342,6 @@ Effect = (
     | CancelReply
     | CancelTurn
     | PreemptionOutcome
+    | YieldOutcome
     | CloseSession
 )

@@ -13,8 +13,10 @@
 - ``Guessed``: the speculative transcript of everything said so far is known while the caller is silent and
   the turn has not ended yet (a reply can start from it, ``agent.core.preemption``);
 - ``Ended``: the utterance is over, with its transcript when the speculative one covers every voiced
-  frame, or else the request whose answer will be its transcript. An utterance that ends while the agent
-  holds the floor without having taken it (a cough, an acknowledgement) ends silently: nothing to do.
+  frame, or else the request whose answer will be its transcript;
+- ``Passed``: an utterance that began while the agent held the floor ended without taking it (a cough, an
+  acknowledgement). With ``BargeInPolicy.pause`` it is judged over after ``resume_after_ms`` of silence
+  (the agent, which stopped at its onset, resumes), not after the long hangover of a turn.
 
 Transcripts of the requests it asked for come back through ``answer``. Pure: no I/O, no clock.
 """
@@ -63,7 +65,12 @@ class Guessed:
     voiced_until_ms: int
 
 
-Heard = Began | Interrupt | Guessed | Ended | Transcribe | CancelTranscription
+@dataclass(frozen=True, slots=True)
+class Passed:
+    """A sound made while the agent held the floor is over and did not take it."""
+
+
+Heard = Began | Interrupt | Guessed | Ended | Passed | Transcribe | CancelTranscription
 
 
 class Listener:
@@ -106,7 +113,7 @@ class Listener:
                 heard = [*self._cancel_all(), Began(signal.audio_ms)]
             case Discarded():
                 self._utterance = None
-                heard = self._cancel_all()
+                heard = self._cancel_all() + ([Passed()] if busy else [])
             case EndOfTurn():
                 heard = self._ended(signal, busy)
             case _:
@@ -184,21 +191,26 @@ class Listener:
 
     def _maybe_end(self, utterance: Utterance, busy: bool) -> list[Heard]:
         """End the utterance if the trailing silence is as long as what has been said calls for."""
-        detector = self._detector
+        detector, barge = self._detector, self._barge
         fresh = utterance.spec_voiced_until == detector.voiced_until_ms
         text = utterance.spec_text if fresh else None
-        if detector.silence_ms < self._endpointing.hangover_for(text):
+        hangover = self._endpointing.hangover_for(text)
+        if busy and barge.pause and not utterance.barged_in and self._quiet(utterance, detector.speech_ms):
+            hangover = min(hangover, barge.resume_after_ms)  # the agent is waiting, paused, to go on
+        if detector.silence_ms < hangover:
             return []
         end = detector.end_now(self._frame_ms)
-        return self._ended(end, busy) if end is not None else []
+        if end is None:  # too short to be an utterance at all
+            self._utterance = None
+            return self._cancel_all() + ([Passed()] if busy else [])
+        return self._ended(end, busy)
 
     def _ended(self, end: EndOfTurn, busy: bool) -> list[Heard]:
         utterance, self._utterance = self._utterance, None
         if utterance is None:
             return []
-        quiet = utterance.backchannel or end.speech_ms < self._barge.min_speech_ms
-        if busy and not utterance.barged_in and quiet:
-            return self._cancel_all()  # an acknowledgement or a noise while the agent talks: it goes on
+        if busy and not utterance.barged_in and self._quiet(utterance, end.speech_ms):
+            return [*self._cancel_all(), Passed()]  # an acknowledgement or a noise while the agent talks
         covered = utterance.spec_request is not None and utterance.spec_voiced_until == end.voiced_until_ms
         text = utterance.spec_text if covered else None
         if covered and text is None and utterance.spec_request in self._asr:
@@ -214,6 +226,10 @@ class Listener:
                 heard.append(Transcribe(request, end.audio))
         heard.append(Ended(end, self.last_voice_at, text, request, interrupted=utterance.barged_in))
         return heard
+
+    def _quiet(self, utterance: Utterance, speech_ms: int) -> bool:
+        """Too short to take the floor, or known to be an acknowledgement."""
+        return utterance.backchannel or speech_ms < self._barge.min_speech_ms
 
     def _cancel_all(self) -> list[Heard]:
         """Every request still in flight is moot (its utterance is over, or a new one began)."""

@@ -59,8 +59,7 @@ class Guess:
         turn.preemptive = True
         if turn.first_audio_at is not None:
             turn.first_audio_at = now  # the caller's first audio, not the synthesizer's
-        if turn.playback.started_at is not None:
-            turn.playback.started_at = now
+        turn.playback.restart(now)
         held, self.held = self.held, []
         return held
 

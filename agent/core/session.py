@@ -16,7 +16,10 @@ speculative transcript starts before the end of turn with its output held, is re
 utterance ends as guessed, and is discarded unheard when the caller goes on (``agent.core.preemption``).
 Caller speech of at least ``BargeInPolicy.min_speech_ms`` during that time is a barge-in: ``CancelTurn``,
 ``playback.clear``, and the history keeps only what the caller heard. Backchannels ("uh-huh", "yeah") are
-recognised from a quick transcript and do not interrupt.
+recognised from a quick transcript and do not interrupt. With ``BargeInPolicy.pause`` (a client that can
+pause) the reply yields at once: it stops at the caller's speech onset (``PlaybackPause``) at the position
+heard, resumes from exactly there when the sound does not take the floor (a cough, an acknowledgement:
+``Passed``), and is cut at that position when it does.
 
 Every result carries its request or turn id; results for anything no longer current are dropped here, so
 late results of a cancelled turn can never reach the caller. Superseded transcriptions are cancelled
@@ -60,7 +63,7 @@ from agent.core.events import (
     TranscriptReady,
 )
 from agent.core.history import Dialogue
-from agent.core.listening import Began, Ended, Guessed, Heard, Interrupt, Listener
+from agent.core.listening import Began, Ended, Guessed, Heard, Interrupt, Listener, Passed
 from agent.core.speaking import Speaker
 from agent.core.turn_state import (
     BargeInPolicy,
@@ -156,7 +159,10 @@ class Session:
     def _on_heard(self, heard: Heard, now: float) -> list[Effect]:
         match heard:
             case Began():
-                return [Notify(SpeechStarted(audio_ms=heard.audio_ms))]
+                pause = self._speaker.pause(now) if self._agent_busy() else []
+                return [*pause, Notify(SpeechStarted(audio_ms=heard.audio_ms))]
+            case Passed():
+                return self._speaker.resume(now)
             case Transcribe() | CancelTranscription():
                 return [heard]
             case Interrupt():
@@ -189,7 +195,7 @@ class Session:
         effects = speaker.discard()
         if ended.text is not None:
             if busy and self._no_bid(ended.text):
-                return effects
+                return effects + speaker.resume(now)
             effects += self._drop_pending(now) + speaker.announce(ended.end, now)
             turn = speaker.new_turn(ended.end.utterance_ms, ended.last_voice_at, now, speculative=True)
             return effects + speaker.answer(turn, ended.text, now)
@@ -226,7 +232,7 @@ class Session:
         effects: list[Effect] = []
         if pending.only_if_not_backchannel:
             if self._no_bid(text):
-                return []
+                return self._speaker.resume(now)
             effects += self._speaker.announce(pending.end, now)
         turn = self._speaker.new_turn(pending.end.utterance_ms, pending.last_voice_at, pending.ended_at)
         return effects + self._speaker.answer(turn, text, now)
@@ -242,7 +248,7 @@ class Session:
         """The turn's transcript failed or is overdue: say so, and apologise (nothing was understood)."""
         self._pending = None
         if pending.only_if_not_backchannel:
-            return []  # said while the agent talked: it may have been "uh-huh"; the agent goes on
+            return self._speaker.resume(now)  # said while the agent talked: maybe "uh-huh"; it goes on
         turn = self._speaker.new_turn(pending.end.utterance_ms, pending.last_voice_at, pending.ended_at)
         return self._speaker.misheard(turn, code, message, now)
 

@@ -31,6 +31,7 @@ from agent.core.events import (
     Notify,
     PlaybackClear,
     PlaybackMark,
+    PlaybackPause,
     PreemptionOutcome,
     ReplyDelta,
     ReplyEnded,
@@ -41,6 +42,7 @@ from agent.core.events import (
     StageFailed,
     Synthesize,
     TranscriptText,
+    YieldOutcome,
 )
 from agent.core.history import Dialogue
 from agent.core.preemption import Guess
@@ -138,7 +140,7 @@ class Speaker:
         turn = self.active = guess.turn
         turn.utterance_ms, turn.last_voice_at, turn.ended_at = end.utterance_ms, last_voice_at, now
         self._dialogue.add("user", guess.text)
-        effects.append(PreemptionOutcome(turn.number, hit=True, synthesized_ms=turn.playback.sent_ms))
+        effects.append(PreemptionOutcome(turn.number, hit=True, synthesized_ms=turn.playback.total_ms))
         return effects + guess.release(now)
 
     def discard(self) -> list[Effect]:
@@ -146,7 +148,7 @@ class Speaker:
         guess, self.guess = self.guess, None
         if guess is None:
             return []
-        number, synthesized_ms = guess.turn.number, guess.turn.playback.sent_ms
+        number, synthesized_ms = guess.turn.number, guess.turn.playback.total_ms
         return [CancelTurn(number), PreemptionOutcome(number, hit=False, synthesized_ms=synthesized_ms)]
 
     # ------------------------------------------------------------------------------- the turn's work
@@ -233,26 +235,38 @@ class Speaker:
         ]
 
     def _audio(self, turn: Turn, pcm: bytes, sentence: int, now: float) -> list[Effect]:
-        """One frame of synthesized audio of ``turn`` (of its ``sentence``) goes to the caller."""
+        """One frame of synthesized audio of ``turn`` (of its ``sentence``) goes to the caller (or waits, while
+        the turn is paused)."""
         if not pcm or turn.audio_ended:
             return []
-        effects: list[Effect] = []
         if not turn.audio_started:
             turn.first_audio_at = now
-            effects.append(Notify(AudioStart(turn=turn.number, sample_rate=self._config.output_sample_rate)))
-        turn.playback.add_audio(sentence, len(pcm) / self._bytes_per_ms, now)
+        if self._config.barge_in.pause:
+            turn.audio.extend(pcm)
+        audio_ms = len(pcm) / self._bytes_per_ms
+        if turn.paused:
+            turn.playback.add_audio(sentence, audio_ms, now, sent=False)
+            return []
+        effects = self._announce(turn)
+        turn.playback.add_audio(sentence, audio_ms, now)
         effects.append(Notify(AudioChunk(turn=turn.number, pcm=pcm)))
         return effects
+
+    def _announce(self, turn: Turn) -> list[Effect]:
+        if turn.announced:
+            return []
+        turn.announced = True
+        return [Notify(AudioStart(turn=turn.number, sample_rate=self._config.output_sample_rate))]
 
     def _audio_done(self, turn: Turn) -> list[Effect]:
         """Synthesis of ``turn`` is over (the caller may still be hearing it)."""
         if not turn.reply_finished or turn.speech_finished:
             return []
         turn.speech_finished = True
-        return self._end_audio(turn)
+        return [] if turn.paused else self._end_audio(turn)
 
     def _end_audio(self, turn: Turn) -> list[Effect]:
-        if not turn.audio_started or turn.audio_ended:
+        if not turn.announced or turn.audio_ended:
             return []
         turn.audio_ended = True
         return [Notify(AudioEnd(turn=turn.number))]
@@ -268,6 +282,44 @@ class Speaker:
             turn.first_synthesis_at = now
         return Synthesize(turn.number, text, sentence, phrase=phrase)
 
+    # ----------------------------------------------------------------------------- yield and resume
+
+    def pause(self, now: float) -> list[Effect]:
+        """The caller started speaking over the active turn: its audio stops at once where it was heard
+        (``playback.pause``) and waits, until ``resume`` or ``interrupt`` (``BargeInPolicy.pause``)."""
+        turn = self.active
+        if turn is None or turn.paused or not self._config.barge_in.pause:
+            return []
+        playback = turn.playback
+        if turn.speech_finished and playback.played_ms(now) >= playback.total_ms:
+            return []  # all of it has been heard: the turn is only waiting out the client's buffer
+        turn.paused = True
+        if not turn.announced:
+            return []  # nothing is playing yet: its audio just waits
+        played = playback.pause(now)
+        turn.audio_ended = False  # ``audio.end`` comes (again) when the resumed audio is complete
+        return [Notify(PlaybackPause(turn.number, round(played)))]
+
+    def resume(self, now: float) -> list[Effect]:
+        """The sound did not take the floor: the paused turn plays on from exactly where it was heard."""
+        turn = self.active
+        if turn is None or not turn.paused:
+            return []
+        turn.paused = False
+        effects: list[Effect] = [YieldOutcome(turn.number, resumed=True)] if turn.playback.paused else []
+        position = turn.playback.resume(now)
+        step = max(int(self._config.output_frame_ms * self._bytes_per_ms) // 2 * 2, 2)
+        start = min(int(position * self._bytes_per_ms) // 2 * 2, len(turn.audio))
+        rest = bytes(turn.audio[start:])
+        if rest:
+            if not turn.announced:
+                turn.first_audio_at = now  # the caller's first audio, not the synthesizer's
+            effects += self._announce(turn)
+            effects += [Notify(AudioChunk(turn=turn.number, pcm=rest[i : i + step])) for i in range(0, len(rest), step)]
+        if turn.speech_finished:
+            effects += self._end_audio(turn)
+        return effects
+
     # ------------------------------------------------------------------------------------ ending turns
 
     def tend(self, now: float) -> list[Effect]:
@@ -280,6 +332,8 @@ class Speaker:
                 return []
             turn.held = True
             return [self._phrase(turn, self._phrases.hold, HOLD_SENTENCE, "hold", now)]
+        if turn.paused:
+            return []
         if turn.playback.finished(now, self._config.barge_in.playback_margin_ms):
             return self.finish(turn, now, interrupted=False)
         return []
@@ -313,7 +367,9 @@ class Speaker:
         if turn is None:
             return []
         effects: list[Effect] = [CancelTurn(turn.number)]
-        if clear and turn.audio_started:
+        if turn.playback.paused:
+            effects.append(YieldOutcome(turn.number, resumed=False))
+        if clear and turn.announced:
             effects.append(Notify(PlaybackClear(turn.number)))
         return effects + self.finish(turn, now, interrupted=True)
 
@@ -326,7 +382,7 @@ class Speaker:
         effects = self._end_audio(turn)
         heard_ms: float | None = None
         reply = "".join(turn.reply).strip()
-        if interrupted and turn.audio_started:
+        if interrupted and turn.announced:
             heard_ms = turn.playback.played_ms(now)
             reply = turn.playback.heard_text(heard_ms)
         elif interrupted:

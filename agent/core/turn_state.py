@@ -28,6 +28,13 @@ class BargeInPolicy:
     """How long before ``min_speech_ms`` the quick transcript is asked for (it takes ~100 ms)."""
     playback_margin_ms: int = 300
     """Allowance for the client's jitter buffer when playback is estimated from the clock."""
+    pause: bool = False
+    """Yield at once: the reply stops playing (``PlaybackPause``) the moment the caller starts speaking over it,
+    and resumes from where the caller stopped hearing it if the sound does not take the floor. Needs a client
+    that can pause (``/ws`` with the ``playback.pause`` capability; telephony always)."""
+    resume_after_ms: int = 250
+    """Paused: silence after a sound that has not taken the floor (short, or an acknowledgement) before the
+    reply resumes."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +84,8 @@ Preemption = Literal["off", "llm", "llm+tts"]
 @dataclass(frozen=True, slots=True)
 class SessionConfig:
     output_sample_rate: int = 24000
+    output_frame_ms: int = 40
+    """Size of the reply's audio frames (a resumed reply is sent again in frames of this size)."""
     policy: TurnPolicy = field(default_factory=TurnPolicy)
     endpointing: EndpointPolicy = field(default_factory=EndpointPolicy)
     barge_in: BargeInPolicy = field(default_factory=BargeInPolicy)
@@ -156,6 +165,12 @@ class Turn:
     reply_finished: bool = False
     speech_finished: bool = False
     audio_ended: bool = False
+    announced: bool = False
+    """``audio.start`` was sent."""
+    paused: bool = False
+    """The caller is making a sound over the reply: its audio waits (``BargeInPolicy.pause``)."""
+    audio: bytearray = field(default_factory=bytearray)
+    """The reply's audio so far, kept (only when it may be paused) to be sent again from where it was heard."""
 
     @property
     def audio_started(self) -> bool:
@@ -178,7 +193,7 @@ def turn_metrics(turn: Turn, interrupted: bool, heard_ms: float | None) -> TurnM
         tts_first_audio_ms=ms_between(first_synthesis_at, turn.first_audio_at),
         voice_to_voice_ms=ms_between(turn.last_voice_at, turn.first_audio_at),
         utterance_ms=turn.utterance_ms,
-        reply_audio_ms=round(turn.playback.sent_ms),
+        reply_audio_ms=round(turn.playback.total_ms),
         interrupted=interrupted,
         speculative_asr=turn.speculative,
         heard_ms=None if heard_ms is None else round(heard_ms),

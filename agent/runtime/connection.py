@@ -51,11 +51,13 @@ from agent.core.events import (
     GenerateReply,
     Notify,
     PlaybackClear,
+    PlaybackPause,
     PreemptionOutcome,
     Synthesize,
     Tick,
     Transcribe,
     TurnMetrics,
+    YieldOutcome,
 )
 from agent.core.session import SHUTTING_DOWN, Session
 from agent.errors import ProtocolError
@@ -176,7 +178,7 @@ class Connection:
             lambda turn, post: TurnSpeech(turn, voicing, rate, wire.frame_ms, post, self._outbox.wait_for_room),
             self._log,
         )
-        session = Session(session_config(settings, rate))
+        session = Session(session_config(settings, rate, wire.frame_ms, wire.can_pause))
         self._hearing = (
             session,
             CallerAudio(
@@ -357,6 +359,8 @@ class Connection:
             match effect:
                 case Notify(event=event):
                     turn = getattr(event, "turn", None)
+                    if isinstance(event, PlaybackPause):
+                        self._outbox.drop_audio(event.turn)  # the client drops what it buffered, and so do we
                     for payload in wire.encode(event):
                         self._outbox.put(payload, turn)
                     self._observe(event)
@@ -377,6 +381,8 @@ class Connection:
                     self._outbox.drop_audio(turn)
                 case PreemptionOutcome(hit=hit, synthesized_ms=synthesized_ms):
                     self._metrics.preemption(hit, synthesized_ms)
+                case YieldOutcome(resumed=resumed):
+                    self._metrics.playback_pause(resumed)
                 case CloseSession():
                     self._stop(effect)
                 case _:

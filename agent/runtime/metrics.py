@@ -211,6 +211,14 @@ class ServerMetrics:
         self.barge_ins_total = r.register(
             Counter("voice_agent_barge_ins_total", "Times the caller talked over a reply.")
         )
+        self.playback_pauses_total = r.register(
+            Counter(
+                "voice_agent_playback_pauses_total",
+                "Replies paused because the caller started speaking over them, by outcome: resumed (a cough, "
+                "an acknowledgement) or interrupted (a barge-in).",
+                ["outcome"],
+            )
+        )
         self.preemptive_replies_total = r.register(
             Counter(
                 "voice_agent_preemptive_replies_total",
@@ -289,6 +297,9 @@ class ServerMetrics:
 
     def barge_in(self) -> None:
         self.barge_ins_total.inc()
+
+    def playback_pause(self, resumed: bool) -> None:
+        self.playback_pauses_total.inc(labels=["resumed" if resumed else "interrupted"])
 
     def preemption(self, hit: bool, synthesized_ms: float) -> None:
         self.preemptive_replies_total.inc(labels=["hit" if hit else "miss"])

@@ -8,10 +8,12 @@ from agent.core.session import BargeInPolicy, Deadlines, IdlePolicy, Phrases, Se
 from agent.core.turn_policy import TurnPolicy
 
 
-def session_config(settings: Settings, output_rate: int) -> SessionConfig:
+def session_config(settings: Settings, output_rate: int, frame_ms: int = 40, can_pause: bool = False) -> SessionConfig:
+    """The session core's rules from the settings; ``can_pause``: the client can stop and resume playback."""
     vad, turn = settings.vad, settings.turn
     return SessionConfig(
         output_sample_rate=output_rate,
+        output_frame_ms=frame_ms,
         policy=TurnPolicy(
             onset_ms=vad.onset_ms,
             hangover_ms=vad.hangover_ms,
@@ -30,6 +32,8 @@ def session_config(settings: Settings, output_rate: int) -> SessionConfig:
             min_speech_ms=turn.barge_in_min_ms,
             backchannels=tuple(turn.backchannels),
             backchannel_max_ms=turn.backchannel_max_ms,
+            pause=can_pause and turn.pause_on_speech,
+            resume_after_ms=turn.resume_after_ms,
         ),
         idle=IdlePolicy(
             prompt_after_s=turn.idle_prompt_s,

@@ -33,6 +33,11 @@ class Wire(Protocol):
         """Reply audio frame length."""
         ...
 
+    @property
+    def can_pause(self) -> bool:
+        """The client stops playing at once on a pause and plays the audio sent again after it."""
+        ...
+
     def opening(self, session_id: str, voice: str) -> list[Payload]: ...
 
     def decode(self, message: str | bytes) -> Inbound:
@@ -67,8 +72,13 @@ class BrowserWire:
     def frame_ms(self) -> int:
         return self._frame_ms
 
+    @property
+    def can_pause(self) -> bool:
+        return "playback.pause" in self._start.capabilities
+
     def opening(self, session_id: str, voice: str) -> list[Payload]:
-        return [browser.session_started(session_id, self.input_rate, self._output_rate, voice)]
+        start = self._start
+        return [browser.session_started(session_id, self.input_rate, self._output_rate, voice, start.capabilities)]
 
     def decode(self, message: str | bytes) -> Inbound:
         if isinstance(message, bytes):

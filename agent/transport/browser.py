@@ -20,6 +20,7 @@ from agent.core.events import (
     AudioStart,
     ErrorNotice,
     PlaybackClear,
+    PlaybackPause,
     ReplyText,
     ServerEvent,
     SessionEnded,
@@ -32,6 +33,9 @@ from agent.errors import ProtocolError
 
 PROTOCOL_VERSION = 1
 _MAX_VOICE_NAME = 64
+CAPABILITIES: tuple[str, ...] = ("playback.pause",)
+"""Optional client abilities a ``session.start`` may list; unknown ones are ignored (newer clients)."""
+_MAX_CAPABILITIES = 16
 MAX_TOKEN_CHARS = 4096
 MAX_SPEAKER_CHARS = 200
 
@@ -42,6 +46,8 @@ class SessionStart:
     voice: str | None
     output_sample_rate: int | None
     token: str | None = None
+    capabilities: frozenset[str] = frozenset()
+    """The known ``CAPABILITIES`` the client listed."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,7 +171,24 @@ def _session_start(message: dict[str, Any]) -> SessionStart:
     voice = message.get("voice")
     if voice is not None and (not isinstance(voice, str) or not 0 < len(voice) <= _MAX_VOICE_NAME):
         raise ProtocolError("bad_message", f"voice must be null or a name of 1-{_MAX_VOICE_NAME} characters")
-    return SessionStart(sample_rate=rate, voice=voice, output_sample_rate=out_rate, token=_token(message))
+    return SessionStart(
+        sample_rate=rate,
+        voice=voice,
+        output_sample_rate=out_rate,
+        token=_token(message),
+        capabilities=_capabilities(message),
+    )
+
+
+def _capabilities(message: dict[str, Any]) -> frozenset[str]:
+    listed = message.get("capabilities", [])
+    if (
+        not isinstance(listed, list)
+        or len(listed) > _MAX_CAPABILITIES
+        or not all(isinstance(c, str) and len(c) <= _MAX_VOICE_NAME for c in listed)
+    ):
+        raise ProtocolError("bad_message", f"capabilities must be a list of at most {_MAX_CAPABILITIES} short strings")
+    return frozenset(c for c in listed if c in CAPABILITIES)
 
 
 def _token(message: dict[str, Any]) -> str | None:
@@ -256,6 +279,8 @@ def encode(event: ServerEvent) -> str | bytes:
             body = {"type": "audio.end", "turn": event.turn}
         case PlaybackClear():
             body = {"type": "playback.clear", "turn": event.turn}
+        case PlaybackPause():
+            body = {"type": "playback.pause", "turn": event.turn, "played_ms": event.played_ms}
         case TurnMetrics():
             body = {
                 "type": "turn.metrics",
@@ -289,7 +314,9 @@ def error_body(code: str, message: str, turn: int | None = None) -> dict[str, An
     return body
 
 
-def session_started(session_id: str, sample_rate: int, output_sample_rate: int, voice: str) -> str:
+def session_started(
+    session_id: str, sample_rate: int, output_sample_rate: int, voice: str, capabilities: frozenset[str] = frozenset()
+) -> str:
     return json.dumps(
         {
             "type": "session.started",
@@ -298,5 +325,6 @@ def session_started(session_id: str, sample_rate: int, output_sample_rate: int, 
             "input_sample_rate": sample_rate,
             "output_sample_rate": output_sample_rate,
             "voice": voice,
+            "capabilities": sorted(capabilities),
         }
     )

@@ -32,7 +32,7 @@ MAX_PARAMETERS = 32  # customParameters: Twilio's <Parameter> elements, name →
 MAX_PARAMETER_CHARS = 1024
 MAX_NAME_CHARS = 256  # sids, mark names, the protocol string
 _DIGITS = re.compile(r"[0-9]{1,18}")
-_MARK = re.compile(r"([0-9]{1,9}):([0-9]{1,12})")
+_MARK = re.compile(r"([0-9]{1,9}):([0-9]{1,12})(?::([0-9]{1,6}))?")
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,16 +173,19 @@ def media(stream_sid: str, pcm: bytes) -> str:
     return json.dumps({"event": "media", "streamSid": stream_sid, "media": {"payload": payload}})
 
 
-def mark(stream_sid: str, turn: int, played_ms: float) -> str:
-    return json.dumps({"event": "mark", "streamSid": stream_sid, "mark": {"name": f"{turn}:{played_ms:.0f}"}})
+def mark(stream_sid: str, turn: int, played_ms: float, segment: int = 0) -> str:
+    """A mark after reply audio: ``turn:played_ms``, and ``:segment`` once the turn was paused and resumed
+    (Twilio echoes the marks of audio a ``clear`` dropped; the segment tells them from the new ones)."""
+    name = f"{turn}:{played_ms:.0f}" + (f":{segment}" if segment else "")
+    return json.dumps({"event": "mark", "streamSid": stream_sid, "mark": {"name": name}})
 
 
-def parse_mark(name: str) -> tuple[int, float] | None:
-    """``(turn, played_ms)`` from one of our mark names, or ``None`` for a name we did not send."""
+def parse_mark(name: str) -> tuple[int, float, int] | None:
+    """``(turn, played_ms, segment)`` from one of our mark names, or ``None`` for a name we did not send."""
     match = _MARK.fullmatch(name)
     if match is None:
         return None
-    return int(match[1]), float(match[2])
+    return int(match[1]), float(match[2]), int(match[3] or 0)
 
 
 def clear(stream_sid: str) -> str:

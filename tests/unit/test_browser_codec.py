@@ -11,6 +11,7 @@ from agent.core.events import (
     AudioEnd,
     AudioStart,
     ErrorNotice,
+    PlaybackPause,
     ReplyText,
     SessionEnded,
     SpeechStarted,
@@ -91,6 +92,23 @@ def test_encode_every_server_event() -> None:
     assert metrics["voice_to_voice_ms"] == 6.0
     assert set(metrics) >= {"turn", "endpoint_ms", "asr_ms", "llm_first_text_ms", "tts_first_audio_ms", "interrupted"}
     assert browser.encode(AudioChunk(2, b"\x01\x02")) == b"\x01\x02"
+    assert j(PlaybackPause(2, 1840)) == {"type": "playback.pause", "turn": 2, "played_ms": 1840}
+
+
+def test_session_start_capabilities() -> None:
+    def start(extra: str) -> browser.SessionStart:
+        message = browser.decode_text('{"type": "session.start"' + extra + "}")
+        assert isinstance(message, browser.SessionStart)
+        return message
+
+    assert start("").capabilities == frozenset()
+    assert start(', "capabilities": ["playback.pause", "telepathy"]').capabilities == {"playback.pause"}
+    for bad in ('"playback.pause"', "[1]", '{"a": 1}', "[" + ", ".join(['"x"'] * 17) + "]", '["' + "x" * 65 + '"]'):
+        with pytest.raises(ProtocolError) as caught:
+            start(', "capabilities": ' + bad)
+        assert caught.value.code == "bad_message"
+    started = json.loads(browser.session_started("abc", 16000, 24000, "v", frozenset({"playback.pause"})))
+    assert started["capabilities"] == ["playback.pause"]
 
 
 def test_session_started_message() -> None:
@@ -102,6 +120,7 @@ def test_session_started_message() -> None:
         "input_sample_rate": 16000,
         "output_sample_rate": 24000,
         "voice": "local-preview",
+        "capabilities": [],
     }
 
 

@@ -151,6 +151,6 @@ def test_odd_base64_payloads(payload: str) -> None:
 def test_any_mark_name_is_ours_or_none(name: str) -> None:
     parsed = twilio.parse_mark(name)
     if parsed is not None:
-        turn, played = parsed
-        assert turn >= 0 and played >= 0
-        assert twilio.parse_mark(json.loads(twilio.mark("MZ1", turn, played))["mark"]["name"]) == parsed
+        turn, played, segment = parsed
+        assert turn >= 0 and played >= 0 and segment >= 0
+        assert twilio.parse_mark(json.loads(twilio.mark("MZ1", turn, played, segment))["mark"]["name"]) == parsed

@@ -86,7 +86,8 @@ def test_outbound_media_mark_and_clear() -> None:
     assert set(media) == {"event", "streamSid", "media"}
     mark = json.loads(twilio.mark("MZ9", 4, 1260.0))
     assert mark == {"event": "mark", "streamSid": "MZ9", "mark": {"name": "4:1260"}}
-    assert twilio.parse_mark("4:1260") == (4, 1260.0)
+    assert twilio.parse_mark("4:1260") == (4, 1260.0, 0)
+    assert twilio.parse_mark(json.loads(twilio.mark("MZ9", 4, 80.4, 2))["mark"]["name"]) == (4, 80.0, 2)
     assert twilio.parse_mark("someone-else") is None and twilio.parse_mark("a:b") is None
     assert json.loads(twilio.clear("MZ9")) == {"event": "clear", "streamSid": "MZ9"}
 
@@ -139,6 +140,8 @@ def test_odd_chunk_numbers_are_ignored(chunk: object) -> None:
     assert isinstance(message, twilio.Media) and message.chunk is None
 
 
-@pytest.mark.parametrize("name", ["²:1", "1:²", "9" * 5000 + ":1", "1:" + "9" * 5000, "1:2:3", ":", "a:1", "1: 2"])
+@pytest.mark.parametrize(
+    "name", ["²:1", "1:²", "9" * 5000 + ":1", "1:" + "9" * 5000, ":", "a:1", "1: 2", "1:2:", "1:2:x"]
+)
 def test_mark_names_we_did_not_send_parse_to_none(name: str) -> None:
     assert twilio.parse_mark(name) is None

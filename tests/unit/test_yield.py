@@ -1,0 +1,187 @@
+"""Yield at once, resume if it was not an interruption: the session core with ``BargeInPolicy.pause``.
+
+The caller starts speaking over a reply: it stops at once (``playback.pause``) where it was heard. A cough or
+an "uh-huh" does not take the floor, and the reply goes on from exactly that position, its audio sent again;
+real words do, and the barge-in keeps in the history only what was heard before the pause.
+"""
+
+from __future__ import annotations
+
+import struct
+
+from agent.core.events import (
+    AudioChunk,
+    AudioEnd,
+    AudioStart,
+    CancelTurn,
+    Effect,
+    PlaybackClear,
+    PlaybackMark,
+    PlaybackPause,
+    ReplyDelta,
+    ReplyEnded,
+    SpeechAudio,
+    SpeechEnded,
+    Tick,
+    TranscriptReady,
+    TurnMetrics,
+    YieldOutcome,
+)
+from tests.session_driver import Driver, events, of, requests, utter
+
+BYTES_PER_MS = 48  # 24 kHz PCM16
+REPLY = "Hello there my friend. How are you today?"
+
+
+def reply_audio(chunks: int = 20) -> list[bytes]:
+    """100 ms chunks of a ramp, so that every byte says where in the reply it comes from."""
+    samples = [i % 30000 for i in range(chunks * 2400)]
+    pcm = struct.pack(f"<{len(samples)}h", *samples)
+    return [pcm[i : i + 4800] for i in range(0, len(pcm), 4800)]
+
+
+def start_turn(d: Driver) -> int:
+    (req,) = requests(utter(d))
+    d.at(0.1, TranscriptReady(req, "hello"))
+    turn = d.session.active_turn
+    assert turn is not None
+    d.at(0.01, ReplyDelta(turn, REPLY))
+    d.at(0.01, ReplyEnded(turn))
+    return turn
+
+
+def synthesize(d: Driver, turn: int, chunks: list[bytes], *, end: bool = True) -> list[Effect]:
+    effects: list[Effect] = []
+    for i, pcm in enumerate(chunks):
+        effects += d.at(0.001, SpeechAudio(turn, pcm, 0 if i < len(chunks) // 2 else 1))
+    if end:
+        effects += d.at(0.001, SpeechEnded(turn))
+    return effects
+
+
+def sent_audio(effects: list[Effect]) -> bytes:
+    return b"".join(e.pcm for e in events(effects) if isinstance(e, AudioChunk))
+
+
+def test_a_cough_pauses_at_once_and_the_reply_resumes_from_exactly_where_it_was_heard() -> None:
+    d = Driver(pause=True)
+    turn = start_turn(d)
+    chunks = reply_audio()
+    synthesize(d, turn, chunks)
+    d.at(0.4, PlaybackMark(turn, 500))  # the client has played 500 ms
+    effects = d.audio("SS")  # onset (40 ms of voice) 40 ms after the mark
+    (pause,) = of(effects, PlaybackPause)
+    assert pause == PlaybackPause(turn, 540)
+    assert not of(effects, CancelTurn)
+    # the cough goes on a little, then silence: nothing plays meanwhile, however much time passes
+    effects = d.audio("SSS" + "." * 9)
+    assert not sent_audio(effects) and not of(effects, TurnMetrics)
+    assert d.at(0.001, PlaybackMark(turn, 1900)) == []  # a mark sent before the pause reached the client
+    effects = d.audio(".")  # 200 ms of silence: it was not an interruption
+    assert YieldOutcome(turn, resumed=True) in effects
+    full = b"".join(chunks)
+    assert sent_audio(effects) == full[540 * BYTES_PER_MS :]  # exactly from the heard position, nothing lost
+    assert not of(effects, AudioStart)  # the same turn goes on
+    assert AudioEnd(turn) in events(effects)  # again: the client dropped its buffer at the pause
+    assert all(len(e.pcm) == 40 * BYTES_PER_MS for e in of(effects, AudioChunk)[:-1])  # the wire's frames
+    # the turn ends once the rest has been heard, with the whole reply in the history
+    (metrics,) = of(d.at(0.1, PlaybackMark(turn, 2000)), TurnMetrics)
+    assert metrics.interrupted is False
+    assert d.session.history.snapshot()[-1].text == REPLY
+
+
+def test_the_clock_counts_on_from_the_resumed_position() -> None:
+    d = Driver(pause=True)
+    turn = start_turn(d)
+    synthesize(d, turn, reply_audio())
+    d.at(0.3, Tick())
+    (pause,) = of(d.audio("SS"), PlaybackPause)
+    paused_at = pause.played_ms
+    d.audio("." * 10)  # resumed after 200 ms of silence
+    d.at(0.5, Tick())  # ~0.5 s more heard
+    effects = d.audio("SS")  # another sound: paused again, 500 ms (+ 40 ms) further on
+    (second,) = of(effects, PlaybackPause)
+    assert 530 <= second.played_ms - paused_at <= 560
+    effects = d.audio("." * 10)
+    assert sent_audio(effects) == b"".join(reply_audio())[second.played_ms * BYTES_PER_MS :]
+
+
+def test_real_words_after_a_pause_barge_in_and_the_history_keeps_what_was_heard_before_it() -> None:
+    d = Driver(pause=True)
+    turn = start_turn(d)
+    synthesize(d, turn, reply_audio())
+    d.at(0.01, PlaybackMark(turn, 1500))  # half of the second sentence played
+    effects = d.audio("SS")
+    (pause,) = of(effects, PlaybackPause)
+    assert pause.played_ms == 1540
+    effects = d.audio("S" * 2)  # the quick look at 80 ms of speech
+    (probe,) = requests(effects)
+    d.at(0.01, TranscriptReady(probe, "Wait, no"))
+    d.at(0.5, Tick())  # however long it took, what was heard is what played before the pause
+    effects = d.audio("S" * 6)  # 200 ms of speech: real words take the floor
+    assert CancelTurn(turn) in effects and PlaybackClear(turn) in events(effects)
+    assert YieldOutcome(turn, resumed=False) in effects
+    (metrics,) = of(effects, TurnMetrics)
+    assert metrics.interrupted is True and metrics.heard_ms == 1540
+    assert d.session.history.snapshot()[-1].text == "Hello there my friend. How are…"
+
+
+def test_an_acknowledgement_pauses_then_resumes() -> None:
+    d = Driver(pause=True)
+    turn = start_turn(d)
+    synthesize(d, turn, reply_audio())
+    d.at(0.2, Tick())
+    effects = d.audio("S" * 12)  # 240 ms: over the minimum, judged by its quick transcript
+    assert of(effects, PlaybackPause)
+    (probe,) = requests(effects)
+    assert d.at(0.05, TranscriptReady(probe, "Uh-huh.")) == []
+    effects = d.audio("." * 10)
+    assert YieldOutcome(turn, resumed=True) in effects and sent_audio(effects)
+    assert not of(effects, CancelTurn) and d.session.active_turn == turn
+
+
+def test_a_sound_before_the_reply_audio_holds_it_back_until_the_sound_is_over() -> None:
+    d = Driver(pause=True)
+    turn = start_turn(d)  # reply text known, no audio yet
+    effects = d.audio("SS")
+    assert not of(effects, PlaybackPause)  # nothing is playing: nothing to stop
+    effects = synthesize(d, turn, reply_audio(4), end=False)
+    assert not events(effects)  # the audio waits
+    effects = d.audio("SSSS" + "." * 10)
+    assert of(effects, AudioStart) == [AudioStart(turn, 24000)]
+    assert sent_audio(effects) == b"".join(reply_audio(4))
+    assert not of(effects, YieldOutcome)  # the caller never heard it stop
+    effects = synthesize(d, turn, [b"\x00\x00" * 2400])  # from now on it flows as usual
+    assert sent_audio(effects) and AudioEnd(turn) in events(effects)
+
+
+def test_synthesis_ending_during_the_pause_sends_audio_end_after_the_resumed_audio() -> None:
+    d = Driver(pause=True)
+    turn = start_turn(d)
+    chunks = reply_audio()
+    synthesize(d, turn, chunks[:10], end=False)
+    d.at(0.2, Tick())
+    assert of(d.audio("SS"), PlaybackPause)
+    effects = synthesize(d, turn, chunks[10:])
+    assert not events(effects)  # neither audio nor audio.end while paused
+    effects = d.audio("." * 10)
+    notices = events(effects)
+    assert isinstance(notices[-1], AudioEnd) and len(of(effects, AudioEnd)) == 1
+
+
+def test_without_the_capability_nothing_pauses() -> None:
+    d = Driver()
+    turn = start_turn(d)
+    synthesize(d, turn, reply_audio())
+    effects = d.audio("SS" + "." * 20)
+    assert not of(effects, PlaybackPause) and not of(effects, AudioChunk)
+    assert d.session.active_turn == turn
+
+
+def test_a_reply_that_has_all_been_heard_is_not_paused() -> None:
+    d = Driver(pause=True)
+    turn = start_turn(d)
+    synthesize(d, turn, reply_audio(2))
+    d.at(0.01, PlaybackMark(turn, 200))  # all played; the turn waits out the client's buffer margin
+    effects = d.audio("SS")
+    assert not of(effects, PlaybackPause)
