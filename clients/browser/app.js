@@ -11,7 +11,8 @@ const STAGES = [
   ["tts", "Synthesis", "tts_first_audio_ms"],
 ];
 const LABELS = { idle: "Ready", connecting: "Connecting…", listening: "Listening", hearing: "Hearing you",
-  thinking: "Thinking…", speaking: "Speaking", error: "Error" };
+  thinking: "Thinking…", speaking: "Speaking", paused: "Paused", error: "Error" };
+const CAPABILITIES = ["playback.pause"]; // the agent pauses a reply the caller speaks over, then resumes or clears it
 
 const state = { ws: null, mic: null, player: null, turns: new Map(), speakingTurn: null, audioTurn: null, marks: 0 };
 window.voiceAgent = {
@@ -57,9 +58,21 @@ function turnView(turn) {
   metrics.dataset.testid = "metrics";
   li.append(you, agent, metrics);
   $("turns").prepend(li);
-  view = { li, transcript, reply, who, metrics, text: "" };
+  view = { li, transcript, reply, who, metrics, text: "", pausedTag: null };
   state.turns.set(turn, view);
   return view;
+}
+
+// The "paused" tag on a turn's reply, while the server holds it (playback.pause until the audio resumes).
+function setPaused(view, paused) {
+  if (paused && !view.pausedTag) {
+    view.pausedTag = el("span", "tag", "paused");
+    view.pausedTag.dataset.testid = "paused";
+    view.who.append(view.pausedTag);
+  } else if (!paused && view.pausedTag) {
+    view.pausedTag.remove();
+    view.pausedTag = null;
+  }
 }
 
 function drawWaterfall(view, m) {
@@ -129,10 +142,18 @@ function onEvent(msg) {
     case "audio.end":
       state.player.endTurn(msg.turn);
       break;
+    case "playback.pause":
+      if (msg.turn !== state.audioTurn) break; // only the turn whose audio is coming can be paused
+      state.player.pause(msg.turn, msg.played_ms);
+      state.speakingTurn = null;
+      setPaused(turnView(msg.turn), true);
+      setStatus("paused");
+      break;
     case "playback.clear": {
       state.player.clear();
       state.audioTurn = null;
       const view = turnView(msg.turn);
+      setPaused(view, false);
       view.who.append(el("span", "tag", "interrupted"));
       setStatus("hearing");
       break;
@@ -153,7 +174,14 @@ function onEvent(msg) {
 }
 
 function onPlayback(kind, turn, playedMs) {
-  if (kind === "playing") { state.speakingTurn = turn; setStatus("speaking"); return; }
+  if (kind === "paused") return; // the server set the position itself
+  if (kind === "playing") {
+    const view = state.turns.get(turn);
+    if (view) setPaused(view, false); // resumed after a pause
+    state.speakingTurn = turn;
+    setStatus("speaking");
+    return;
+  }
   if (state.ws && state.ws.readyState === WebSocket.OPEN) {
     state.ws.send(JSON.stringify({ type: "playback.mark", turn, played_ms: Math.round(playedMs) }));
     state.marks++;
@@ -178,7 +206,8 @@ async function start() {
     };
     ws.onclose = (e) => { if (state.ws === ws) stop(e.code === 1000 ? "" : `Disconnected (${e.code}${e.reason ? `: ${e.reason}` : ""}).`); };
     const voice = $("voice-select").value || null;
-    ws.send(JSON.stringify(withToken({ type: "session.start", sample_rate: INPUT_RATE, output_sample_rate: OUTPUT_RATE, voice })));
+    const begin = { type: "session.start", sample_rate: INPUT_RATE, output_sample_rate: OUTPUT_RATE, voice, capabilities: CAPABILITIES };
+    ws.send(JSON.stringify(withToken(begin)));
     state.mic = new Mic((buf) => { if (ws.readyState === WebSocket.OPEN) ws.send(buf); }, {
       rate: INPUT_RATE, onLevel: (v) => { $("level").style.width = `${Math.round(v * 100)}%`; },
     });

@@ -51,11 +51,13 @@ function level(pcm) {
 }
 
 // Reply audio: a jitter buffer in a worklet at the session's output rate. `onReport(kind, turn, ms)` is
-// called with "playing", "mark" (every ~150 ms) and "done".
+// called with "playing", "mark" (every ~150 ms), "done" and "paused"; `ms` is the turn's position: ms of its
+// reply audio played, which after `pause(turn, playedMs)` counts on from `playedMs`.
 export class Player {
   constructor(onReport) {
     this.onReport = onReport;
-    this.perTurn = new Map(); // turn → ms played
+    this.perTurn = new Map(); // turn → its position (ms played)
+    this.pausing = 0; // pauses sent to the worklet and not acknowledged yet: its reports until then are stale
   }
 
   get playedMs() { // total over the page's life (for tests and the UI)
@@ -73,7 +75,13 @@ export class Player {
     });
     this.node.port.onmessage = (e) => {
       const m = e.data;
-      if (m.type === "mark" || m.type === "done") this.perTurn.set(m.turn, m.playedMs);
+      if (m.type === "paused") {
+        this.pausing--;
+        if (!m.applied) return;
+      } else if (this.pausing > 0) {
+        return; // from before the pause: that position and state no longer hold
+      }
+      if (m.type === "mark" || m.type === "done" || m.type === "paused") this.perTurn.set(m.turn, m.playedMs);
       this.onReport(m.type, m.turn, m.playedMs ?? 0);
     };
     this.node.connect(this.ctx.destination);
@@ -84,6 +92,11 @@ export class Player {
   push(turn, buffer) { this.node?.port.postMessage({ type: "audio", turn, pcm: buffer }, [buffer]); }
   endTurn(turn) { this.node?.port.postMessage({ type: "end", turn }); }
   clear() { this.node?.port.postMessage({ type: "clear" }); }
+  pause(turn, playedMs) {
+    if (!this.node) return;
+    this.pausing++;
+    this.node.port.postMessage({ type: "pause", turn, playedMs });
+  }
 
   async stop() {
     if (this.ctx) await this.ctx.close();

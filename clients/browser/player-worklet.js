@@ -1,6 +1,9 @@
 // Reply playback: PCM16 chunks of one turn into a jitter buffer, played at the context rate (the
 // session's output rate). Playback of a turn starts once `prebufferMs` is queued (or the turn's audio
-// has ended); `clear` drops everything at once. Reports the turn and ms played every `reportMs`.
+// has ended); `clear` drops everything at once. Reports the turn and its position every `reportMs`: ms of
+// the turn's reply audio played, on the turn's timeline. `pause` (playback.pause) stops the turn at once,
+// drops its buffer and puts it at the server's `playedMs`; audio that follows resumes it from there (and
+// the turn's `end` comes again), so the positions reported count on from `playedMs`.
 class PlayerProcessor extends AudioWorkletProcessor {
   constructor(options) {
     super();
@@ -11,6 +14,7 @@ class PlayerProcessor extends AudioWorkletProcessor {
     this.offset = 0; // read position in chunks[0]
     this.queued = 0;
     this.turn = null;
+    this.latest = null; // the latest started turn: the only one a pause can name
     this.ended = false;
     this.playing = false;
     this.played = 0;
@@ -21,7 +25,15 @@ class PlayerProcessor extends AudioWorkletProcessor {
   onMessage(msg) {
     if (msg.type === "start") {
       this.reset();
-      this.turn = msg.turn;
+      this.turn = this.latest = msg.turn;
+    } else if (msg.type === "pause") {
+      const applied = msg.turn === this.latest;
+      if (applied) {
+        this.reset(); // even after the turn played to its end here: the resume continues it
+        this.turn = msg.turn;
+        this.played = Math.round((Math.max(0, msg.playedMs) * sampleRate) / 1000);
+      }
+      this.port.postMessage({ type: "paused", turn: msg.turn, applied, playedMs: (this.played * 1000) / sampleRate });
     } else if (msg.type === "audio" && msg.turn === this.turn) {
       const pcm = new Int16Array(msg.pcm);
       const f = new Float32Array(pcm.length);
