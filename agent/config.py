@@ -105,7 +105,7 @@ class VadSettings(BaseModel):
     max_utterance_ms: int = Field(15000, ge=1000, description="Longer speech is cut into a turn here.")
     preroll_ms: int = Field(300, ge=0, description="Audio kept from before the onset.")
     tail_floor_db: float = Field(
-        0.0,
+        30.0,
         ge=0,
         le=60,
         description="Voiced frames this far below the speaker's recent level count as silence (the fading "

@@ -96,7 +96,7 @@ class Playback:
     def pause(self, now: float) -> float:
         """Stop at what has been heard by ``now`` (the client drops the rest); returns that position."""
         if self.paused_ms is None:
-            self.paused_ms = self.played_ms(now)
+            self.paused_ms = float(int(self.played_ms(now)))  # whole ms, as the client is told: never ahead
             self.sent_ms = self.paused_ms
         return self.paused_ms
 
