@@ -321,6 +321,16 @@ class AuthSettings(BaseModel):
         return self
 
 
+class EchoSettings(BaseModel):
+    """The agent's own voice coming back in the caller's microphone (``agent.audio.echo``, docs/benchmarks.md)."""
+
+    mode: Literal["off", "gate"] = Field(
+        "gate", description="gate: caller frames that hold only the echo of the reply are not speech."
+    )
+    browser: bool = Field(False, description="Also on /ws (browsers cancel echo themselves; a CLI on speakers not).")
+    max_delay_ms: int = Field(500, ge=50, le=2000, description="Longest echo delay searched (network, device, room).")
+
+
 class Settings(BaseSettings):
     """All settings. Build with ``Settings()`` (environment) or ``Settings(_env_file=path)``."""
 
@@ -342,6 +352,7 @@ class Settings(BaseSettings):
     voices: VoicesSettings = VoicesSettings()
     twilio: TwilioSettings = TwilioSettings()
     auth: AuthSettings = AuthSettings()
+    echo: EchoSettings = EchoSettings()
 
     @model_validator(mode="after")
     def _consistent(self) -> Settings:

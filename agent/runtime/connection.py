@@ -35,6 +35,7 @@ from typing import assert_never
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 
+from agent.audio.playout import Playout
 from agent.auth import Principal
 from agent.config import Settings
 from agent.core.events import (
@@ -64,7 +65,7 @@ from agent.errors import ProtocolError
 from agent.runtime import stages
 from agent.runtime.components import Components
 from agent.runtime.enrollment import EnrollmentChannel
-from agent.runtime.frontend import CallerAudio
+from agent.runtime.frontend import CallerAudio, echo_guard
 from agent.runtime.metrics import ServerMetrics
 from agent.runtime.opening import Credentials, Opened, PreStart, display_name
 from agent.runtime.outbox import Outbox
@@ -126,6 +127,7 @@ class Connection:
         self._hearing: tuple[Session, CallerAudio]  # set when the session starts, before anything is delivered
         self._turns: TurnTasks  # likewise
         self._delivered_at = 0.0  # _clock() of the last event handed to the session
+        self._playout: Playout | None = None  # what the caller is hearing, for the echo gate
 
     def drain(self, finish_within_s: float) -> None:
         """The server is shutting down: finish the reply in progress within ``finish_within_s``, say goodbye,
@@ -179,10 +181,16 @@ class Connection:
             self._log,
         )
         session = Session(session_config(settings, rate, wire.frame_ms, wire.can_pause))
+        echo = echo_guard(settings.echo, self._twilio)
+        self._playout = None if echo is None else echo[0]
         self._hearing = (
             session,
             CallerAudio(
-                wire.input_rate, self._components.new_detector(), settings.vad.threshold, settings.vad.tail_floor_db
+                wire.input_rate,
+                self._components.new_detector(),
+                settings.vad.threshold,
+                settings.vad.tail_floor_db,
+                echo,
             ),
         )
         for payload in wire.opening(self.id, display_name(opened.voice)):
@@ -276,7 +284,7 @@ class Connection:
         self._delivered_at = _clock()
         session, audio = self._hearing
         if isinstance(item, bytes):
-            for frame in audio.push(item):
+            for frame in audio.push(item, _clock()):
                 self._apply(session.handle(frame, _clock()))
         else:
             self._apply(session.handle(item, _clock()))
@@ -307,6 +315,8 @@ class Connection:
                 wire = self._wire
                 sending = self._ws.send(payload) if wire is None else wire.send(self._ws, turn, payload)
                 await asyncio.wait_for(sending, timeout)
+                if self._playout is not None and wire is not None and turn is not None and isinstance(payload, bytes):
+                    self._playout.sent(payload, wire.output_rate, _clock())  # reply audio on its way to play
         except TimeoutError:
             self._log.info("closing: the client took no message for %g s", timeout)
             self._gone = True
@@ -361,6 +371,8 @@ class Connection:
                     turn = getattr(event, "turn", None)
                     if isinstance(event, PlaybackPause):
                         self._outbox.drop_audio(event.turn)  # the client drops what it buffered, and so do we
+                    if isinstance(event, PlaybackClear | PlaybackPause) and self._playout is not None:
+                        self._playout.clear(_clock())  # and the echo gate's reference
                     for payload in wire.encode(event):
                         self._outbox.put(payload, turn)
                     self._observe(event)

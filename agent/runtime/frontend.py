@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from agent.audio.echo import EchoGate, EchoPolicy
 from agent.audio.pcm import Framer, float_to_pcm16, pcm16_to_float
+from agent.audio.playout import Playout
 from agent.audio.resample import StreamResampler
 from agent.audio.tail_gate import TailGate
+from agent.config import EchoSettings
 from agent.core.events import AudioFrame
 from agent.ports import SpeechDetector
 
@@ -13,10 +16,17 @@ DETECTOR_RATE = 16000
 
 class CallerAudio:
     """Resamples PCM16 at ``sample_rate`` to 16 kHz, cuts detector-sized frames and labels each one
-    (``tail_floor_db``: voiced frames that far below the speaker's level are not, ``agent.audio.tail_gate``)."""
+    (``tail_floor_db``: voiced frames that far below the speaker's level are not, ``agent.audio.tail_gate``;
+    ``echo``: nor are frames that hold only the echo of what ``playout`` says the caller was hearing,
+    ``agent.audio.echo``)."""
 
     def __init__(
-        self, sample_rate: int, detector: SpeechDetector, threshold: float = 0.5, tail_floor_db: float = 0.0
+        self,
+        sample_rate: int,
+        detector: SpeechDetector,
+        threshold: float = 0.5,
+        tail_floor_db: float = 0.0,
+        echo: tuple[Playout, EchoGate] | None = None,
     ) -> None:
         self._resampler = StreamResampler(sample_rate, DETECTOR_RATE) if sample_rate != DETECTOR_RATE else None
         self._detector = detector
@@ -24,16 +34,36 @@ class CallerAudio:
         self._gate = TailGate(tail_floor_db)
         self._framer = Framer(detector.frame_samples * 2)
         self._frame_ms = detector.frame_samples * 1000 // DETECTOR_RATE
+        self._echo = echo
+        self._reference = Framer(detector.frame_samples * 2)  # the playout, in step with ``_framer``
 
-    def push(self, pcm: bytes) -> list[AudioFrame]:
+    def push(self, pcm: bytes, now: float = 0.0) -> list[AudioFrame]:
+        """Frames completed by ``pcm`` (caller audio that arrived at ``now``, on the playout's clock)."""
         if self._resampler is not None:
             pcm = float_to_pcm16(self._resampler.process(pcm16_to_float(pcm)))
         detector, threshold, gate, frame_ms = self._detector, self._threshold, self._gate, self._frame_ms
-        return [
-            AudioFrame(
-                pcm=frame,
-                voiced=gate.voiced(frame, detector.speech_probability(frame) >= threshold, frame_ms),
-                duration_ms=frame_ms,
-            )
-            for frame in self._framer.push(pcm)
-        ]
+        frames = self._framer.push(pcm)
+        if self._echo is None:
+            return [
+                AudioFrame(
+                    pcm=frame,
+                    voiced=gate.voiced(frame, detector.speech_probability(frame) >= threshold, frame_ms),
+                    duration_ms=frame_ms,
+                )
+                for frame in frames
+            ]
+        playout, echo = self._echo
+        out = []
+        for frame, reference in zip(frames, self._reference.push(playout.take(len(pcm) // 2, now)), strict=True):
+            voiced = detector.speech_probability(frame) >= threshold  # every frame: a detector may keep state
+            voiced = echo.voice(frame, reference) and voiced
+            out.append(AudioFrame(pcm=frame, voiced=gate.voiced(frame, voiced, frame_ms), duration_ms=frame_ms))
+        return out
+
+
+def echo_guard(settings: EchoSettings, twilio: bool) -> tuple[Playout, EchoGate] | None:
+    """The reference and the gate for a connection's ``CallerAudio`` (``twilio``: a phone call, else ``/ws``),
+    or ``None`` where the settings leave echo alone."""
+    if settings.mode == "off" or not (twilio or settings.browser):
+        return None
+    return Playout(), EchoGate(EchoPolicy(max_delay_ms=settings.max_delay_ms))
