@@ -77,6 +77,10 @@ BACKCHANNELS: tuple[str, ...] = (
     "uh-huh", "uh huh", "mm-hmm", "mm hmm", "mhm", "hmm", "mm", "yeah", "yep", "yes", "yup", "okay", "ok",
     "right", "sure", "i see", "got it", "alright", "all right", "cool", "nice", "ah", "oh",
 )  # fmt: skip
+# Sounds that are no words, so never a bid for the floor: what Whisper (tiny.en) writes for a real "uh-huh",
+# "mm-hmm" or "hmm", whole or cut short (bench/backchannels.py: "Uh", "Uh-uh", "Uh-oh.", "Aha", "M-", "Em",
+# "Um"). Accepted with any non-empty list of acknowledgements (configured lists name words, not these).
+SOUNDS: tuple[str, ...] = ("uh", "um", "em", "er", "erm", "uh uh", "uh oh", "aha", "ah ha", "m hm", "m m")
 
 
 class Completeness(Enum):
@@ -139,17 +143,32 @@ def normalise_phrase(text: str) -> str:
     return " ".join(_WORD.findall(text.lower().replace("-", " ")))
 
 
+_REPEATS = re.compile(r"([a-z])\1+")
+
+
+def _squashed(phrase: str) -> str:
+    """Letters said longer are the same sound: "mmm hmmm" and "mm hmm" -> "m hm", "ahh" -> "ah"."""
+    return _REPEATS.sub(r"\1", phrase)
+
+
 def is_backchannel(text: str, phrases: tuple[str, ...] = BACKCHANNELS) -> bool:
-    """True when ``text`` is only acknowledgements ("uh-huh", "yeah, okay"): not a bid for the floor."""
-    said = normalise_phrase(text)
-    if not said:
+    """True when ``text`` is only acknowledgements ("uh-huh", "yeah, okay"): not a bid for the floor.
+
+    Matching ignores case, punctuation, hyphens ("Uh-huh." = "uh huh") and drawn-out letters ("Mmmm" = "mm",
+    "Yeahhh" = "yeah"), and also accepts the ``SOUNDS`` Whisper writes for hums and grunts ("Uh", "Uh-uh",
+    "M-"). The text may stop partway through an acknowledgement of several words ("Okay, got" of "okay, got
+    it"; "All" of "all right"): a quick transcript is taken while the caller is still speaking. An empty
+    ``phrases`` turns acknowledgements off (nothing is one)."""
+    said = _squashed(normalise_phrase(text))
+    if not said or not phrases:
         return False
-    known = sorted({normalise_phrase(p) for p in phrases}, key=len, reverse=True)
+    known = sorted({_squashed(normalise_phrase(p)) for p in (*phrases, *SOUNDS)} - {""}, key=len, reverse=True)
     while said:
         for phrase in known:
             if said == phrase or said.startswith(phrase + " "):
                 said = said[len(phrase) :].strip()
                 break
         else:
-            return False
+            # Cut short: what is left begins an acknowledgement of several words.
+            return any(phrase.startswith(said + " ") for phrase in known)
     return True

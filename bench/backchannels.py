@@ -1,0 +1,486 @@
+"""Backchannels over a playing reply: does a real "uh-huh" interrupt the agent? (issue 10, item 3)
+
+    python bench/backchannels.py                           # every phrase x voice x path, one table
+    python bench/backchannels.py --phrases uh-huh,mm-hmm --voices piper,en-us+f3
+    python bench/backchannels.py --paths ws --asr-latency-ms 150   # probe answers arrive 150 ms later
+    python bench/backchannels.py --json > bc.json          # every run, with every transcript
+    python bench/backchannels.py --save-wav /tmp/bc        # the caller audio as WAV files (never commit)
+
+**The phrases** are said at run time (nothing downloaded) by the bundled Piper voice (the tests' one, at three
+speeds, without sampling noise) and by espeak-ng voices (en-us, en-gb and the variants +f3, +m3, +f2 at 140 and
+175 words per minute): the acknowledgements in ``BACKCHANNELS`` as people write them ("uh-huh", "mm-hmm",
+"yeah", "okay"...), a few doubled ones ("yeah yeah", "okay, got it") and, as the control group, real
+interruptions ("wait", "stop", "no, I meant", "hold on", "what about tomorrow"). Each is trimmed to its audible
+span (``bench.eot_corpus``) and laid out as 1000 ms of silence, the phrase, 1500 ms of silence, at peak 0.7 with
+white noise at -60 dBFS.
+
+**The paths**: ``ws`` is a browser on /ws (16 kHz PCM16; no ``playback.pause`` capability); ``twilio`` is a phone
+call on /twilio (the phrase band-limited to 8 kHz, G.711 mu-law encoded and decoded, 8 kHz into the front end;
+the reply pauses at the caller's onset, as telephony always can). Both run the server's own pipeline in audio
+time: ``CallerAudio`` with the settings' detector (webrtcvad mode 3 by default), a fresh
+``agent.core.session.Session`` from ``agent.runtime.policy.session_config`` whose agent is playing a 20 s
+reply (the greeting phrase; busy for the whole run), and the real faster-whisper model of the settings
+(``agent.wiring.build_stt``: tiny.en, fit window, greedy) for every ``Transcribe`` the core asks for
+("quick" probes, speculative and final ones alike). Transcripts come back ``--asr-latency-ms`` of audio
+after they are asked for (default 0: as if instant; the real tiny.en takes ~100-250 ms on 2 cores).
+
+**Columns**: ``speech`` = voiced ms of the utterance by a turn detector with the settings' hangover (ms of
+detected speech, the number compared with ``BARGE_IN_MIN_MS`` = 300 and ``BACKCHANNEL_MAX_MS`` = 900), ``n``
+utterances the phrase became; ``probe`` = each quick transcript as ``text@speech_ms`` (the speech ms when it
+was asked for; partial audio); ``bc`` = whether ``is_backchannel`` accepts it (y/n); ``final`` = the
+transcript of the whole detected utterance; ``core`` = what the session core did with the playing reply:
+``passes`` (it plays on; with pause: ``paused+resumed``), ``barge-in@N`` (cleared at N ms of speech), ``+turn
+'text'`` (the utterance became a turn of its own, which also clears the reply). The expected outcome is
+``passes`` for acknowledgements and ``barge-in`` for the control group; the summary counts the runs that differ.
+Progress goes to stderr. The default run takes a few minutes on 2 cores (~700 transcriptions of short audio;
+identical audio is transcribed once).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import inspect
+import json
+import sys
+import time
+import wave
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+if __package__ in (None, ""):  # run as a script: make the project importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from agent.audio import mulaw
+from agent.audio.pcm import float_to_pcm16
+from agent.audio.resample import resample
+from agent.config import Settings
+from agent.core.endpointing import is_backchannel
+from agent.core.events import (
+    AudioFrame,
+    CancelTranscription,
+    CancelTurn,
+    Effect,
+    Notify,
+    PlaybackClear,
+    PlaybackPause,
+    SpeechAudio,
+    SpeechEnded,
+    SpeechStopped,
+    Synthesize,
+    Transcribe,
+    TranscriptReady,
+    TranscriptText,
+)
+from agent.core.session import Session
+from agent.core.turn_policy import EndOfTurn, TurnDetector, TurnPolicy
+from agent.ports import SpeechDetector, SpeechToText
+from agent.runtime.frontend import CallerAudio
+from agent.runtime.policy import session_config
+from agent.wiring import build_detector_factory, build_stt
+from bench.eot_corpus import Voice, _trimmed, say
+
+RATE = 16000
+OUTPUT_RATE = 24000
+LEAD_MS = 1000
+TRAIL_MS = 1500
+PEAK = 0.7
+NOISE_DBFS = -60.0
+REPLY_S = 20
+GREETING = "Let me read you the whole list of our opening hours for every day of the coming week."
+
+BACKCHANNEL_PHRASES: tuple[str, ...] = (
+    "uh-huh", "uh huh", "mm-hmm", "mhm", "hmm", "mm", "yeah", "yep", "yes", "yup", "okay", "ok", "right",
+    "sure", "I see", "got it", "alright", "oh", "ah", "yeah yeah", "okay, got it", "right, right",
+)  # fmt: skip
+INTERRUPTIONS: tuple[str, ...] = ("wait", "stop", "no, I meant", "hold on", "what about tomorrow")
+
+VOICES: tuple[Voice, ...] = (
+    Voice("piper", "piper", "joe", 1.0),
+    Voice("piper x0.85", "piper", "joe", 0.85),
+    Voice("piper x1.2", "piper", "joe", 1.2),
+    Voice("en-us 175", "espeak", "en-us", 175),
+    Voice("en-gb 140", "espeak", "en-gb", 140),
+    Voice("en-us+f3 175", "espeak", "en-us+f3", 175),
+    Voice("en-us+m3 140", "espeak", "en-us+m3", 140),
+    Voice("en-gb+f2 175", "espeak", "en-gb+f2", 175),
+)
+PATHS = ("ws", "twilio")
+
+
+def progress(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+# --- audio ------------------------------------------------------------------------------------------
+
+
+def caller_pcm(phrase: str, voice: Voice, path: str) -> tuple[bytes, int, float]:
+    """The caller's audio for ``phrase`` on ``path``: (PCM16 at the path's rate, that rate, audible ms)."""
+    spoken = _trimmed(say(phrase, voice))
+    audible_ms = spoken.size / RATE * 1000
+    audio = np.concatenate(
+        [np.zeros(RATE * LEAD_MS // 1000, np.float32), spoken, np.zeros(RATE * TRAIL_MS // 1000, np.float32)]
+    )
+    audio *= PEAK / max(float(np.max(np.abs(audio))), 1e-9)
+    seed = int(hashlib.sha1(f"{phrase}|{voice.label}".encode()).hexdigest()[:8], 16)
+    audio += (10 ** (NOISE_DBFS / 20) * np.random.default_rng(seed).standard_normal(audio.size)).astype(np.float32)
+    if path == "twilio":
+        narrow = float_to_pcm16(resample(audio, RATE, 8000))
+        return mulaw.decode(mulaw.encode(narrow)), 8000, audible_ms
+    return float_to_pcm16(audio), RATE, audible_ms
+
+
+def write_wav(folder: Path, name: str, pcm: bytes, rate: int) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    safe = name.replace(" ", "_").replace(",", "").replace("+", "")
+    with wave.open(str(folder / f"{safe}.wav"), "wb") as out:
+        out.setnchannels(1)
+        out.setsampwidth(2)
+        out.setframerate(rate)
+        out.writeframes(pcm)
+
+
+# --- transcripts --------------------------------------------------------------------------------------
+
+
+class Transcriber:
+    """The settings' ASR, with transcripts of identical audio reused (greedy decoding is deterministic)."""
+
+    def __init__(self, settings: Settings) -> None:
+        progress(f"loading the ASR model ({settings.asr.model or 'bundled tiny.en'})")
+        self._model: SpeechToText = build_stt(settings)
+        self._texts: dict[str, tuple[str, float]] = {}
+        self.runs = 0
+
+    async def text(self, pcm: bytes) -> tuple[str, float]:
+        """(transcript, ms it took when first transcribed)."""
+        key = hashlib.sha1(pcm).hexdigest()
+        known = self._texts.get(key)
+        if known is None:
+            started = time.perf_counter()
+            text = (await self._model.transcribe(pcm)).text
+            known = self._texts[key] = (text, (time.perf_counter() - started) * 1000)
+            self.runs += 1
+        return known
+
+    def close(self) -> None:
+        close = getattr(self._model, "close", None)
+        if callable(close):
+            close()
+
+
+# --- one phrase through the pipeline -------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Run:
+    phrase: str
+    voice: str
+    path: str
+    control: bool
+    """A real interruption (expected to barge in), not an acknowledgement."""
+    audible_ms: float
+    speech_ms: list[int] = field(default_factory=list)
+    """Voiced ms of each utterance the turn detector found."""
+    probes: list[tuple[int, str, bool, float]] = field(default_factory=list)
+    """(speech ms when asked, text, is_backchannel, ms the ASR took)."""
+    finals: list[str] = field(default_factory=list)
+    """Transcripts of each whole detected utterance."""
+    barge_in_at: int | None = None
+    turns: list[str] = field(default_factory=list)
+    """Transcripts of the turns the utterance became."""
+    paused: bool = False
+    resumed: bool = False
+
+    @property
+    def core(self) -> str:
+        parts = [f"barge-in@{self.barge_in_at}"] if self.barge_in_at is not None else []
+        parts += [f"turn {t!r}" for t in self.turns]
+        if not parts:
+            return "paused+resumed" if self.paused and self.resumed else "passes"
+        return " + ".join(parts)
+
+    @property
+    def interrupted(self) -> bool:
+        return self.barge_in_at is not None or bool(self.turns)
+
+    @property
+    def wrong(self) -> bool:
+        return self.interrupted != self.control
+
+
+def _session(settings: Settings, path: str, probe_lead_ms: int | None) -> Session:
+    kwargs: dict[str, Any] = {}
+    if "can_pause" in inspect.signature(session_config).parameters:
+        kwargs["can_pause"] = path == "twilio"
+    config = session_config(settings, OUTPUT_RATE, **kwargs)
+    if probe_lead_ms is not None:  # not a setting: BargeInPolicy's own default
+        config = replace(config, barge_in=replace(config.barge_in, probe_lead_ms=probe_lead_ms))
+    return Session(config)
+
+
+def _speech_ms(session: Session) -> int:
+    """The listener's detected speech ms (the number ``_judge_interruption`` compares)."""
+    return int(session._listener._detector.speech_ms)  # a bench looking inside
+
+
+async def run_phrase(
+    phrase: str,
+    voice: Voice,
+    path: str,
+    settings: Settings,
+    new_detector: Callable[[], SpeechDetector],
+    transcriber: Transcriber,
+    asr_latency_ms: int,
+    save_wav: Path | None,
+    probe_lead_ms: int | None = None,
+) -> Run:
+    pcm, rate, audible_ms = caller_pcm(phrase, voice, path)
+    if save_wav is not None:
+        write_wav(save_wav, f"{phrase}-{voice.label}-{path}", pcm, rate)
+    run = Run(phrase, voice.label, path, phrase in INTERRUPTIONS, audible_ms)
+    session = _session(settings, path, probe_lead_ms)
+    front = CallerAudio(rate, new_detector(), settings.vad.threshold, getattr(settings.vad, "tail_floor_db", 0.0))
+    vad = settings.vad
+    detector = TurnDetector(
+        TurnPolicy(vad.onset_ms, vad.hangover_ms, vad.min_utterance_ms, vad.max_utterance_ms, vad.preroll_ms)
+    )
+    greeting_turn: int | None = None
+    position = 0
+    delayed: dict[int, tuple[int, str]] = {}  # request -> (due position, transcript)
+    purposes: dict[int, str] = {}
+
+    async def settle(effects: list[Effect]) -> None:
+        nonlocal greeting_turn
+        queue = list(effects)
+        while queue:
+            effect = queue.pop(0)
+            match effect:
+                case Synthesize(turn=turn, sentence=sentence) if greeting_turn is None:
+                    greeting_turn = turn
+                    reply = bytes(2 * OUTPUT_RATE * REPLY_S)
+                    queue += session.handle(SpeechAudio(turn, reply, sentence), position / 1000)
+                    queue += session.handle(SpeechEnded(turn), position / 1000)
+                case Transcribe(request=request, pcm=audio, purpose=purpose):
+                    purposes[request] = purpose
+                    text, took = await transcriber.text(audio)
+                    if purpose == "quick":
+                        speech = _speech_ms(session)
+                        run.probes.append((speech, text, is_backchannel(text), took))
+                    if asr_latency_ms:
+                        delayed[request] = (position + asr_latency_ms, text)
+                    else:
+                        queue += session.handle(TranscriptReady(request, text), position / 1000)
+                case CancelTranscription(request=request):
+                    delayed.pop(request, None)
+                case CancelTurn(turn=turn) if turn == greeting_turn and run.barge_in_at is None and not run.turns:
+                    superseded = any(isinstance(e, Notify) and isinstance(e.event, SpeechStopped) for e in queue)
+                    if not superseded:  # a barge-in, not a new turn taking over the playing reply
+                        run.barge_in_at = _speech_ms(session)
+                case Notify(event=PlaybackClear()) | Notify(event=PlaybackPause()):
+                    run.paused = run.paused or isinstance(effect.event, PlaybackPause)
+                case Notify(event=SpeechStopped()):
+                    run.turns.append("?")
+                case Notify(event=TranscriptText(text=text)) if run.turns and run.turns[-1] == "?":
+                    run.turns[-1] = text
+                case _:
+                    if type(effect).__name__ == "YieldOutcome" and getattr(effect, "resumed", False):
+                        run.resumed = True
+
+    await settle(session.open(0.0))
+    if greeting_turn is None:
+        raise RuntimeError("the session did not start its greeting: no reply to talk over")
+    chunk = rate * 20 // 1000 * 2
+    for offset in range(0, len(pcm), chunk):
+        for frame in front.push(pcm[offset : offset + chunk]):
+            position += frame.duration_ms
+            now = position / 1000
+            signal = detector.push(frame.pcm, frame.voiced, frame.duration_ms)
+            if isinstance(signal, EndOfTurn):
+                run.speech_ms.append(signal.speech_ms)
+                run.finals.append((await transcriber.text(signal.audio))[0])
+            effects = session.handle(AudioFrame(frame.pcm, frame.voiced, frame.duration_ms), now)
+            for request, (due, text) in sorted(delayed.items(), key=lambda item: item[1][0]):
+                if due <= position and request in delayed:
+                    del delayed[request]
+                    effects += session.handle(TranscriptReady(request, text), now)
+            await settle(effects)
+    for request, (_, text) in sorted(delayed.items(), key=lambda item: item[1][0]):
+        await settle(session.handle(TranscriptReady(request, text), position / 1000))
+    return run
+
+
+# --- output ---------------------------------------------------------------------------------------------
+
+
+def _yn(value: bool) -> str:
+    return "y" if value else "n"
+
+
+def format_table(runs: Sequence[Run]) -> str:
+    probe, final = "probe (text@speech ms, bc)", "final (bc)"
+    header = f"{'phrase':<20}{'voice':<14}{'path':<7}{'speech':>8} {probe:<44}{final:<28}core"
+    lines = [header, "-" * len(header)]
+    for r in runs:
+        speech = "+".join(str(s) for s in r.speech_ms) or "-"
+        probes = "; ".join(f"{t!r}@{s} {_yn(b)}" for s, t, b, _ in r.probes) or "-"
+        finals = "; ".join(f"{t!r} {_yn(is_backchannel(t))}" for t in r.finals) or "-"
+        mark = "  <-- WRONG" if r.wrong else ""
+        lines.append(f"{r.phrase:<20}{r.voice:<14}{r.path:<7}{speech:>8} {probes:<44}{finals:<28}{r.core}{mark}")
+    return "\n".join(lines)
+
+
+def format_summary(runs: Sequence[Run]) -> str:
+    acks = [r for r in runs if not r.control]
+    controls = [r for r in runs if r.control]
+    lines = ["summary:"]
+    for path in sorted({r.path for r in runs}):
+        a = [r for r in acks if r.path == path]
+        c = [r for r in controls if r.path == path]
+        speech = [s for r in a for s in r.speech_ms]
+        lines.append(
+            f"  {path:<7} acknowledgements interrupting: {sum(r.interrupted for r in a)}/{len(a)}"
+            f" (barge-in {sum(r.barge_in_at is not None for r in a)}, own turn {sum(bool(r.turns) for r in a)});"
+            f" interruptions missed: {sum(not r.interrupted for r in c)}/{len(c)};"
+            f" ack speech ms p50/max {np.percentile(speech, 50):.0f}/{max(speech)}"
+            f" (>=300: {sum(s >= 300 for s in speech)}, >=900: {sum(s >= 900 for s in speech)} of {len(speech)})"
+            if speech
+            else f"  {path}: no acknowledgement runs"
+        )
+    probes = [p for r in acks for p in r.probes]
+    if probes:
+        rejected = sorted({t for _, t, b, _ in probes if not b})
+        lines.append(f"  ack probes rejected by is_backchannel: {sum(not b for *_, b, _ in probes)}/{len(probes)}")
+        lines.append(f"    texts: {rejected}")
+        took = [ms for *_, ms in probes]
+        lines.append(f"  probe ASR time ms (first run of each audio) p50/max: {np.median(took):.0f}/{max(took):.0f}")
+    return "\n".join(lines)
+
+
+def use_endpointing_from(rev: str) -> None:
+    """Judge backchannels with ``agent/core/endpointing.py`` as it was at git revision ``rev`` (before/after
+    tables under the same VAD and ASR): its ``is_backchannel`` replaces the current one in the core and here."""
+    import subprocess
+    import types
+
+    import agent.core.listening
+    import agent.core.session
+
+    source = subprocess.run(
+        ["git", "show", f"{rev}:agent/core/endpointing.py"],
+        cwd=Path(__file__).resolve().parents[1],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    module = sys.modules["bench_endpointing_then"] = types.ModuleType("bench_endpointing_then")
+    exec(compile(source, f"{rev}:agent/core/endpointing.py", "exec"), module.__dict__)
+    old = module.__dict__["is_backchannel"]
+    globals()["is_backchannel"] = old
+    agent.core.listening.is_backchannel = old  # type: ignore[attr-defined]
+    agent.core.session.is_backchannel = old  # type: ignore[attr-defined]
+
+
+# --- main -----------------------------------------------------------------------------------------------
+
+
+def _pick(value: str | None, known: Sequence[str]) -> list[str]:
+    if value is None:
+        return list(known)
+    return [v.strip() for v in value.split("|" if "|" in value else ",") if v.strip()]
+
+
+async def main_async(args: argparse.Namespace) -> int:
+    if args.endpointing_from:
+        use_endpointing_from(args.endpointing_from)
+    settings = Settings()
+    turn: dict[str, Any] = {"greeting_text": GREETING}
+    if args.barge_in_min_ms is not None:
+        turn["barge_in_min_ms"] = args.barge_in_min_ms
+    if args.backchannel_max_ms is not None:
+        turn["backchannel_max_ms"] = args.backchannel_max_ms
+    settings = settings.model_copy(update={"turn": settings.turn.model_copy(update=turn)})
+    phrases = _pick(args.phrases, [*BACKCHANNEL_PHRASES, *INTERRUPTIONS])
+    by_label = {v.label: v for v in VOICES} | {v.name: v for v in reversed(VOICES)}
+    voice_names = _pick(args.voices, [v.label for v in VOICES])
+    unknown = [v for v in voice_names if v not in by_label]
+    if unknown:
+        raise SystemExit(f"unknown voice(s) {unknown}; known: {[v.label for v in VOICES]}")
+    voices = [by_label[v] for v in voice_names]
+    paths = _pick(args.paths, PATHS)
+    if any(p not in PATHS for p in paths):
+        raise SystemExit(f"paths are {PATHS}")
+    new_detector = build_detector_factory(settings)
+    transcriber = Transcriber(settings)
+    started = time.perf_counter()
+    runs: list[Run] = []
+    try:
+        total = len(phrases) * len(voices) * len(paths)
+        for phrase in phrases:
+            for voice in voices:
+                for path in paths:
+                    progress(f"[{len(runs) + 1}/{total}] {phrase!r} {voice.label} {path}")
+                    runs.append(
+                        await run_phrase(
+                            phrase,
+                            voice,
+                            path,
+                            settings,
+                            new_detector,
+                            transcriber,
+                            args.asr_latency_ms,
+                            args.save_wav,
+                            args.probe_lead_ms,
+                        )
+                    )
+    finally:
+        transcriber.close()
+    elapsed = time.perf_counter() - started
+    if args.json:
+        print(json.dumps([asdict(r) | {"core": r.core, "wrong": r.wrong} for r in runs], indent=1))
+        return 0
+    b = settings.turn
+    print(
+        f"backchannels over a playing reply: barge-in min {b.barge_in_min_ms} ms, backchannel max "
+        f"{b.backchannel_max_ms} ms, vad {settings.vad.backend} mode {settings.vad.webrtc_mode} onset "
+        f"{settings.vad.onset_ms} ms, hangover {settings.vad.hangover_ms} ms, tail floor "
+        f"{getattr(settings.vad, 'tail_floor_db', 0)} dB, ASR latency {args.asr_latency_ms} ms"
+        + (f", probe lead {args.probe_lead_ms} ms" if args.probe_lead_ms is not None else "")
+        + (f", is_backchannel of {args.endpointing_from}" if args.endpointing_from else "")
+    )
+    print(format_table(runs))
+    print(format_summary(runs))
+    print(f"  {len(runs)} runs, {transcriber.runs} transcriptions, {elapsed:.0f} s")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description="Say acknowledgements and interruptions over a playing reply, through the server's VAD, session "
+        "core and ASR in audio time; print what each became.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=f"phrases: {', '.join(BACKCHANNEL_PHRASES + INTERRUPTIONS)}\n"
+        f"voices: {', '.join(v.label for v in VOICES)}",
+    )
+    parser.add_argument("--phrases", help="comma-separated phrases, or |-separated when one has a comma (default: all)")
+    parser.add_argument("--voices", help="comma-separated voice labels (default: all)")
+    parser.add_argument("--paths", help="ws, twilio or both (default)")
+    parser.add_argument("--asr-latency-ms", type=int, default=0, help="audio ms before a transcript comes back (0)")
+    parser.add_argument("--barge-in-min-ms", type=int, help="override AGENT_TURN__BARGE_IN_MIN_MS")
+    parser.add_argument("--backchannel-max-ms", type=int, help="override AGENT_TURN__BACKCHANNEL_MAX_MS")
+    parser.add_argument("--probe-lead-ms", type=int, help="override BargeInPolicy.probe_lead_ms (120)")
+    parser.add_argument("--endpointing-from", metavar="REV", help="judge with is_backchannel as of git REV")
+    parser.add_argument("--json", action="store_true", help="every run as JSON instead of the table")
+    parser.add_argument("--save-wav", type=Path, help="also write each caller audio as WAV here")
+    args = parser.parse_args(argv)
+    return asyncio.run(main_async(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
