@@ -80,7 +80,12 @@ BACKCHANNELS: tuple[str, ...] = (
 # Sounds that are no words, so never a bid for the floor: what Whisper (tiny.en) writes for a real "uh-huh",
 # "mm-hmm" or "hmm", whole or cut short (bench/backchannels.py: "Uh", "Uh-uh", "Uh-oh.", "Aha", "M-", "Em",
 # "Um"). Accepted with any non-empty list of acknowledgements (configured lists name words, not these).
-SOUNDS: tuple[str, ...] = ("uh", "um", "em", "er", "erm", "uh uh", "uh oh", "aha", "ah ha", "m hm", "m m")
+# Also a laugh, and what Whisper makes of a cough or a noise burst ("You": its best-known hallucination on
+# sounds that are no speech).
+SOUNDS: tuple[str, ...] = (
+    "uh", "um", "em", "er", "erm", "uh uh", "uh oh", "aha", "ah ha", "m hm", "m m",
+    "ha", "hah", "ha ha", "heh", "you",
+)  # fmt: skip
 
 
 class Completeness(Enum):
@@ -149,6 +154,11 @@ _REPEATS = re.compile(r"([a-z])\1+")
 def _squashed(phrase: str) -> str:
     """Letters said longer are the same sound: "mmm hmmm" and "mm hmm" -> "m hm", "ahh" -> "ah"."""
     return _REPEATS.sub(r"\1", phrase)
+
+
+def no_bid(text: str, phrases: tuple[str, ...] = BACKCHANNELS) -> bool:
+    """Said while the agent talks, ``text`` does not claim the floor: no words at all, or acknowledgements."""
+    return not normalise_phrase(text) or is_backchannel(text, phrases)
 
 
 def is_backchannel(text: str, phrases: tuple[str, ...] = BACKCHANNELS) -> bool:

@@ -15,8 +15,16 @@
 - ``Ended``: the utterance is over, with its transcript when the speculative one covers every voiced
   frame, or else the request whose answer will be its transcript;
 - ``Passed``: an utterance that began while the agent held the floor ended without taking it (a cough, an
-  acknowledgement). With ``BargeInPolicy.pause`` it is judged over after ``resume_after_ms`` of silence
-  (the agent, which stopped at its onset, resumes), not after the long hangover of a turn.
+  acknowledgement).
+
+With ``BargeInPolicy.pause`` the agent has already stopped at the sound's onset, so nothing plays over the
+caller while it is judged, and the judgement can wait for the words: a sound made over the agent ends like
+any utterance (even one shorter than a turn's minimum, so that a quick "wait" or "no" is heard), after only
+``resume_after_ms`` of silence when its speculative transcript has no words or only acknowledgements, and
+its whole transcript decides (``Ended``: the session resumes the reply, or makes it a barge-in, a turn of
+its own); only speech that goes on for
+``backchannel_max_ms`` takes the floor before it ends. Quick transcripts of the first syllables ("Uh" of
+"uh-huh", "All" of "all right", "Run!" of "right") are not needed then, and not asked for.
 
 Transcripts of the requests it asked for come back through ``answer``. Pure: no I/O, no clock.
 """
@@ -26,7 +34,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Literal, assert_never
 
-from agent.core.endpointing import EndpointPolicy, is_backchannel
+from agent.core.endpointing import EndpointPolicy, is_backchannel, no_bid, normalise_phrase
 from agent.core.events import AudioFrame, CancelTranscription, Transcribe
 from agent.core.turn_policy import Discarded, EndOfTurn, Onset, TurnDetector, TurnPolicy
 from agent.core.turn_state import AsrRequest, BargeInPolicy, Utterance
@@ -77,6 +85,7 @@ class Listener:
     def __init__(self, policy: TurnPolicy, endpointing: EndpointPolicy, barge_in: BargeInPolicy) -> None:
         self._endpointing = endpointing
         self._barge = barge_in
+        self._policy = policy
         self._detector = TurnDetector(replace(policy, hangover_ms=endpointing.hangover_max_ms))
         self._frame_ms = 20
         self._utterances = 0
@@ -134,7 +143,7 @@ class Listener:
         if req.purpose == "probe":
             utterance.probe_request = None
             utterance.backchannel = is_backchannel(text, self._barge.backchannels)
-            utterance.not_backchannel = not utterance.backchannel and bool(text.strip())
+            utterance.not_backchannel = not utterance.backchannel and bool(normalise_phrase(text))
             return self._judge_interruption(utterance) if busy and not utterance.barged_in else []
         if request == utterance.spec_request:
             utterance.spec_text = text
@@ -148,6 +157,9 @@ class Listener:
     def forget(self, request: int) -> None:
         """A request failed; a final transcript will be asked for at the end anyway."""
         self._asr.pop(request, None)
+        utterance = self._utterance
+        if utterance is not None and utterance.probe_request == request:
+            utterance.probe_request = None  # so that the next look can be taken
 
     # ------------------------------------------------------------------------------------------------
 
@@ -159,6 +171,11 @@ class Listener:
         acknowledgement that goes on is looked at again every ``min_speech_ms``.
         """
         barge, speech = self._barge, self._detector.speech_ms
+        if barge.pause:  # the words decide when the utterance ends; only long speech takes the floor before
+            if speech >= (barge.backchannel_max_ms if barge.backchannels else barge.min_speech_ms):
+                utterance.barged_in = True
+                return [Interrupt()]
+            return []
         if speech >= barge.min_speech_ms and (
             not barge.backchannels or utterance.not_backchannel or speech >= barge.backchannel_max_ms
         ):
@@ -195,11 +212,12 @@ class Listener:
         fresh = utterance.spec_voiced_until == detector.voiced_until_ms
         text = utterance.spec_text if fresh else None
         hangover = self._endpointing.hangover_for(text)
-        if busy and barge.pause and not utterance.barged_in and self._quiet(utterance, detector.speech_ms):
+        paused = busy and barge.pause and not utterance.barged_in
+        if paused and self._passing(utterance, text):
             hangover = min(hangover, barge.resume_after_ms)  # the agent is waiting, paused, to go on
         if detector.silence_ms < hangover:
             return []
-        end = detector.end_now(self._frame_ms)
+        end = detector.end_now(self._frame_ms, self._policy.onset_ms if paused else None)
         if end is None:  # too short to be an utterance at all
             self._utterance = None
             return self._cancel_all() + ([Passed()] if busy else [])
@@ -209,7 +227,7 @@ class Listener:
         utterance, self._utterance = self._utterance, None
         if utterance is None:
             return []
-        if busy and not utterance.barged_in and self._quiet(utterance, end.speech_ms):
+        if busy and not utterance.barged_in and not self._barge.pause and self._quiet(utterance, end.speech_ms):
             return [*self._cancel_all(), Passed()]  # an acknowledgement or a noise while the agent talks
         covered = utterance.spec_request is not None and utterance.spec_voiced_until == end.voiced_until_ms
         text = utterance.spec_text if covered else None
@@ -226,6 +244,15 @@ class Listener:
                 heard.append(Transcribe(request, end.audio))
         heard.append(Ended(end, self.last_voice_at, text, request, interrupted=utterance.barged_in))
         return heard
+
+    def _passing(self, utterance: Utterance, text: str | None) -> bool:
+        """Paused: the sound looks like one that does not take the floor, so it is over after a short silence.
+
+        Its speculative transcript (covering all of it) has no words or only acknowledgements; without
+        speculation, it is too short to be a bid. Real words get a turn's hangover: the caller may go on."""
+        if text is not None:
+            return no_bid(text, self._barge.backchannels)
+        return not self._endpointing.speculative_ms and self._quiet(utterance, self._detector.speech_ms)
 
     def _quiet(self, utterance: Utterance, speech_ms: int) -> bool:
         """Too short to take the floor, or known to be an acknowledgement."""

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 from typing import assert_never
 
-from agent.core.endpointing import is_backchannel
+from agent.core.endpointing import no_bid
 from agent.core.events import (
     AudioFrame,
     CancelTranscription,
@@ -256,7 +256,7 @@ class Session:
 
     def _no_bid(self, text: str) -> bool:
         """Said while the agent talks, ``text`` does not claim the floor (nothing, or "uh-huh")."""
-        return not text.strip() or is_backchannel(text, self._barge.backchannels)
+        return no_bid(text, self._barge.backchannels)
 
     def _agent_busy(self) -> bool:
         """The agent holds the floor: a reply is being prepared or is still playing."""

@@ -108,11 +108,12 @@ class TurnDetector:
         """The utterance so far, as ``EndOfTurn.audio`` would hold it if it ended now."""
         return b"".join(self._trimmed(frame_ms)[0]) if self._speaking else b""
 
-    def end_now(self, frame_ms: int) -> EndOfTurn | None:
-        """End the utterance in progress at once (the session judged the caller finished)."""
+    def end_now(self, frame_ms: int, min_utterance_ms: int | None = None) -> EndOfTurn | None:
+        """End the utterance in progress at once (the session judged the caller finished); ``None`` when it is
+        shorter than ``min_utterance_ms`` (default: the policy's) and so discarded."""
         if not self._speaking:
             return None
-        signal = self._finish("silence", frame_ms)
+        signal = self._finish("silence", frame_ms, min_utterance_ms)
         return signal if isinstance(signal, EndOfTurn) else None
 
     def push(self, frame: bytes, voiced: bool, duration_ms: int) -> TurnSignal | None:
@@ -167,9 +168,12 @@ class TurnDetector:
             return self._finish("max_length", duration_ms)
         return None
 
-    def _finish(self, reason: Literal["silence", "max_length"], frame_ms: int) -> TurnSignal:
+    def _finish(
+        self, reason: Literal["silence", "max_length"], frame_ms: int, min_utterance_ms: int | None = None
+    ) -> TurnSignal:
         speech_ms = self._speech_ms
-        if reason == "silence" and speech_ms < self._policy.min_utterance_ms:
+        minimum = self._policy.min_utterance_ms if min_utterance_ms is None else min_utterance_ms
+        if reason == "silence" and speech_ms < minimum:
             self._begin_idle()
             return Discarded(speech_ms=speech_ms)
         frames, cut = self._trimmed(frame_ms)

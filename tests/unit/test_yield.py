@@ -1,8 +1,10 @@
 """Yield at once, resume if it was not an interruption: the session core with ``BargeInPolicy.pause``.
 
-The caller starts speaking over a reply: it stops at once (``playback.pause``) where it was heard. A cough or
-an "uh-huh" does not take the floor, and the reply goes on from exactly that position, its audio sent again;
-real words do, and the barge-in keeps in the history only what was heard before the pause.
+The caller starts speaking over a reply: it stops at once (``playback.pause``) where it was heard. The sound
+ends after a short silence and its transcript decides: a cough or an "uh-huh" does not take the floor, and
+the reply goes on from exactly that position, its audio sent again; real words do (even a short "wait"), and
+the barge-in keeps in the history only what was heard before the pause. Only speech that goes on takes the
+floor before its transcript is known.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from agent.core.events import (
     AudioStart,
     CancelTurn,
     Effect,
+    GenerateReply,
     PlaybackClear,
     PlaybackMark,
     PlaybackPause,
@@ -77,7 +80,8 @@ def test_a_cough_pauses_at_once_and_the_reply_resumes_from_exactly_where_it_was_
     effects = d.audio("SSS" + "." * 9)
     assert not sent_audio(effects) and not of(effects, TurnMetrics)
     assert d.at(0.001, PlaybackMark(turn, 1900)) == []  # a mark sent before the pause reached the client
-    effects = d.audio(".")  # 200 ms of silence: it was not an interruption
+    (final,) = requests(d.audio("."))  # 200 ms of silence: the sound is over, what was it?
+    effects = d.at(0.05, TranscriptReady(final, "Uh..."))  # no words: it was not an interruption
     assert YieldOutcome(turn, resumed=True) in effects
     full = b"".join(chunks)
     assert sent_audio(effects) == full[540 * BYTES_PER_MS :]  # exactly from the heard position, nothing lost
@@ -97,12 +101,14 @@ def test_the_clock_counts_on_from_the_resumed_position() -> None:
     d.at(0.3, Tick())
     (pause,) = of(d.audio("SS"), PlaybackPause)
     paused_at = pause.played_ms
-    d.audio("." * 10)  # resumed after 200 ms of silence
+    (final,) = requests(d.audio("." * 10))  # over after 200 ms of silence
+    assert sent_audio(d.at(0.0, TranscriptReady(final, "")))  # resumed
     d.at(0.5, Tick())  # ~0.5 s more heard
     effects = d.audio("SS")  # another sound: paused again, 500 ms (+ 40 ms) further on
     (second,) = of(effects, PlaybackPause)
     assert 530 <= second.played_ms - paused_at <= 560
-    effects = d.audio("." * 10)
+    (final,) = requests(d.audio("." * 10))
+    effects = d.at(0.0, TranscriptReady(final, "Ha!"))
     assert sent_audio(effects) == b"".join(reply_audio())[second.played_ms * BYTES_PER_MS :]
 
 
@@ -114,16 +120,36 @@ def test_real_words_after_a_pause_barge_in_and_the_history_keeps_what_was_heard_
     effects = d.audio("SS")
     (pause,) = of(effects, PlaybackPause)
     assert pause.played_ms == 1540
-    effects = d.audio("S" * 2)  # the quick look at 80 ms of speech
-    (probe,) = requests(effects)
-    d.at(0.01, TranscriptReady(probe, "Wait, no"))
+    assert not requests(d.audio("S" * 8))  # no quick look at the first syllables: the agent is not talking
+    (final,) = requests(d.audio("." * 20))  # as long as a turn's pause: the caller may go on
     d.at(0.5, Tick())  # however long it took, what was heard is what played before the pause
-    effects = d.audio("S" * 6)  # 200 ms of speech: real words take the floor
+    effects = d.at(0.01, TranscriptReady(final, "Wait, no."))  # real words take the floor
     assert CancelTurn(turn) in effects and PlaybackClear(turn) in events(effects)
     assert YieldOutcome(turn, resumed=False) in effects
     (metrics,) = of(effects, TurnMetrics)
     assert metrics.interrupted is True and metrics.heard_ms == 1540
-    assert d.session.history.snapshot()[-1].text == "Hello there my friend. How are…"
+    assert d.session.history.snapshot()[-2].text == "Hello there my friend. How are…"
+    assert of(effects, GenerateReply)[0].history[-1].text == "Wait, no."  # and they are the next turn
+
+
+def test_a_short_word_is_heard_and_takes_the_floor() -> None:
+    d = Driver(pause=True)
+    turn = start_turn(d)
+    synthesize(d, turn, reply_audio())
+    assert of(d.audio("SS"), PlaybackPause)
+    (final,) = requests(d.audio("S" + "." * 10))  # 60 ms of voice: shorter than a turn's minimum, still heard
+    effects = d.at(0.05, TranscriptReady(final, "Stop."))
+    assert CancelTurn(turn) in effects and YieldOutcome(turn, resumed=False) in effects
+
+
+def test_speech_that_goes_on_takes_the_floor_before_its_transcript() -> None:
+    d = Driver(pause=True)
+    turn = start_turn(d)
+    synthesize(d, turn, reply_audio())
+    effects = d.audio("S" * 29)
+    assert of(effects, PlaybackPause) and not of(effects, CancelTurn)
+    effects = d.audio("S")  # 600 ms (backchannel_max_ms): whatever it says, the caller has the floor
+    assert CancelTurn(turn) in effects and PlaybackClear(turn) in events(effects)
 
 
 def test_an_acknowledgement_pauses_then_resumes() -> None:
@@ -131,11 +157,10 @@ def test_an_acknowledgement_pauses_then_resumes() -> None:
     turn = start_turn(d)
     synthesize(d, turn, reply_audio())
     d.at(0.2, Tick())
-    effects = d.audio("S" * 12)  # 240 ms: over the minimum, judged by its quick transcript
-    assert of(effects, PlaybackPause)
-    (probe,) = requests(effects)
-    assert d.at(0.05, TranscriptReady(probe, "Uh-huh.")) == []
-    effects = d.audio("." * 10)
+    effects = d.audio("S" * 12)  # 240 ms: over the minimum
+    assert of(effects, PlaybackPause) and not requests(effects)
+    (final,) = requests(d.audio("." * 20))
+    effects = d.at(0.05, TranscriptReady(final, "Uh-huh."))
     assert YieldOutcome(turn, resumed=True) in effects and sent_audio(effects)
     assert not of(effects, CancelTurn) and d.session.active_turn == turn
 
@@ -147,7 +172,8 @@ def test_a_sound_before_the_reply_audio_holds_it_back_until_the_sound_is_over() 
     assert not of(effects, PlaybackPause)  # nothing is playing: nothing to stop
     effects = synthesize(d, turn, reply_audio(4), end=False)
     assert not events(effects)  # the audio waits
-    effects = d.audio("SSSS" + "." * 10)
+    (final,) = requests(d.audio("SSSS" + "." * 10))
+    effects = d.at(0.0, TranscriptReady(final, "You"))  # Whisper's word for a noise
     assert of(effects, AudioStart) == [AudioStart(turn, 24000)]
     assert sent_audio(effects) == b"".join(reply_audio(4))
     assert not of(effects, YieldOutcome)  # the caller never heard it stop
@@ -164,7 +190,8 @@ def test_synthesis_ending_during_the_pause_sends_audio_end_after_the_resumed_aud
     assert of(d.audio("SS"), PlaybackPause)
     effects = synthesize(d, turn, chunks[10:])
     assert not events(effects)  # neither audio nor audio.end while paused
-    effects = d.audio("." * 10)
+    (final,) = requests(d.audio("." * 10))
+    effects = d.at(0.0, TranscriptReady(final, "Mm."))
     notices = events(effects)
     assert isinstance(notices[-1], AudioEnd) and len(of(effects, AudioEnd)) == 1
 
@@ -185,3 +212,14 @@ def test_a_reply_that_has_all_been_heard_is_not_paused() -> None:
     d.at(0.01, PlaybackMark(turn, 200))  # all played; the turn waits out the client's buffer margin
     effects = d.audio("SS")
     assert not of(effects, PlaybackPause)
+
+
+def test_an_acknowledgement_known_from_the_speculative_transcript_resumes_after_the_short_silence() -> None:
+    d = Driver(pause=True, speculative_ms=100)
+    turn = start_turn(d)
+    synthesize(d, turn, reply_audio())
+    assert of(d.audio("S" * 20), PlaybackPause)  # 400 ms: longer than the minimum
+    (spec,) = requests(d.audio("." * 5))  # the speculative transcript, taken as for any turn
+    assert d.at(0.0, TranscriptReady(spec, "Uh-huh.")) == []
+    effects = d.audio("." * 5)  # 200 ms of silence (not a turn's 400): it was an acknowledgement
+    assert YieldOutcome(turn, resumed=True) in effects and sent_audio(effects) and not requests(effects)
