@@ -19,7 +19,7 @@ from collections import deque
 
 import numpy as np
 
-from agent.audio.pcm import FloatArray, float_to_pcm16, pcm16_to_float
+from agent.audio.pcm import FloatArray, pcm16_to_float
 from agent.audio.resample import StreamResampler
 
 RATE = 16000
@@ -74,12 +74,15 @@ class Playout:
         end = self._sample(self._lag) + self._taken
         start = end - samples
         out = np.zeros(samples, dtype=np.float32)
-        for first, chunk in self._segments:
+        for first, chunk in reversed(self._segments):  # in play order: stop at the first that ended before
+            if first + chunk.size <= start:
+                break
             lo, hi = max(start, first), min(end, first + chunk.size)
             if lo < hi:
                 out[lo - start : hi - start] = chunk[lo - first : hi - first]
         self._forget(start - int(_KEEP_S * RATE))
-        return float_to_pcm16(out)
+        pcm: bytes = np.clip(np.rint(out * 32768.0), -32768, 32767).astype("<i2").tobytes()  # made here: no NaN
+        return pcm
 
     def _sample(self, t: float) -> int:
         if self._origin is None:
