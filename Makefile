@@ -8,18 +8,28 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 LOCK_DEV     := requirements/dev.txt
 LOCK_RUNTIME := requirements/runtime.txt
+LOCK_SMART_TURN := requirements/smart-turn.txt
 
-.PHONY: run test lint typecheck unit bench lock clean
+.PHONY: run test lint typecheck unit bench lock clean smart-turn-model
 
 # The locked dependencies only (pip refuses anything unpinned or with another hash), then the project itself,
 # editable, without dependencies and built with the locked setuptools. Reinstalls when pyproject.toml or the
-# lock changes.
-$(STAMP): pyproject.toml $(LOCK_DEV)
+# lock changes. Then the Smart Turn model (agent/adapters/smart_turn.py): only its ONNX file, taken out of the
+# hash-locked pipecat-ai wheel from PyPI (requirements/smart-turn.txt), into the virtual environment.
+$(STAMP): pyproject.toml $(LOCK_DEV) $(LOCK_SMART_TURN)
 	@$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11), "Python 3.11 is required, found " + sys.version.split()[0]'
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --require-hashes -r $(LOCK_DEV)
 	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
+	$(MAKE) --no-print-directory smart-turn-model
 	touch $(STAMP)
+
+# The Smart Turn model alone (also for an existing .venv): pip downloads the locked wheel, the adapter extracts it.
+smart-turn-model:
+	rm -rf $(VENV)/downloads/smart-turn
+	$(PY) -m pip download --quiet --no-deps --require-hashes -r $(LOCK_SMART_TURN) -d $(VENV)/downloads/smart-turn
+	$(PY) -m agent.adapters.smart_turn install $(VENV)/downloads/smart-turn/*.whl
+	rm -rf $(VENV)/downloads/smart-turn
 
 run: $(STAMP)
 	HF_HUB_OFFLINE=1 $(PY) -m agent $(ARGS)

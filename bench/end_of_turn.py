@@ -7,6 +7,8 @@
     python bench/end_of_turn.py --asr-latency-ms 150     # speculative transcripts arrive 150 ms later
     python bench/end_of_turn.py --json > eot.json        # machine-readable, with every utterance
     python bench/end_of_turn.py --save-wav /tmp/eot      # also write the test set as WAV files (never commit)
+    python bench/end_of_turn.py --only current,smart     # with the acoustic turn model (Smart Turn), see below
+    python bench/end_of_turn.py --engine piper           # only the utterances said by the Piper voice
 
 **The test set** (``bench/eot_corpus.py``) is made at start-up, nothing downloaded: 24 sentences, each said by
 3 voices (the bundled Piper voice at two speeds, espeak-ng en-us / en-gb / en-us+m3 / en-us+f2 at 140, 175 and
@@ -36,6 +38,16 @@ configured), ``fixed`` (no speculative transcript, one 420 ms hangover), ``min20
 (``turn.hangover_min_ms``). ``--policy NAME=JSON`` adds one (or replaces a default of that name), JSON as
 ``Settings`` takes it, e.g. ``{"turn": {"hangover_min_ms": 250}, "vad": {"webrtc_mode": 2}}``.
 
+**The acoustic turn model** (``agent.adapters.smart_turn``, installed by ``make``) joins a policy through a
+bench-only ``"smart_turn"`` section of its JSON (``ModelRule``: ``combine`` and/veto/model, ``threshold``,
+``looks_ms``, ``latency_ms``, ``complete_ms``, ``incomplete_ms``, and the text-only fragment rule
+``fragment_words``/``fragment_number``/``fragment_ms``, which also works alone with ``"looks_ms": []``). The core
+is not changed: the session gets an ``EndpointPolicy`` subclass whose ``hangover_for`` asks a per-utterance
+``TurnJudge``, which scores the speculative snapshot (and, for later looks, the audio pushed since) when the
+silence reaches each look. Named presets (``SMART_POLICIES``: ``smart``, ``frag3``, ``smart_frag3``,
+``smartf3_700``) run only when named in ``--only``. Scores of identical audio are reused; the model's cost
+per call (wall clock) goes to stderr.
+
 **Output**: per policy a table by category (utterances, false cut-offs, latency p50/p95/max over the utterances
 not cut off) and the split-turn count on the <= 300 ms internal pauses; then one summary line per policy, the
 false-cut-off rate at its latency. Progress goes to stderr. The default run takes about 20 s on 2 cores (7 s
@@ -50,11 +62,12 @@ import hashlib
 import json
 import logging
 import os
+import re
 import sys
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +78,7 @@ if __package__ in (None, ""):  # run as a script: make the project importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agent.config import Settings
+from agent.core.endpointing import Completeness, EndpointPolicy, completeness
 from agent.core.events import CancelTranscription, Effect, Notify, SpeechStopped, Transcribe, TranscriptReady
 from agent.core.session import Session
 from agent.ports import SpeechDetector, SpeechToText
@@ -85,6 +99,18 @@ DEFAULT_POLICIES: dict[str, dict[str, Any]] = {
 }
 
 
+SMART_KEY = "smart_turn"
+"""A policy's bench-only section: how the acoustic turn model joins the decision (``ModelRule``)."""
+
+# Named, but run only when asked for (--only, or --policy with the same name): they load Smart Turn.
+SMART_POLICIES: dict[str, dict[str, Any]] = {
+    "smart": {SMART_KEY: {}},
+    "frag3": {SMART_KEY: {"looks_ms": [], "fragment_words": 3, "fragment_number": True}},
+    "smart_frag3": {SMART_KEY: {"fragment_words": 3, "fragment_number": True}},
+    "smartf3_700": {SMART_KEY: {"fragment_words": 3, "fragment_number": True, "incomplete_ms": 700}},
+}
+
+
 def progress(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
@@ -93,10 +119,68 @@ def progress(line: str) -> None:
 
 
 @dataclass(frozen=True, slots=True)
+class ModelRule:
+    """How the acoustic turn-completion model (``agent.adapters.smart_turn``) joins the end-of-turn decision.
+
+    The model is run at ``looks_ms`` of trailing silence (the first normally the speculative point), on the
+    utterance audio so far (the speculative snapshot: pre-roll, speech, silence); its answer counts
+    ``latency_ms`` of audio later. A look with probability >= ``threshold`` says "complete".
+
+    ``combine``: ``and``: a transcript that trails off ("and", "um", "to", a comma) waits the long hangover
+    whatever the model says; otherwise the turn ends ``complete_ms`` into the silence (or at the first look that
+    says complete, if later), and if no look says complete, after ``incomplete_ms``. ``veto``: the transcript rule
+    as configured, except that a transcript rule's short hangover (complete sentence) needs a look that says
+    complete, else the turn waits for a later one or ``incomplete_ms``. ``model``: the model alone (the transcript
+    is ignored). ``fragment_words``/``fragment_number`` (any combine, also without a model: ``looks_ms`` empty):
+    a transcript of at most that many words, or ending in a number, waits ``fragment_ms`` instead of its
+    transcript hangover (the cheap text-only rule).
+    """
+
+    combine: str = "and"
+    threshold: float = 0.5
+    looks_ms: tuple[int, ...] = (120,)
+    latency_ms: int = 0
+    complete_ms: int | None = None
+    incomplete_ms: int | None = None
+    fragment_words: int = 0
+    fragment_number: bool = False
+    fragment_ms: int | None = None
+
+    @classmethod
+    def parse(cls, value: Any) -> ModelRule:
+        if not isinstance(value, dict):
+            raise ValueError("smart_turn takes an object")
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(value) - known)
+        if unknown:
+            raise ValueError(f"unknown field(s) in 'smart_turn': {', '.join(unknown)}")
+        rule = cls(**{k: tuple(v) if k == "looks_ms" else v for k, v in value.items()})
+        if rule.combine not in ("and", "veto", "model"):
+            raise ValueError("smart_turn.combine: and, veto or model")
+        return rule
+
+    def describe(self, endpointing: EndpointPolicy) -> str:
+        parts = []
+        if self.looks_ms:
+            looks = "/".join(str(x) for x in self.looks_ms)
+            parts.append(
+                f"smart turn {self.combine} p>={self.threshold:g} at {looks} ms (+{self.latency_ms} ms), "
+                f"complete {self.complete_ms or endpointing.hangover_min_ms} ms, "
+                f"else {self.incomplete_ms or endpointing.hangover_max_ms} ms"
+            )
+        if self.fragment_words or self.fragment_number:
+            what = f"<= {self.fragment_words} words" if self.fragment_words else ""
+            what += (" or " if what else "") + "ending in a number" if self.fragment_number else ""
+            parts.append(f"fragments ({what}) {self.fragment_ms or endpointing.hangover_max_ms} ms")
+        return "; ".join(parts)
+
+
+@dataclass(frozen=True, slots=True)
 class Policy:
     name: str
     overrides: dict[str, Any]
     settings: Settings
+    rule: ModelRule | None = None
 
     def describe(self) -> str:
         vad, turn = self.settings.vad, self.settings.turn
@@ -113,6 +197,7 @@ class Policy:
             f"{hangover}, vad {detector}, onset {vad.onset_ms} ms"
             + (f", tail floor {tail:g} dB" if tail else "")
             + f", preemption {turn.preemption}"
+            + (f"; {self.rule.describe(session_config(self.settings, OUTPUT_RATE).endpointing)}" if self.rule else "")
         )
 
 
@@ -195,6 +280,111 @@ class Transcriber:
                 close()
 
 
+# --- the acoustic turn-completion model (bench side: the core is not changed) ----------------------------
+
+
+class TurnScorer:
+    """Smart Turn (``agent.adapters.smart_turn``), loaded on first use; scores of identical audio reused."""
+
+    def __init__(self) -> None:
+        self._model: Any = None
+        self._scores: dict[str, float] = {}
+        self.runs = 0
+        self.reused = 0
+        self.seconds: list[float] = []
+
+    def probability(self, pcm: bytes) -> float:
+        key = hashlib.sha1(pcm).hexdigest()
+        known = self._scores.get(key)
+        if known is not None:
+            self.reused += 1
+            return known
+        if self._model is None:
+            from agent.adapters.smart_turn import SmartTurnModel
+
+            progress("loading the Smart Turn model")
+            self._model = SmartTurnModel()
+        started = time.perf_counter()
+        p = float(self._model.probability_pcm16(pcm))
+        self.seconds.append(time.perf_counter() - started)
+        self.runs += 1
+        self._scores[key] = p
+        return p
+
+
+_NUMBER = re.compile(
+    r"(\d[\d,.:]*|\b(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
+    r"thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|"
+    r"sixty|seventy|eighty|ninety|hundred|thousand|million))[.!?]?$"
+)
+
+
+class TurnJudge:
+    """One utterance's end-of-turn decision under a ``ModelRule``, asked by the core through
+    ``JudgedEndpointPolicy.hangover_for`` on every frame of trailing silence.
+
+    The bench tells it the stream position before each frame (``position_ms``) and each speculative snapshot
+    (``pause``). Looks are scored when the silence reaches them, on the audio pushed by then (causal)."""
+
+    def __init__(self, rule: ModelRule, base: EndpointPolicy, scorer: TurnScorer, pcm: bytes, outcome: Outcome):
+        self.rule, self.base, self.scorer, self.pcm, self.outcome = rule, base, scorer, pcm, outcome
+        self.position_ms = 0
+        self._snapshot = b""
+        self._spec_ms = 0
+        self._scores: dict[int, float] = {}
+
+    def pause(self, snapshot: bytes, position_ms: int) -> None:
+        self._snapshot, self._spec_ms, self._scores = snapshot, position_ms, {}
+
+    def _score(self, look_ms: int) -> float:
+        p = self._scores.get(look_ms)
+        if p is None:
+            extra = look_ms - self.base.speculative_ms
+            start = self._spec_ms * RATE // 1000 * 2
+            audio = self._snapshot + self.pcm[start : start + max(extra, 0) * RATE // 1000 * 2]
+            p = self._scores[look_ms] = self.scorer.probability(audio)
+            self.outcome.scores.append((self._spec_ms, look_ms, round(p, 3)))
+        return p
+
+    def hangover(self, text: str, transcript_ms: int) -> int:
+        rule, base = self.rule, self.base
+        long_ms = rule.incomplete_ms or base.hangover_max_ms
+        verdict = completeness(text, base.trailing_words)
+        words = len(text.split())
+        fragment = bool(rule.fragment_words and 0 < words <= rule.fragment_words) or (
+            rule.fragment_number and _NUMBER.search(text.strip().lower()) is not None
+        )
+        if fragment and verdict is not Completeness.TRAILING:
+            transcript_ms = max(transcript_ms, rule.fragment_ms or base.hangover_max_ms)
+        if not rule.looks_ms:
+            return transcript_ms
+        if rule.combine == "and" and (verdict is Completeness.TRAILING or fragment):
+            return transcript_ms
+        if rule.combine == "veto" and transcript_ms > base.hangover_min_ms:
+            return transcript_ms  # only the short hangover of a complete sentence needs the model's word
+        silence = self.base.speculative_ms + self.position_ms - self._spec_ms
+        short = base.hangover_min_ms if rule.combine == "veto" else rule.complete_ms or base.hangover_min_ms
+        for look in rule.looks_ms:
+            if look + rule.latency_ms > silence:
+                break
+            if self._score(look) >= rule.threshold:
+                return max(short, look + rule.latency_ms)
+        return long_ms
+
+
+@dataclass(frozen=True, slots=True)
+class JudgedEndpointPolicy(EndpointPolicy):
+    """The core's ``EndpointPolicy`` with its hangover decided by a bench-side ``TurnJudge``."""
+
+    judge: TurnJudge | None = None
+
+    def hangover_for(self, text: str | None) -> int:
+        transcript_ms = EndpointPolicy.hangover_for(self, text)
+        if text is None or self.judge is None:
+            return transcript_ms
+        return self.judge.hangover(text, transcript_ms)
+
+
 # --- one utterance through the pipeline -----------------------------------------------------------------
 
 
@@ -204,6 +394,8 @@ class Outcome:
     end_ms: int | None = None
     transcripts: list[str] = field(default_factory=list)
     """Transcripts the core asked for before the turn ended, in order."""
+    scores: list[tuple[int, int, float]] = field(default_factory=list)
+    """Turn-model looks: (position of the speculative snapshot, ms of silence, probability of complete)."""
 
     @property
     def cut_off(self) -> bool:
@@ -228,6 +420,7 @@ class Outcome:
             "ended_in": self.where,
             "latency_ms": None if latency is None else round(latency, 1),
             "transcripts": self.transcripts,
+            "turn_scores": [list(x) for x in self.scores],
         }
 
 
@@ -246,14 +439,22 @@ async def run_utterance(
     new_detector: Callable[[], SpeechDetector],
     transcriber: Transcriber,
     asr_latency_ms: int,
+    rule: ModelRule | None = None,
+    scorer: TurnScorer | None = None,
 ) -> Outcome:
     """Stream ``utterance`` through a fresh VAD and session core until the core ends the turn.
 
     ``new_detector`` is ``agent.wiring.build_detector_factory(settings)``, made once per policy (the Silero
     model loads once there)."""
-    session = Session(session_config(settings, OUTPUT_RATE))
-    audio = caller_audio(settings, new_detector)
+    config = session_config(settings, OUTPUT_RATE)
     outcome = Outcome(utterance)
+    judge = None
+    if rule is not None:
+        judge = TurnJudge(rule, config.endpointing, scorer or TurnScorer(), utterance.pcm, outcome)
+        base = {f.name: getattr(config.endpointing, f.name) for f in fields(EndpointPolicy)}
+        config = replace(config, endpointing=JudgedEndpointPolicy(**base, judge=judge))
+    session = Session(config)
+    audio = caller_audio(settings, new_detector)
     position = 0  # ms of audio pushed
     delayed: dict[int, tuple[int, str]] = {}  # request -> (due position, transcript)
 
@@ -270,6 +471,8 @@ async def run_utterance(
                         isinstance(e, Notify) and isinstance(e.event, SpeechStopped) for e in queue
                     ):
                         continue  # the turn's own transcript: asked for as the turn ends, not needed here
+                    if judge is not None and effect.purpose == "speculative":
+                        judge.pause(effect.pcm, position)
                     text = await transcriber.text(settings, effect.pcm)
                     outcome.transcripts.append(text)
                     if asr_latency_ms:
@@ -287,6 +490,8 @@ async def run_utterance(
         for frame in audio.push(pcm[offset : offset + CHUNK_BYTES]):
             position += frame.duration_ms
             now = position / 1000
+            if judge is not None:
+                judge.position_ms = position
             effects = session.handle(frame, now)
             for request, (due, text) in sorted(delayed.items(), key=lambda item: item[1][0]):
                 if due <= position and request in delayed:
@@ -378,6 +583,8 @@ def format_cutoffs(result: PolicyResult) -> str:
         if o.cut_off or o.end_ms is None:
             u = o.utterance
             heard = " / ".join(repr(t) for t in o.transcripts) or "-"
+            if o.scores:
+                heard += "  smart turn: " + ", ".join(f"{p:.2f}@{look}" for _, look, p in o.scores)
             lines.append(
                 f"  {u.id} {u.category:<15} {u.voice:<20} ended {o.end_ms} ms ({o.where}; audible end "
                 f"{u.audible_end_ms:.0f} ms)  {u.text!r}  heard: {heard}"
@@ -451,6 +658,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--limit", type=int, default=None, help="evaluate only the first N utterances")
     parser.add_argument(
+        "--engine",
+        choices=("piper", "espeak"),
+        default=None,
+        help="only the utterances said by this speech engine (Piper is the more natural voice)",
+    )
+    parser.add_argument(
         "--renditions",
         type=int,
         default=3,
@@ -480,25 +693,28 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def select_policies(args: argparse.Namespace, base: Settings, error: Callable[[str], Any]) -> list[Policy]:
-    known: dict[str, dict[str, Any]] = dict(DEFAULT_POLICIES)
+    known: dict[str, dict[str, Any]] = {**DEFAULT_POLICIES, **SMART_POLICIES}
     for name, overrides in args.policy:
         known[name] = overrides
-    names = list(known) if args.only is None else [n.strip() for n in args.only.split(",") if n.strip()]
+    default = [n for n in known if n not in SMART_POLICIES or n in dict(args.policy)]
+    names = default if args.only is None else [n.strip() for n in args.only.split(",") if n.strip()]
     missing = [n for n in names if n not in known]
     if missing or not names:
         error(f"--only: unknown policy {', '.join(missing) or '(none given)'}; known: {', '.join(known)}")
     policies = []
     for name in dict.fromkeys(names):
         try:
-            policies.append(Policy(name, known[name], with_overrides(base, known[name])))
-        except ValueError as exc:
+            overrides = dict(known[name])
+            rule = ModelRule.parse(overrides.pop(SMART_KEY)) if SMART_KEY in overrides else None
+            policies.append(Policy(name, known[name], with_overrides(base, overrides), rule))
+        except (ValueError, TypeError) as exc:
             error(f"policy {name}: {exc}")
     return policies
 
 
 async def amain(args: argparse.Namespace, policies: list[Policy]) -> int:
     started = time.perf_counter()
-    plans = plan(args.renditions)[: args.limit]
+    plans = [p for p in plan(args.renditions) if args.engine in (None, p.voice.engine)][: args.limit]
     noise = args.noise_dbfs if args.noise_dbfs < 0 else None
     utterances = list(corpus(plans, noise, progress))
     seconds = sum(u.duration_ms for u in utterances) / 1000
@@ -513,6 +729,7 @@ async def amain(args: argparse.Namespace, policies: list[Policy]) -> int:
         (args.save_wav / "index.json").write_text(index, encoding="utf-8")
         progress(f"wrote the test set to {args.save_wav}")
     transcriber = Transcriber()
+    scorer = TurnScorer()
     results: list[PolicyResult] = []
     try:
         for policy in policies:
@@ -520,7 +737,9 @@ async def amain(args: argparse.Namespace, policies: list[Policy]) -> int:
             new_detector = build_detector_factory(policy.settings)
             outcomes = []
             for n, u in enumerate(utterances, 1):
-                outcome = await run_utterance(u, policy.settings, new_detector, transcriber, args.asr_latency_ms)
+                outcome = await run_utterance(
+                    u, policy.settings, new_detector, transcriber, args.asr_latency_ms, policy.rule, scorer
+                )
                 outcomes.append(outcome)
                 verdict = "CUT OFF" if outcome.cut_off else "no end" if outcome.end_ms is None else "ok"
                 progress(f"policy {policy.name}: utterance {n}/{len(utterances)} {u.category}: {verdict}")
@@ -531,6 +750,12 @@ async def amain(args: argparse.Namespace, policies: list[Policy]) -> int:
         f"ASR: {transcriber.runs} transcriptions in {transcriber.seconds:.1f} s, {transcriber.reused} reused; "
         f"total {time.perf_counter() - started:.1f} s"
     )
+    if scorer.runs:
+        cost = stats([1000 * x for x in scorer.seconds])
+        progress(
+            f"Smart Turn: {scorer.runs} calls, {scorer.reused} reused; per call p50 {cost['p50']} ms, "
+            f"p95 {cost['p95']} ms, max {cost['max']} ms (wall clock, this machine)"
+        )
     if args.json:
         print(
             json.dumps(
