@@ -119,6 +119,11 @@ class TurnSettings(BaseModel):
     speculative_ms: int = Field(120, ge=0, description="Trailing silence before a speculative transcript; 0 = off.")
     hangover_min_ms: int = Field(320, ge=60, description="Silence that ends a turn that sounds finished.")
     hangover_max_ms: int = Field(1200, ge=60, description="Silence that ends a turn that trails off.")
+    fragment_words: int = Field(
+        3, ge=0, le=10, description="A transcript of at most this many words (not a short answer) waits FRAGMENT_MS."
+    )
+    fragment_numbers: bool = Field(True, description="A transcript ending in a number waits FRAGMENT_MS.")
+    fragment_ms: int = Field(700, ge=0, le=5000, description="Hangover of a fragment; 0 = HANGOVER_MAX_MS.")
     preemption: Literal["off", "llm", "llm+tts"] = Field(
         "llm+tts",
         description="Start the reply (llm) and its first sentence's speech (llm+tts) from the speculative "

@@ -1,6 +1,6 @@
 """End-of-turn benchmark: false cut-offs and end-of-turn latency per policy, on a spoken test set.
 
-    python bench/end_of_turn.py                          # 72 utterances x 5 policies, tables on stdout
+    python bench/end_of_turn.py                          # 87 utterances x 5 policies, tables on stdout
     python bench/end_of_turn.py --limit 8                # a quick look (8 utterances, every category)
     python bench/end_of_turn.py --policy 'short={"turn":{"hangover_min_ms":250}}' --only current,short
     python bench/end_of_turn.py --policy 'gate={"vad":{"tail_floor_db":20}}' --list-cutoffs
@@ -12,7 +12,7 @@
 
 **The test set** (``bench/eot_corpus.py``) is made at start-up, nothing downloaded: 24 sentences, each said by
 3 voices (the bundled Piper voice at two speeds, espeak-ng en-us / en-gb / en-us+m3 / en-us+f2 at 140, 175 and
-210 words per minute), 72 utterances in four categories: ``complete`` statements, ``question``s,
+210 words per minute), 87 utterances in five categories: ``complete`` statements, ``question``s,
 ``internal_pause`` (a sentence cut at a comma and joined by 150–300 ms of silence) and ``thinking_pause`` (a
 part ending in "um", "and", "so", "because", "like", a list item, a number or "to", 500–1000 ms of silence,
 then the rest). Each has 300 ms of silence before and 2 s after, and white noise at -60 dBFS throughout
@@ -667,7 +667,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--renditions",
         type=int,
         default=3,
-        help="voices per sentence, 1-6 (default: 3, i.e. 72 utterances from 24 sentences)",
+        help="voices per sentence, 1-6 (default: 3, i.e. 87 utterances from 29 sentences)",
     )
     parser.add_argument(
         "--asr-latency-ms",

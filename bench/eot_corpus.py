@@ -51,8 +51,8 @@ PEAK = 0.7
 """Peak level of the speech in an utterance (all its parts scaled together), as a fraction of full scale."""
 ANALYSIS_MS = 10
 
-Category = Literal["complete", "question", "internal_pause", "thinking_pause"]
-CATEGORIES: tuple[Category, ...] = ("complete", "question", "internal_pause", "thinking_pause")
+Category = Literal["complete", "question", "internal_pause", "thinking_pause", "short_answer"]
+CATEGORIES: tuple[Category, ...] = ("complete", "question", "internal_pause", "thinking_pause", "short_answer")
 
 INTERNAL_PAUSES_MS = (150, 200, 250, 300)
 THINKING_PAUSES_MS = (500, 650, 800, 1000)
@@ -90,6 +90,15 @@ SENTENCES: dict[Category, tuple[str, ...]] = {
         "I need eggs, milk, | bread and some butter.",
         "It's four | hundred and twenty dollars a month.",
         "I want to book a flight to | Boston on Friday.",
+    ),
+    # Whole turns of one to three words: what a rule for fragments ("It's four.", "I was thinking.") must not
+    # keep waiting after.
+    "short_answer": (
+        "Yes.",
+        "No, thanks.",
+        "Tuesday.",
+        "Two.",
+        "Sounds good.",
     ),
 }
 
@@ -175,7 +184,7 @@ class Plan:
 
 def plan(renditions: int = 3) -> list[Plan]:
     """Every sentence said by ``renditions`` voices (1–6), in an order that mixes categories and voices, so
-    the first few utterances (``--limit``) already cover all four categories."""
+    the first few utterances (``--limit``) already cover all five categories."""
     if not 1 <= renditions <= len(VOICES):
         raise ValueError(f"renditions must be 1..{len(VOICES)}, got {renditions}")
     # Round-robin over the categories, so the sentence list interleaves them.

@@ -80,11 +80,12 @@ BACKCHANNELS: tuple[str, ...] = (
 # Sounds that are no words, so never a bid for the floor: what Whisper (tiny.en) writes for a real "uh-huh",
 # "mm-hmm" or "hmm", whole or cut short (bench/backchannels.py: "Uh", "Uh-uh", "Uh-oh.", "Aha", "M-", "Em",
 # "Um"). Accepted with any non-empty list of acknowledgements (configured lists name words, not these).
-# Also a laugh, and what Whisper makes of a cough or a noise burst ("You": its best-known hallucination on
-# sounds that are no speech).
+# Also a laugh, and what Whisper makes of a cough, a noise burst or a short sound: "A..." or "Uh." for a cough
+# on a phone line; "You" and "Thank you.", its best-known hallucinations on sounds that are no speech (said
+# over the agent, "thank you" is no bid either).
 SOUNDS: tuple[str, ...] = (
     "uh", "um", "em", "er", "erm", "uh uh", "uh oh", "aha", "ah ha", "m hm", "m m",
-    "ha", "hah", "ha ha", "heh", "you",
+    "a", "ha", "hah", "ha ha", "heh", "you", "thank you",
 )  # fmt: skip
 
 
@@ -107,20 +108,79 @@ class EndpointPolicy:
     hangover_ms: int = 420
     hangover_max_ms: int = 1200
     trailing_words: frozenset[str] = field(default=TRAILING_WORDS)
+    fragment_words: int = 0
+    """A transcript of at most this many words (not a short answer such as "Yes." or "No, thanks.") that does
+    not trail off is a fragment: the caller is often only thinking ("I was thinking um", Whisper dropping the
+    "um" and adding a period). 0: no such rule."""
+    fragment_numbers: bool = False
+    """A transcript ending in a number is a fragment too ("It's four." of "It's four hundred and twenty")."""
+    fragment_ms: int = 0
+    """The hangover of a fragment (0: ``hangover_max_ms``)."""
 
     def hangover_for(self, text: str | None) -> int:
         if text is None:
             return self.hangover_ms
-        match completeness(text, self.trailing_words):
-            case Completeness.COMPLETE:
-                return self.hangover_min_ms
-            case Completeness.TRAILING:
-                return self.hangover_max_ms
-            case Completeness.UNKNOWN:
-                return self.hangover_ms
+        verdict = completeness(text, self.trailing_words)
+        if verdict is Completeness.TRAILING:
+            return self.hangover_max_ms
+        if self._fragment(text):
+            return max(self.fragment_ms or self.hangover_max_ms, self.hangover_ms)
+        return self.hangover_min_ms if verdict is Completeness.COMPLETE else self.hangover_ms
+
+    def _fragment(self, text: str) -> bool:
+        words = _WORD.findall(normalise_phrase(text))
+        if not words or all(w in SHORT_ANSWER_WORDS for w in words):
+            return False
+        if self.fragment_numbers and _NUMBER.search(text.strip().lower()):
+            return True
+        return len(words) <= self.fragment_words
 
 
 _WORD = re.compile(r"[a-z']+")
+_NUMBER = re.compile(
+    r"(\d[\d,.:]*|\b(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|"
+    r"fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|"
+    r"hundred|thousand|million))[.!?]?$"
+)
+SHORT_ANSWER_WORDS = frozenset(
+    [
+        "yes",
+        "yeah",
+        "yep",
+        "yup",
+        "no",
+        "nope",
+        "nah",
+        "sure",
+        "okay",
+        "ok",
+        "fine",
+        "right",
+        "correct",
+        "exactly",
+        "absolutely",
+        "definitely",
+        "maybe",
+        "please",
+        "thanks",
+        "thank",
+        "you",
+        "bye",
+        "goodbye",
+        "hello",
+        "hi",
+        "hey",
+        "great",
+        "perfect",
+        "cool",
+        "alright",
+        "not",
+        "really",
+        "of",
+        "course",
+    ]
+)
+"""Words of short answers that are whole turns ("Yes.", "No, thanks.", "Sure, thank you."): never fragments."""
 
 
 def completeness(text: str, trailing_words: frozenset[str] = TRAILING_WORDS) -> Completeness:

@@ -147,11 +147,13 @@ class Listener:
             return self._judge_interruption(utterance) if busy and not utterance.barged_in else []
         if request == utterance.spec_request:
             utterance.spec_text = text
+            taken = self._taken_by_words(utterance, text, busy)
+            busy = busy and not taken
             heard = self._maybe_end(utterance, busy)
             fresh = utterance.spec_voiced_until == self._detector.voiced_until_ms
             if not heard and fresh and text.strip():
                 heard = [Guessed(text, utterance.spec_voiced_until)]
-            return heard
+            return taken + heard
         return []
 
     def forget(self, request: int) -> None:
@@ -245,14 +247,26 @@ class Listener:
         heard.append(Ended(end, self.last_voice_at, text, request, interrupted=utterance.barged_in))
         return heard
 
+    def _taken_by_words(self, utterance: Utterance, text: str, busy: bool) -> list[Heard]:
+        """Paused: the speculative transcript of a pause in the caller's speech shows real words, and enough of
+        them: the floor is theirs now (the turn's work stops, and its reply can be prepared early)."""
+        barge = self._barge
+        if not (busy and barge.pause) or utterance.barged_in or no_bid(text, barge.backchannels):
+            return []
+        if self._detector.speech_ms < barge.min_speech_ms:
+            return []
+        utterance.barged_in = True
+        return [Interrupt()]
+
     def _passing(self, utterance: Utterance, text: str | None) -> bool:
         """Paused: the sound looks like one that does not take the floor, so it is over after a short silence.
 
-        Its speculative transcript (covering all of it) has no words or only acknowledgements; without
-        speculation, it is too short to be a bid. Real words get a turn's hangover: the caller may go on."""
-        if text is not None:
-            return no_bid(text, self._barge.backchannels)
-        return not self._endpointing.speculative_ms and self._quiet(utterance, self._detector.speech_ms)
+        It is too short to be a bid, or its speculative transcript (covering all of it) has no words or only
+        acknowledgements. Its whole transcript decides then. Longer speech with real words gets a turn's hangover:
+        the caller may go on."""
+        if self._quiet(utterance, self._detector.speech_ms):
+            return True
+        return text is not None and no_bid(text, self._barge.backchannels)
 
     def _quiet(self, utterance: Utterance, speech_ms: int) -> bool:
         """Too short to take the floor, or known to be an acknowledgement."""

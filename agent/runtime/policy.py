@@ -26,6 +26,9 @@ def session_config(settings: Settings, output_rate: int, frame_ms: int = 40, can
             hangover_min_ms=turn.hangover_min_ms,
             hangover_ms=vad.hangover_ms,
             hangover_max_ms=turn.hangover_max_ms,
+            fragment_words=turn.fragment_words,
+            fragment_numbers=turn.fragment_numbers,
+            fragment_ms=turn.fragment_ms,
         ),
         barge_in=BargeInPolicy(
             enabled=turn.barge_in,

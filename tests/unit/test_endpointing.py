@@ -51,6 +51,9 @@ def test_one_word_gets_the_default_hangover_not_the_short_one() -> None:
         # the list itself
         "Yeah.", "Yes.", "Yep.", "Yup", "ok.", "Okay...", "Right.", "Sure", "I see.", "Got it!", "All right.",
         "Alright.",
+        # a laugh, and Whisper's words for a noise or a cough over the agent (tests/integration/test_yield.py,
+        # bench/backchannels.py with the reply paused: "Thank you." for a short "yeah", "You" for noise)
+        "Ha!", "Heh.", "You", "Thank you.",
     ],
 )  # fmt: skip
 def test_real_acknowledgements_are_backchannels(text: str) -> None:
@@ -66,7 +69,7 @@ def test_real_acknowledgements_are_backchannels(text: str) -> None:
         "What about tomorrow?", "Welcome out tomorrow",
         # a filler or an acknowledgement that goes on into words
         "uh, wait", "Um, no", "Okay, stop it.", "Okay, dot", "Yeah, but what about Tuesday", "Oh, no.",
-        "I want", "So what?", "Thank you.",
+        "I want", "So what?", "Thank you, but no.", "You know what, stop",
         # nothing heard: not a backchannel either (the listener treats it as unknown)
         "", "...",
     ],
@@ -85,3 +88,28 @@ def test_a_configured_list_still_hears_hums_and_drawn_out_words() -> None:
     assert is_backchannel("Yeahhh.", ("yeah",))
     assert is_backchannel("Mm-hmm.", ("yeah",))
     assert not is_backchannel("Okay.", ("yeah",))
+
+
+FRAGMENTS = EndpointPolicy(fragment_words=3, fragment_numbers=True, fragment_ms=700)
+
+
+@pytest.mark.parametrize(
+    ("text", "hangover"),
+    [
+        # what Whisper makes of a thinking pause (bench/end_of_turn.py): a short fragment with a period
+        ("I was thinking.", 700), ("It's 4.", 700), ("It's four.", 700), ("It was like.", 1200),
+        ("I need eggs, milk,", 1200),
+        # short answers are whole turns; longer sentences are judged as before
+        ("Yes.", 420), ("No, thanks.", 320), ("Sure, thank you.", 320), ("Okay.", 420),
+        ("Please cancel my order.", 320), ("What time do you open tomorrow?", 320),
+        ("The total for the month is 20.", 700),
+    ],
+)  # fmt: skip
+def test_fragments_wait_longer_than_finished_sentences(text: str, hangover: int) -> None:
+    assert FRAGMENTS.hangover_for(text) == hangover
+
+
+def test_without_the_fragment_rule_a_short_sentence_is_finished() -> None:
+    assert EndpointPolicy().hangover_for("It's four.") == 320
+    assert EndpointPolicy(fragment_words=3).hangover_for("That is forty dollars total.") == 320  # four words
+    assert EndpointPolicy(fragment_numbers=True).hangover_for("It's 4.") == 1200  # fragment_ms 0: the maximum

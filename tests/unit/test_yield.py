@@ -223,3 +223,25 @@ def test_an_acknowledgement_known_from_the_speculative_transcript_resumes_after_
     assert d.at(0.0, TranscriptReady(spec, "Uh-huh.")) == []
     effects = d.audio("." * 5)  # 200 ms of silence (not a turn's 400): it was an acknowledgement
     assert YieldOutcome(turn, resumed=True) in effects and sent_audio(effects) and not requests(effects)
+
+
+def test_real_words_in_a_pause_of_the_callers_speech_take_the_floor_and_their_reply_is_prepared() -> None:
+    d = Driver(pause=True, speculative_ms=100, preemption="llm")
+    turn = start_turn(d)
+    synthesize(d, turn, reply_audio())
+    assert of(d.audio("S" * 16), PlaybackPause)  # 320 ms of speech: more than a barge-in needs
+    (spec,) = requests(d.audio("." * 5))
+    effects = d.at(0.0, TranscriptReady(spec, "Stop, what time is it?"))
+    assert CancelTurn(turn) in effects and PlaybackClear(turn) in events(effects)  # before the utterance ends
+    (ask,) = of(effects, GenerateReply)  # the caller's words are being answered already, output held
+    assert ask.history[-1].text == "Stop, what time is it?" and not of(effects, AudioStart)
+
+
+def test_a_speculative_transcript_of_an_acknowledgement_does_not_take_the_floor() -> None:
+    d = Driver(pause=True, speculative_ms=100, preemption="llm")
+    turn = start_turn(d)
+    synthesize(d, turn, reply_audio())
+    d.audio("S" * 16)
+    (spec,) = requests(d.audio("." * 5))
+    assert not of(d.at(0.0, TranscriptReady(spec, "Okay, got it.")), CancelTurn)
+    assert d.session.active_turn == turn
