@@ -113,7 +113,8 @@ class EndpointPolicy:
     not trail off is a fragment: the caller is often only thinking ("I was thinking um", Whisper dropping the
     "um" and adding a period). 0: no such rule."""
     fragment_numbers: bool = False
-    """A transcript ending in a number is a fragment too ("It's four." of "It's four hundred and twenty")."""
+    """A statement ending in a number is a fragment too ("It's four." of "It's four hundred and twenty"); a
+    question is not ("Can you call me at 7:30?")."""
     fragment_ms: int = 0
     """The hangover of a fragment (0: ``hangover_max_ms``)."""
 
@@ -140,7 +141,7 @@ _WORD = re.compile(r"[a-z']+")
 _NUMBER = re.compile(
     r"(\d[\d,.:]*|\b(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|"
     r"fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|"
-    r"hundred|thousand|million))[.!?]?$"
+    r"hundred|thousand|million))\.?$"
 )
 SHORT_ANSWER_WORDS = frozenset(
     [

@@ -102,7 +102,7 @@ FRAGMENTS = EndpointPolicy(fragment_words=3, fragment_numbers=True, fragment_ms=
         # short answers are whole turns; longer sentences are judged as before
         ("Yes.", 420), ("No, thanks.", 320), ("Sure, thank you.", 320), ("Okay.", 420),
         ("Please cancel my order.", 320), ("What time do you open tomorrow?", 320),
-        ("The total for the month is 20.", 700),
+        ("The total for the month is 20.", 700), ("Could you remind me to call my sister at 730?", 320),
     ],
 )  # fmt: skip
 def test_fragments_wait_longer_than_finished_sentences(text: str, hangover: int) -> None:
