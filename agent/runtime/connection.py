@@ -54,6 +54,7 @@ from agent.core.events import (
     PlaybackClear,
     PlaybackPause,
     PreemptionOutcome,
+    ServerEvent,
     Synthesize,
     Tick,
     Transcribe,
@@ -71,6 +72,7 @@ from agent.runtime.opening import Credentials, Opened, PreStart, display_name
 from agent.runtime.outbox import Outbox
 from agent.runtime.policy import session_config
 from agent.runtime.rate_limit import InputRateLimiter, Verdict
+from agent.runtime.session_report import SessionReport
 from agent.runtime.speech import TurnSpeech
 from agent.runtime.turn_tasks import Stamped, TurnTasks
 from agent.runtime.twilio_connection import TwilioWire
@@ -115,6 +117,7 @@ class Connection:
         self._metrics = metrics if metrics is not None else ServerMetrics()
         self._twilio = twilio
         self._log = logging.LoggerAdapter(log, {"session": self.id})
+        self._report = SessionReport(self._log, self._metrics)
         self._outbox = Outbox(audio_high_water=1)
         self._inbox: Inbox = asyncio.Queue(maxsize=256)
         self._wire: Wire | None = None
@@ -391,41 +394,17 @@ class Connection:
                 case CancelTurn(turn=turn):
                     self._turns.cancel_turn(turn)
                     self._outbox.drop_audio(turn)
-                case PreemptionOutcome(hit=hit, synthesized_ms=synthesized_ms):
-                    self._metrics.preemption(hit, synthesized_ms)
-                case YieldOutcome(resumed=resumed):
-                    self._metrics.playback_pause(resumed)
+                case PreemptionOutcome() | YieldOutcome():
+                    self._report.outcome(effect)
                 case CloseSession():
                     self._stop(effect)
                 case _:
                     assert_never(effect)
 
-    def _observe(self, event: object) -> None:
+    def _observe(self, event: ServerEvent) -> None:
+        self._report.event(event)
         if isinstance(event, AudioStart) and self._on_answered is not None:
             self._on_answered()
             self._on_answered = None
         elif isinstance(event, TurnMetrics):
-            self._log_turn(event)
-            self._metrics.turn_completed(event)
             self._turns.cancel_turn(event.turn)  # the turn is over: release its bookkeeping
-        elif isinstance(event, PlaybackClear):
-            self._log.info("barge-in: turn %d interrupted", event.turn)
-            self._metrics.barge_in()
-        elif isinstance(event, ErrorNotice):
-            self._metrics.error(event.code)
-            if event.code.endswith("_timeout"):  # decided by the core: nothing else logs it
-                self._log.warning("turn %s: %s: %s", event.turn, event.code, event.message)
-
-    def _log_turn(self, m: TurnMetrics) -> None:
-        self._log.info(
-            "turn %d: v2v=%s endpoint=%s asr=%s llm_first=%s tts_first=%s audio=%dms interrupted=%s spec=%s",
-            m.turn,
-            m.voice_to_voice_ms,
-            m.endpoint_ms,
-            m.asr_ms,
-            m.llm_first_text_ms,
-            m.tts_first_audio_ms,
-            m.reply_audio_ms,
-            m.interrupted,
-            m.speculative_asr,
-        )

@@ -1,0 +1,54 @@
+"""What one session's events and outcomes mean for the logs and ``/metrics`` (no I/O beyond them).
+
+The connection hands over every server event it sends and the core's outcome effects; this turns them into a
+log line per turn, barge-in or overdue stage, and into the server's counters."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from agent.core.events import ErrorNotice, PlaybackClear, PreemptionOutcome, ServerEvent, TurnMetrics, YieldOutcome
+from agent.runtime.metrics import ServerMetrics
+
+
+class SessionReport:
+    def __init__(self, log: logging.LoggerAdapter[Any], metrics: ServerMetrics) -> None:
+        self._log = log
+        self._metrics = metrics
+
+    def event(self, event: ServerEvent) -> None:
+        """A server event on its way to the client."""
+        if isinstance(event, TurnMetrics):
+            self._turn(event)
+            self._metrics.turn_completed(event)
+        elif isinstance(event, PlaybackClear):
+            self._log.info("barge-in: turn %d interrupted", event.turn)
+            self._metrics.barge_in()
+        elif isinstance(event, ErrorNotice):
+            self._metrics.error(event.code)
+            if event.code.endswith("_timeout"):  # decided by the core: nothing else logs it
+                self._log.warning("turn %s: %s: %s", event.turn, event.code, event.message)
+
+    def outcome(self, effect: PreemptionOutcome | YieldOutcome) -> None:
+        """How a prepared reply (preemption) or a paused one (yield) ended."""
+        if isinstance(effect, PreemptionOutcome):
+            self._metrics.preemption(effect.hit, effect.synthesized_ms)
+        else:
+            self._metrics.playback_pause(effect.resumed)
+
+    def _turn(self, m: TurnMetrics) -> None:
+        self._log.info(
+            "turn %d: v2v=%s endpoint=%s asr=%s llm_first=%s tts_first=%s audio=%dms interrupted=%s spec=%s "
+            "preemptive=%s",
+            m.turn,
+            m.voice_to_voice_ms,
+            m.endpoint_ms,
+            m.asr_ms,
+            m.llm_first_text_ms,
+            m.tts_first_audio_ms,
+            m.reply_audio_ms,
+            m.interrupted,
+            m.speculative_asr,
+            m.preemptive,
+        )
