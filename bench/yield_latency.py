@@ -82,6 +82,7 @@ from bench.eot_corpus import Voice, _trimmed, say
 from clients.framing import frame_dbfs
 from clients.twilio_client import TwilioCaller
 from tests.fakes.openai_emulator import OpenAIEmulator
+from tests.speech import cough as speech_cough
 
 RATE = 16000
 PEAK = 0.8
@@ -142,14 +143,8 @@ def spoken(text: str, voice: Voice) -> bytes:
 
 
 def cough() -> bytes:
-    """200 ms of voice with a quick fade in and out (``tests/integration/test_yield.py``'s ``cough``)."""
-    pcm = np.frombuffer(spoken("Hah!", PIPER), dtype=np.int16).astype(np.float32)
-    voiced = np.flatnonzero(np.abs(pcm) > 2000)
-    burst = pcm[voiced[0] : voiced[0] + RATE // 5].copy()
-    fade = np.linspace(0.0, 1.0, RATE // 100)
-    burst[: fade.size] *= fade
-    burst[-fade.size :] *= fade[::-1]
-    return burst.astype(np.int16).tobytes()
+    """200 ms of voice with a quick fade in and out (``tests.speech.cough``, as in the tests)."""
+    return speech_cough(RATE)
 
 
 def make_sounds(kind: str, trials: int) -> list[Sound]:

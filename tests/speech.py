@@ -77,6 +77,18 @@ def silence(ms: float, rate: int = 16000) -> bytes:
     return bytes(2 * int(rate * ms / 1000))
 
 
+def cough(rate: int = 16000) -> bytes:
+    """A cough-like sound: 200 ms of voice (the start of Piper's "Hah!") with 10 ms fades, PCM16LE at ``rate``:
+    shorter than a barge-in needs, long enough for the speech detector to start an utterance."""
+    pcm = np.frombuffer(speech_pcm16("Hah!", rate), dtype=np.int16).astype(np.float32)
+    voiced = np.flatnonzero(np.abs(pcm) > 2000)
+    burst = pcm[voiced[0] : voiced[0] + rate // 5].copy()
+    fade = np.linspace(0.0, 1.0, rate // 100)
+    burst[: fade.size] *= fade
+    burst[-fade.size :] *= fade[::-1]
+    return burst.astype(np.int16).tobytes()
+
+
 # --- word error rate -------------------------------------------------------------------------------
 
 _UNITS = [

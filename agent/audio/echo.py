@@ -84,7 +84,7 @@ class EchoPolicy:
     voice_share: float = 0.3
     decay_db_per_s: float = 150.0
     prior_gain_db: float = -6.0
-    learn_ms: int = 1000
+    learn_ms: int = 2500
     release_ms: int = 4000
     """Reference heard with no correlation peak before a found path is given up (the caller left the speaker)."""
 
@@ -132,6 +132,11 @@ class EchoGate:
         self._since_estimate = 0
         self._correlation = 0.0
         self._last = True
+
+    @property
+    def learning(self) -> bool:
+        """Neither the echo's delay nor its absence is known yet: a voiced frame may still be the echo."""
+        return self._delay is None and not self._absent
 
     @property
     def path(self) -> EchoPath:

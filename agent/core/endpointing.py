@@ -222,6 +222,22 @@ def no_bid(text: str, phrases: tuple[str, ...] = BACKCHANNELS) -> bool:
     return not normalise_phrase(text) or is_backchannel(text, phrases)
 
 
+STOP_WORDS: tuple[str, ...] = (
+    "wait", "stop", "no", "nope", "hold on", "hold it", "hang on", "sorry", "excuse me", "pardon", "what",
+    "hey", "hello", "listen", "actually", "but", "cancel", "enough", "quiet", "shut up", "one moment",
+    "one second", "just a second", "just a moment",
+)  # fmt: skip
+"""Interjections that stop a speaker. A sound shorter than a barge-in needs takes the floor only when its
+transcript begins with one of these: Whisper makes words of coughs and clicks ("On.", "Ha!"), and a short
+real interruption is almost always one of them."""
+
+
+def short_bid(text: str) -> bool:
+    """The transcript of a short sound made over the agent asks it to stop (``STOP_WORDS``)."""
+    said = normalise_phrase(text)
+    return any(said == word or said.startswith(word + " ") for word in STOP_WORDS)
+
+
 def is_backchannel(text: str, phrases: tuple[str, ...] = BACKCHANNELS) -> bool:
     """True when ``text`` is only acknowledgements ("uh-huh", "yeah, okay"): not a bid for the floor.
 

@@ -28,6 +28,8 @@ class AudioFrame:
     pcm: bytes
     voiced: bool
     duration_ms: int
+    echo_unsure: bool = False
+    """The echo gate is still learning the echo of the reply being played: a voiced frame may be its echo."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -43,6 +43,13 @@ from agent.core.turn_state import AsrRequest, BargeInPolicy, Utterance
 @dataclass(frozen=True, slots=True)
 class Began:
     audio_ms: int
+    unsure: bool = False
+    """It may be the agent's own echo (``AudioFrame.echo_unsure``): the agent yields only once it goes on."""
+
+
+@dataclass(frozen=True, slots=True)
+class Yield:
+    """A sound that began as possibly the agent's echo has gone on as long as a barge-in needs: yield to it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +85,7 @@ class Passed:
     """A sound made while the agent held the floor is over and did not take it."""
 
 
-Heard = Began | Interrupt | Guessed | Ended | Passed | Transcribe | CancelTranscription
+Heard = Began | Yield | Interrupt | Guessed | Ended | Passed | Transcribe | CancelTranscription
 
 
 class Listener:
@@ -118,8 +125,8 @@ class Listener:
                 heard: list[Heard] = []
             case Onset():
                 self._utterances += 1
-                self._utterance = Utterance(self._utterances)
-                heard = [*self._cancel_all(), Began(signal.audio_ms)]
+                self._utterance = Utterance(self._utterances, unsure=frame.echo_unsure)
+                heard = [*self._cancel_all(), Began(signal.audio_ms, unsure=frame.echo_unsure)]
             case Discarded():
                 self._utterance = None
                 heard = self._cancel_all() + ([Passed()] if busy else [])
@@ -129,6 +136,9 @@ class Listener:
                 assert_never(signal)
         utterance = self._utterance
         if detector.speaking and utterance is not None:
+            if busy and utterance.unsure and not utterance.yielded and detector.speech_ms >= self._barge.min_speech_ms:
+                utterance.yielded = True
+                heard.append(Yield())
             if busy and not utterance.barged_in:
                 heard += self._judge_interruption(utterance)
             heard += self._speculate(utterance, busy)

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 from typing import assert_never
 
-from agent.core.endpointing import no_bid
+from agent.core.endpointing import no_bid, short_bid
 from agent.core.events import (
     AudioFrame,
     CancelTranscription,
@@ -63,7 +63,7 @@ from agent.core.events import (
     TranscriptReady,
 )
 from agent.core.history import Dialogue
-from agent.core.listening import Began, Ended, Guessed, Heard, Interrupt, Listener, Passed
+from agent.core.listening import Began, Ended, Guessed, Heard, Interrupt, Listener, Passed, Yield
 from agent.core.speaking import Speaker
 from agent.core.turn_state import (
     BargeInPolicy,
@@ -159,8 +159,11 @@ class Session:
     def _on_heard(self, heard: Heard, now: float) -> list[Effect]:
         match heard:
             case Began():
-                pause = self._speaker.pause(now) if self._agent_busy() else []
+                # Yield at once, unless the sound may be the agent's own echo: then only once it goes on (Yield).
+                pause = self._speaker.pause(now) if self._agent_busy() and not heard.unsure else []
                 return [*pause, Notify(SpeechStarted(audio_ms=heard.audio_ms))]
+            case Yield():
+                return self._speaker.pause(now) if self._agent_busy() else []
             case Passed():
                 return self._speaker.resume(now)
             case Transcribe() | CancelTranscription():
@@ -194,7 +197,7 @@ class Session:
                 return effects + released
         effects = speaker.discard()
         if ended.text is not None:
-            if busy and self._no_bid(ended.text):
+            if busy and self._no_bid(ended.text, ended.end.speech_ms):
                 return effects + speaker.resume(now)
             effects += self._drop_pending(now) + speaker.announce(ended.end, now)
             turn = speaker.new_turn(ended.end.utterance_ms, ended.last_voice_at, now, speculative=True)
@@ -231,7 +234,7 @@ class Session:
         self._pending = None
         effects: list[Effect] = []
         if pending.only_if_not_backchannel:
-            if self._no_bid(text):
+            if self._no_bid(text, pending.end.speech_ms):
                 return self._speaker.resume(now)
             effects += self._speaker.announce(pending.end, now)
         turn = self._speaker.new_turn(pending.end.utterance_ms, pending.last_voice_at, pending.ended_at)
@@ -254,9 +257,12 @@ class Session:
 
     # ------------------------------------------------------------------------------ turn boundaries
 
-    def _no_bid(self, text: str) -> bool:
-        """Said while the agent talks, ``text`` does not claim the floor (nothing, or "uh-huh")."""
-        return no_bid(text, self._barge.backchannels)
+    def _no_bid(self, text: str, speech_ms: int) -> bool:
+        """Said while the agent talks, ``text`` does not claim the floor: nothing, "uh-huh", or a sound shorter
+        than a barge-in needs that is no interjection such as "wait" or "stop" (``short_bid``)."""
+        if no_bid(text, self._barge.backchannels):
+            return True
+        return bool(self._barge.backchannels) and speech_ms < self._barge.min_speech_ms and not short_bid(text)
 
     def _agent_busy(self) -> bool:
         """The agent holds the floor: a reply is being prepared or is still playing."""

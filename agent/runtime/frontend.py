@@ -57,7 +57,9 @@ class CallerAudio:
         for frame, reference in zip(frames, self._reference.push(playout.take(len(pcm) // 2, now)), strict=True):
             voiced = detector.speech_probability(frame) >= threshold  # every frame: a detector may keep state
             voiced = echo.voice(frame, reference) and voiced
-            out.append(AudioFrame(pcm=frame, voiced=gate.voiced(frame, voiced, frame_ms), duration_ms=frame_ms))
+            unsure = echo.learning  # the echo's delay and level are not known yet
+            voiced = gate.voiced(frame, voiced, frame_ms)
+            out.append(AudioFrame(pcm=frame, voiced=voiced, duration_ms=frame_ms, echo_unsure=unsure))
         return out
 
 

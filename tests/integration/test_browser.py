@@ -9,7 +9,6 @@ latency waterfall. A screenshot is saved to ``test-artifacts/browser.png``.
 from __future__ import annotations
 
 import re
-import shutil
 import wave
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -17,15 +16,13 @@ from pathlib import Path
 import pytest
 
 from agent.runtime.server import RunningServer
+from tests.integration.chromium import chromium_page, flags, require_chromium
 from tests.speech import silence, speech_pcm16, wer
 
 pytestmark = pytest.mark.models
 
-CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
-playwright_api = pytest.importorskip("playwright.async_api")
-if shutil.which(CHROMIUM) is None:
-    pytest.skip("Chromium is not installed (apt-get install chromium)", allow_module_level=True)
+playwright_api = require_chromium()
 
 
 def _fake_mic(path: Path, text: str) -> Path:
@@ -41,25 +38,8 @@ def _fake_mic(path: Path, text: str) -> Path:
 @pytest.fixture
 async def page_for(tmp_path: Path) -> AsyncIterator[object]:
     wav = _fake_mic(tmp_path / "mic.wav", "What time is it?")
-    args = [
-        "--no-sandbox",
-        "--disable-gpu",
-        "--use-fake-ui-for-media-stream",
-        "--use-fake-device-for-media-stream",
-        f"--use-file-for-fake-audio-capture={wav}",
-        "--autoplay-policy=no-user-gesture-required",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-    ]
-    async with playwright_api.async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=args)
-        try:
-            context = await browser.new_context(viewport={"width": 1180, "height": 820})
-            page = await context.new_page()
-            yield page
-        finally:
-            await browser.close()
+    async with chromium_page(flags(wav), viewport={"width": 1180, "height": 820}) as page:
+        yield page
 
 
 async def test_page_converses_plays_the_reply_and_shows_latencies(server: RunningServer, page_for: object) -> None:

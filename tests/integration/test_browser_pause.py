@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from http import HTTPStatus
@@ -23,15 +22,14 @@ from websockets.asyncio.server import ServerConnection, serve
 from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
-CHROMIUM = "/usr/bin/chromium"
+from tests.integration.chromium import chromium_page, flags, require_chromium
+
 PAGE = Path(__file__).resolve().parents[2] / "clients" / "browser"
 TYPES = {".html": "text/html", ".js": "text/javascript", ".css": "text/css", ".svg": "image/svg+xml"}
 RATE = 24000
 FRAME_MS = 40
 WAIT_MS = 30_000  # a hang guard, not a bound: every wait is for an event
-playwright_api = pytest.importorskip("playwright.async_api")
-if shutil.which(CHROMIUM) is None:
-    pytest.skip("Chromium is not installed (apt-get install chromium)", allow_module_level=True)
+playwright_api = require_chromium()
 
 
 def _audio(ms: int) -> list[bytes]:
@@ -115,22 +113,8 @@ async def agent() -> AsyncIterator[FakeAgent]:
 
 @pytest.fixture
 async def page() -> AsyncIterator[object]:
-    args = [
-        "--no-sandbox",
-        "--disable-gpu",
-        "--use-fake-ui-for-media-stream",
-        "--use-fake-device-for-media-stream",
-        "--autoplay-policy=no-user-gesture-required",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-    ]
-    async with playwright_api.async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=args)
-        try:
-            yield await (await browser.new_context()).new_page()
-        finally:
-            await browser.close()
+    async with chromium_page(flags()) as page:
+        yield page
 
 
 def _turn(turn: int, text: str) -> list[dict[str, object]]:

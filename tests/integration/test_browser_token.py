@@ -7,33 +7,25 @@ WebSocket instrumentation, so this checks what leaves the browser, not what the 
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
 from agent.runtime.server import RunningServer
+from tests.integration.chromium import chromium_page, flags, require_chromium
 
 pytestmark = pytest.mark.models
 
-CHROMIUM = "/usr/bin/chromium"
-playwright_api = pytest.importorskip("playwright.async_api")
-if shutil.which(CHROMIUM) is None:
-    pytest.skip("Chromium is not installed (apt-get install chromium)", allow_module_level=True)
+playwright_api = require_chromium()
 
 TOKEN = "v1.test-token-from-the-field.sig"
 
 
 @pytest.fixture
 async def page() -> AsyncIterator[Any]:
-    args = ["--no-sandbox", "--disable-gpu", "--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream"]
-    async with playwright_api.async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=args)
-        try:
-            yield await (await browser.new_context()).new_page()
-        finally:
-            await browser.close()
+    async with chromium_page(flags()) as page:
+        yield page
 
 
 async def test_token_field_is_sent_in_messages_and_never_in_urls(server: RunningServer, page: Any) -> None:

@@ -13,7 +13,7 @@ import pytest
 
 from agent.adapters.webrtc_vad import WebRtcSpeechDetector
 from agent.audio import mulaw
-from agent.audio.echo import EchoGate
+from agent.audio.echo import EchoGate, EchoPolicy
 from agent.audio.pcm import float_to_pcm16, pcm16_to_float
 from agent.audio.resample import resample
 from agent.core.turn_policy import Onset, TurnDetector, TurnPolicy
@@ -113,7 +113,10 @@ def test_with_silero_sized_frames() -> None:
 
 
 def test_a_call_without_echo_is_left_alone_once_learned() -> None:
-    scene = echo_scene(-15, 120, talk_at_ms=3000, echo=False)
+    # The reply starts at 0.5 s; the gate decides after learn_ms of it sounding (its pauses between words do not
+    # count), so the caller talks well after that.
+    learned_ms = 500 + 2 * EchoPolicy().learn_ms + 500
+    scene = echo_scene(-15, 120, talk_at_ms=learned_ms, echo=False)
     heard = hear(scene)
     assert heard.gate.path.state == "absent"
     assert heard.barge_in_ms == hear(scene, gated=False).barge_in_ms

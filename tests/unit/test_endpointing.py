@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from agent.core.endpointing import BACKCHANNELS, Completeness, EndpointPolicy, completeness, is_backchannel
+from agent.core.endpointing import (
+    BACKCHANNELS,
+    Completeness,
+    EndpointPolicy,
+    completeness,
+    is_backchannel,
+    short_bid,
+)
 
 
 @pytest.mark.parametrize(
@@ -113,3 +120,13 @@ def test_without_the_fragment_rule_a_short_sentence_is_finished() -> None:
     assert EndpointPolicy().hangover_for("It's four.") == 320
     assert EndpointPolicy(fragment_words=3).hangover_for("That is forty dollars total.") == 320  # four words
     assert EndpointPolicy(fragment_numbers=True).hangover_for("It's 4.") == 1200  # fragment_ms 0: the maximum
+
+
+@pytest.mark.parametrize("text", ["Wait.", "Stop!", "No.", "Hold on", "Sorry,", "What?", "Excuse me", "Hey!", "But"])
+def test_short_interjections_ask_to_stop(text: str) -> None:
+    assert short_bid(text)
+
+
+@pytest.mark.parametrize("text", ["On.", "Ha!", "Uh...", "You", "The", "Nowhere", "Whatever", "Stoppage", ""])
+def test_other_short_transcripts_do_not(text: str) -> None:
+    assert not short_bid(text)

@@ -1,0 +1,48 @@
+"""Headless Chromium for the browser tests: Debian's package (never a downloaded browser), driven by Playwright
+with a fake microphone and the flags the project's machines need."""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+CHROMIUM = "/usr/bin/chromium"
+
+
+def require_chromium() -> Any:
+    """``playwright.async_api``; skips the calling test module when Playwright or Chromium is missing
+    (``.ci/run`` installs both)."""
+    api = pytest.importorskip("playwright.async_api")
+    if shutil.which(CHROMIUM) is None:
+        pytest.skip("Chromium is not installed (apt-get install chromium)", allow_module_level=True)
+    return api
+
+
+def flags(fake_mic: Path | None = None, *, autoplay: bool = True) -> list[str]:
+    """Chromium's command line: no sandbox or GPU, a fake microphone (``fake_mic``: a WAV file it loops), no
+    background traffic."""
+    args = ["--no-sandbox", "--disable-gpu", "--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream"]
+    if fake_mic is not None:
+        args.append(f"--use-file-for-fake-audio-capture={fake_mic}")
+    if autoplay:
+        args.append("--autoplay-policy=no-user-gesture-required")
+    return [*args, "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+@contextlib.asynccontextmanager
+async def chromium_page(args: list[str], viewport: dict[str, int] | None = None) -> AsyncIterator[Any]:
+    """A fresh page of a headless Chromium launched with ``args``, closed afterwards."""
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=args)
+        try:
+            context = await browser.new_context(viewport=viewport) if viewport else await browser.new_context()
+            yield await context.new_page()
+        finally:
+            await browser.close()
