@@ -86,6 +86,9 @@ class EchoPolicy:
     prior_gain_db: float = -6.0
     learn_ms: int = 2500
     release_ms: int = 4000
+    settle_ms: int = 1500
+    """Reference heard after the first lock before the path counts as known: the gain per band is still being
+    learned, and a short leak of echo (60 ms, seen over real sockets) would otherwise pass for the caller."""
     """Reference heard with no correlation peak before a found path is given up (the caller left the speaker)."""
 
 
@@ -128,6 +131,7 @@ class EchoGate:
         self._delay: int | None = None
         self._absent = False
         self._heard = 0  # steps of reference sounding while learning
+        self._settled = 0  # steps of reference sounding since the first lock
         self._unmatched = 0  # steps of reference sounding since the last correlation peak
         self._since_estimate = 0
         self._correlation = 0.0
@@ -135,8 +139,11 @@ class EchoGate:
 
     @property
     def learning(self) -> bool:
-        """Neither the echo's delay nor its absence is known yet: a voiced frame may still be the echo."""
-        return self._delay is None and not self._absent
+        """Neither the echo's delay nor its absence is known yet, or its gain is still settling after the lock:
+        a voiced frame may still be the echo."""
+        if self._absent:
+            return False
+        return self._delay is None or self._settled * 10 < self._policy.settle_ms
 
     @property
     def path(self) -> EchoPath:
@@ -203,6 +210,8 @@ class EchoGate:
         if sounding:
             self._heard += 1
             self._unmatched += 1
+            if self._delay is not None:
+                self._settled += 1
         self._since_estimate += 1
         every = self._policy.estimate_ms * (1 if self._delay is None and not self._absent else 4)
         if self._since_estimate * 10 >= every and sounding:
