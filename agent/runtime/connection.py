@@ -28,7 +28,6 @@ import contextlib
 import logging
 import time
 import uuid
-from collections import Counter
 from collections.abc import Callable
 from typing import assert_never
 
@@ -68,7 +67,7 @@ from agent.runtime.components import Components
 from agent.runtime.enrollment import EnrollmentChannel
 from agent.runtime.frontend import CallerAudio, echo_guard
 from agent.runtime.metrics import ServerMetrics
-from agent.runtime.opening import Credentials, Opened, PreStart, display_name
+from agent.runtime.opening import Credentials, Opened, Opening, PreStart, display_name
 from agent.runtime.outbox import Outbox
 from agent.runtime.policy import session_config
 from agent.runtime.rate_limit import InputRateLimiter, Verdict
@@ -105,17 +104,18 @@ class Connection:
         credentials: Credentials,
         metrics: ServerMetrics | None = None,
         *,
-        twilio: bool = False,
+        opening: Opening = PreStart.open_browser,
         on_answered: Callable[[], None] | None = None,
     ) -> None:
-        """``on_answered``: called once, when the first reply audio of the call starts (admission's forecast)."""
+        """``opening``: how the path's session starts (protocol v1's ``session.start`` by default);
+        ``on_answered``: called once, when the first reply audio of the call starts (admission's forecast)."""
         self.id = uuid.uuid4().hex[:12]
         self._ws = ws
         self._settings = settings
         self._components = components
         self._credentials = credentials
         self._metrics = metrics if metrics is not None else ServerMetrics()
-        self._twilio = twilio
+        self._opening = opening
         self._log = logging.LoggerAdapter(log, {"session": self.id})
         self._report = SessionReport(self._log, self._metrics)
         self._outbox = Outbox(audio_high_water=1)
@@ -147,7 +147,6 @@ class Connection:
         writer = asyncio.create_task(self._write(), name=f"writer-{self.id}")
         opened: Opened | None = None
         try:
-            dropped: Counter[str] = Counter()
             pre = PreStart(
                 self._ws,
                 self._settings,
@@ -158,7 +157,7 @@ class Connection:
                 lambda: self._channel is not None and self._channel.busy,
                 self._metrics,
             )
-            opened = await (pre.open_twilio(dropped) if self._twilio else pre.open_browser())
+            opened = await self._opening(pre)
             self._stop(pre.close)
             if opened is not None and not self._gone:
                 await self._converse(opened)
@@ -184,7 +183,7 @@ class Connection:
             self._log,
         )
         session = Session(session_config(settings, rate, wire.frame_ms, wire.can_pause))
-        echo = echo_guard(settings.echo, self._twilio)
+        echo = echo_guard(settings.echo, opened.telephony)
         self._playout = None if echo is None else echo[0]
         self._hearing = (
             session,

@@ -74,11 +74,18 @@ class Opened:
     voice: str
     """The voice handle ``resolve_voice`` returned (``tenant/name`` for cloned voices)."""
     principal: Principal
+    telephony: bool = False
+    """A phone call (no echo cancellation at the far end: the echo gate listens, ``agent.runtime.frontend``)."""
 
 
 def display_name(voice: str) -> str:
     """The name a client sees for a voice handle: the part after its tenant."""
     return voice.rsplit("/", 1)[-1]
+
+
+Opening = Callable[["PreStart"], Awaitable["Opened | None"]]
+"""How a socket path's session starts (``PreStart.open_browser``, ``PreStart.open_twilio``...): ``None`` when
+none does (the reason is in ``PreStart.close``)."""
 
 
 class PreStart:
@@ -121,8 +128,9 @@ class PreStart:
                 return opened
         return None
 
-    async def open_twilio(self, dropped: Counter[str]) -> Opened | None:
+    async def open_twilio(self) -> Opened | None:
         """Twilio Media Streams: wait for ``start``; ``None``: no call (see ``close``)."""
+        dropped: Counter[str] = Counter()  # malformed messages of the call, logged when it ends
         while (message := await self._next("start not received in time")) is not None:
             try:
                 match twilio.decode(message):
@@ -215,7 +223,7 @@ class PreStart:
             except UnknownVoice:
                 self._no_voice(start, default)
                 return None
-        return Opened(TwilioWire(start, self._settings.twilio.lead_ms, dropped), voice, principal)
+        return Opened(TwilioWire(start, self._settings.twilio.lead_ms, dropped), voice, principal, telephony=True)
 
     def _no_voice(self, start: twilio.Start, voice: str | None) -> None:
         log.warning("call %s refused: no voice to speak in (%r is not enrolled)", start.call_sid, voice)

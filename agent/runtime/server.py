@@ -35,7 +35,7 @@ from agent.runtime.connection import Connection
 from agent.runtime.drain import LiveCalls
 from agent.runtime.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from agent.runtime.metrics import ServerMetrics
-from agent.runtime.opening import Credentials
+from agent.runtime.opening import Credentials, Opening, PreStart
 from agent.runtime.responses import READ_METHODS, for_method, json_response, method_not_allowed, secured
 from agent.runtime.static import StaticFiles
 from agent.runtime.upgrade import Admission, UpgradeGate
@@ -44,6 +44,11 @@ log = logging.getLogger(__name__)
 
 WS_PATH = "/ws"
 TWILIO_PATH = "/twilio"
+SOCKET_PATHS: dict[str, Opening] = {
+    WS_PATH: PreStart.open_browser,
+    TWILIO_PATH: PreStart.open_twilio,
+}
+"""The WebSocket paths, and how each one's session starts."""
 
 
 @dataclass(slots=True)
@@ -154,7 +159,7 @@ class _Routes:
 
     def process_request(self, connection: ServerConnection, request: Request) -> Response | None:
         path = request.path.split("?", 1)[0]
-        if path not in (WS_PATH, TWILIO_PATH):
+        if path not in SOCKET_PATHS:
             return for_method(request.method, self._http(request, path))
         local = connection.local_address
         admission = self._gate.admit(request, path, (str(local[0]), int(local[1])) if local else None)
@@ -221,14 +226,14 @@ class _Routes:
                 credentials = Credentials(self._state.auth, self._state.header_principal(ws))
             except ProtocolError as exc:  # a bad header token: answered and closed 1008 by the connection
                 credentials = Credentials(self._state.auth, None, exc)
-            twilio = ws.request is not None and ws.request.path.split("?", 1)[0] == TWILIO_PATH
+            path = ws.request.path.split("?", 1)[0] if ws.request is not None else WS_PATH
             connection = Connection(
                 ws,
                 self._settings,
                 components,
                 credentials,
                 self._state.metrics,
-                twilio=twilio,
+                opening=SOCKET_PATHS.get(path, PreStart.open_browser),
                 on_answered=lambda: self._state.unanswered.discard(ws),
             )
             self._state.calls.add(connection)

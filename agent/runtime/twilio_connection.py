@@ -14,11 +14,8 @@ messages are counted and dropped; the call goes on.
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import time
 from collections import Counter, deque
-from collections.abc import Awaitable, Callable
 
 from websockets.asyncio.server import ServerConnection
 
@@ -33,37 +30,11 @@ from agent.core.events import (
 )
 from agent.errors import ProtocolError
 from agent.runtime.outbox import Payload
+from agent.runtime.pacing import Pacer
 from agent.runtime.wire import Inbound
 from agent.transport import twilio
 
 log = logging.getLogger(__name__)
-
-
-class Pacer:
-    """Holds each frame until the caller's playout buffer is at most ``lead_s`` ahead of real time."""
-
-    def __init__(
-        self,
-        lead_s: float,
-        clock: Callable[[], float] = time.monotonic,
-        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
-    ) -> None:
-        self._lead = lead_s
-        self._clock = clock
-        self._sleep = sleep
-        self._queued_until = 0.0  # clock time at which the audio sent so far has played out
-
-    async def wait(self, duration_s: float) -> None:
-        now = self._clock()
-        ahead = self._queued_until - now
-        if ahead > self._lead:
-            await self._sleep(ahead - self._lead)
-            now = self._clock()
-        self._queued_until = max(self._queued_until, now) + duration_s
-
-    def reset(self) -> None:
-        """The caller's buffer was cleared."""
-        self._queued_until = 0.0
 
 
 class TwilioWire:

@@ -10,7 +10,7 @@ import itertools
 
 import pytest
 
-from agent.runtime.twilio_connection import Pacer
+from agent.runtime.pacing import Pacer
 
 
 class FakeClock:
