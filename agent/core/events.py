@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from agent.ports import ChatMessage
+from agent.ports import ChatMessage, Role
 
 APOLOGY_SENTENCE = -1
 """Sentence index of an apology (the core's, or the synthesis pipeline's own after a voice failure)."""
@@ -114,6 +114,60 @@ class Drain:
     deadline: float
 
 
+# Requests of a client that edits the conversation itself (the Realtime path, ``agent.core.requests``).
+
+
+@dataclass(frozen=True, slots=True)
+class CommitInput:
+    """The caller's audio so far is a turn of its own now: transcribed, answered only if the session answers
+    turns on its own (``SessionConfig.respond``). With ``pcm`` (16 kHz PCM16), that audio is the turn instead
+    (a recorded message the client adds)."""
+
+    pcm: bytes | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ClearInput:
+    """Forget the caller's audio not yet committed."""
+
+
+@dataclass(frozen=True, slots=True)
+class AddMessage:
+    """A message the client adds to the conversation (no reply by itself)."""
+
+    role: Role
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class CreateResponse:
+    """Reply now to the conversation so far; ``instructions`` replace the system prompt for this reply."""
+
+    instructions: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CancelResponse:
+    """Stop the reply in progress (the history keeps what was heard)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TruncateReply:
+    """The client played only ``audio_end_ms`` of turn ``turn``'s reply: the history keeps that much of it
+    (and a reply still going stops there)."""
+
+    turn: int
+    audio_end_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteMessage:
+    turn: int
+    role: Role
+
+
+ClientRequest = CommitInput | ClearInput | AddMessage | CreateResponse | CancelResponse | TruncateReply | DeleteMessage
+
 Event = (
     AudioFrame
     | TranscriptReady
@@ -127,6 +181,7 @@ Event = (
     | Tick
     | ClientEnded
     | Drain
+    | ClientRequest
 )
 
 # ------------------------------------------------------------------------------- events for the client
@@ -225,6 +280,43 @@ class SessionEnded:
     reason: str
 
 
+@dataclass(frozen=True, slots=True)
+class InputCommitted:
+    """The caller's committed audio (``CommitInput``) is turn ``turn``'s message; its transcript follows."""
+
+    turn: int
+    audio_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class InputCleared:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class MessageAdded:
+    """The client's ``AddMessage`` is in the conversation as turn ``turn``'s message."""
+
+    turn: int
+    role: Role
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class MessageDeleted:
+    turn: int
+    role: Role
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyTruncated:
+    turn: int
+    audio_ms: int
+
+
+ConversationEvent = InputCommitted | InputCleared | MessageAdded | MessageDeleted | ReplyTruncated
+"""Answers to ``ClientRequest``s (clients of protocol v1 never send those, and never get these)."""
+
 ServerEvent = (
     SpeechStarted
     | SpeechStopped
@@ -238,6 +330,7 @@ ServerEvent = (
     | TurnMetrics
     | ErrorNotice
     | SessionEnded
+    | ConversationEvent
 )
 
 # ------------------------------------------------------------------------------------------ effects

@@ -1,27 +1,58 @@
-"""Conversation history with a system prompt and a size bound."""
+"""Conversation history with a system prompt and a size bound.
+
+Each message may belong to a turn (``key``: the turn number and the role), so a client that edits the
+conversation can cut an assistant message to what was heard (``replace``) or delete one (``remove``)."""
 
 from __future__ import annotations
 
 from agent.ports import ChatMessage, Role
+
+Key = tuple[int, Role]
 
 
 class Dialogue:
     """The messages a language model sees. Oldest turns are dropped past ``max_messages``."""
 
     def __init__(self, system_prompt: str, max_messages: int = 20) -> None:
-        self._system = ChatMessage("system", system_prompt) if system_prompt else None
+        self.system_prompt = system_prompt
         self._max = max(2, max_messages)
-        self._messages: list[ChatMessage] = []
+        self._messages: list[tuple[Key | None, ChatMessage]] = []
 
-    def add(self, role: Role, text: str) -> None:
+    def add(self, role: Role, text: str, turn: int | None = None) -> None:
         text = text.strip()
         if not text:
             return
-        self._messages.append(ChatMessage(role, text))
+        entry = (None if turn is None else (turn, role), ChatMessage(role, text))
+        # In turn order: a reply that ends after a later turn began (a client added a message while it played)
+        # still comes before that turn's messages.
+        later = (i for i, (key, _) in enumerate(self._messages) if turn is not None and key and key[0] > turn)
+        self._messages.insert(next(later, len(self._messages)), entry)
         excess = len(self._messages) - self._max
         if excess > 0:
             del self._messages[:excess]
 
-    def snapshot(self) -> tuple[ChatMessage, ...]:
-        head = (self._system,) if self._system else ()
-        return (*head, *self._messages)
+    def has(self, turn: int, role: Role) -> bool:
+        return any(key == (turn, role) for key, _ in self._messages)
+
+    def replace(self, turn: int, role: Role, text: str) -> None:
+        """Turn ``turn``'s ``role`` message is now ``text`` (added if it had none; removed if ``text`` is empty)."""
+        text = text.strip()
+        for i, (key, _) in enumerate(self._messages):
+            if key == (turn, role):
+                if text:
+                    self._messages[i] = (key, ChatMessage(role, text))
+                else:
+                    del self._messages[i]
+                return
+        self.add(role, text, turn)
+
+    def remove(self, turn: int, role: Role) -> bool:
+        before = len(self._messages)
+        self._messages = [(key, m) for key, m in self._messages if key != (turn, role)]
+        return len(self._messages) < before
+
+    def snapshot(self, instructions: str | None = None) -> tuple[ChatMessage, ...]:
+        """The messages, after the system prompt (or ``instructions`` in its place)."""
+        system = self.system_prompt if instructions is None else instructions
+        head = (ChatMessage("system", system),) if system else ()
+        return (*head, *(message for _, message in self._messages))

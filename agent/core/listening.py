@@ -166,6 +166,26 @@ class Listener:
             return taken + heard
         return []
 
+    def reconfigure(self, policy: TurnPolicy, endpointing: EndpointPolicy, barge_in: BargeInPolicy) -> None:
+        """New rules from the next frame on."""
+        self._policy, self._endpointing, self._barge = policy, endpointing, barge_in
+        self._detector.policy = replace(policy, hangover_ms=endpointing.hangover_max_ms)
+
+    def commit(self, busy: bool) -> list[Heard]:
+        """The client ends the utterance in progress now (``[]`` when there is none)."""
+        if self._utterance is None or not self._detector.speaking:
+            return []
+        end = self._detector.end_now(self._frame_ms)
+        if end is None:
+            self._utterance = None
+            return self._cancel_all()
+        return self._ended(end, busy)
+
+    def new_request(self) -> int:
+        """An id for a transcription the session asks for itself (a committed buffer)."""
+        self._requests += 1
+        return self._requests
+
     def forget(self, request: int) -> None:
         """A request failed; a final transcript will be asked for at the end anyway."""
         self._asr.pop(request, None)

@@ -39,15 +39,24 @@ from __future__ import annotations
 
 from typing import assert_never
 
+from agent.core import requests
 from agent.core.endpointing import no_bid, short_bid
 from agent.core.events import (
+    AddMessage,
     AudioFrame,
+    CancelResponse,
     CancelTranscription,
+    ClearInput,
     ClientEnded,
     CloseSession,
+    CommitInput,
+    CreateResponse,
+    DeleteMessage,
     Drain,
     Effect,
     Event,
+    InputCleared,
+    InputCommitted,
     Notify,
     PlaybackMark,
     ReplyDelta,
@@ -61,10 +70,12 @@ from agent.core.events import (
     Transcribe,
     TranscriptFailed,
     TranscriptReady,
+    TruncateReply,
 )
 from agent.core.history import Dialogue
 from agent.core.listening import Began, Ended, Guessed, Heard, Interrupt, Listener, Passed, Yield
 from agent.core.speaking import Speaker
+from agent.core.turn_policy import EndOfTurn
 from agent.core.turn_state import (
     BargeInPolicy,
     Deadlines,
@@ -98,6 +109,21 @@ class Session:
         """Draining: the time by which the turn in progress is cut."""
         self._goodbye = False
         """Draining: the goodbye has been queued (it is never cut)."""
+        self._input = bytearray()
+        """Turn detection off: the caller's audio since the last commit (16 kHz PCM16)."""
+
+    @property
+    def config(self) -> SessionConfig:
+        return self._config
+
+    def reconfigure(self, config: SessionConfig) -> None:
+        """New rules from now on (a Realtime client's ``session.update``); the output rate stays what it was."""
+        self._config = config
+        self._barge = config.barge_in
+        self._phrases = config.phrases
+        self._dialogue.system_prompt = config.system_prompt
+        self._speaker.reconfigure(config)
+        self._listener.reconfigure(config.policy, config.endpointing, config.barge_in)
 
     @property
     def active_turn(self) -> int | None:
@@ -137,6 +163,15 @@ class Session:
                 if self._drain_by is None:
                     self._drain_by = event.deadline
                 effects = self._speaker.discard()  # no new turn while draining
+            case CommitInput():
+                effects = self._commit(event.pcm, now)
+            case ClearInput():
+                self._input.clear()
+                effects = [Notify(InputCleared())]
+            case AddMessage() | CreateResponse() | CancelResponse() | TruncateReply() | DeleteMessage():
+                if isinstance(event, CreateResponse) and self._drain_by is not None:
+                    return requests.refused("server_shutting_down", SHUTTING_DOWN)
+                effects = requests.answer(event, self._speaker, self._dialogue, self._pending is not None, now)
             case _:
                 assert_never(event)
         return effects + self._housekeeping(now)
@@ -144,6 +179,10 @@ class Session:
     # ------------------------------------------------------------------------------------- caller audio
 
     def _on_audio(self, frame: AudioFrame, now: float) -> list[Effect]:
+        if not self._config.detect_turns:  # the client commits: no utterances, only a buffer
+            if len(self._input) < self._config.policy.max_utterance_ms * 32:
+                self._input.extend(frame.pcm)
+            return []
         effects: list[Effect] = []
         listener = self._listener
         for heard in listener.push(frame, now, self._agent_busy()):
@@ -203,9 +242,10 @@ class Session:
             turn = speaker.new_turn(ended.end.utterance_ms, ended.last_voice_at, now, speculative=True)
             return effects + speaker.answer(turn, ended.text, now)
         effects += self._drop_pending(now)
-        self._pending = PendingTurn(ended.end, ended.request, ended.last_voice_at, now, only_if_not_backchannel=busy)
         if not busy:
             effects += speaker.announce(ended.end, now)
+        number = None if busy else speaker.number
+        self._pending = PendingTurn(ended.end, ended.request, ended.last_voice_at, now, busy, number)
         return effects
 
     def _drop_pending(self, now: float) -> list[Effect]:
@@ -216,8 +256,27 @@ class Session:
         effects: list[Effect] = [CancelTranscription(pending.request)]
         if pending.only_if_not_backchannel:
             return effects
-        turn = self._speaker.new_turn(pending.end.utterance_ms, pending.last_voice_at, pending.ended_at)
+        turn = self._speaker.new_turn(pending.end.utterance_ms, pending.last_voice_at, pending.ended_at, pending.turn)
         return effects + self._speaker.finish(turn, now, interrupted=True)
+
+    def _commit(self, audio: bytes | None, now: float) -> list[Effect]:
+        """The client ends the caller's turn: the utterance in progress (turn detection on), or all the audio
+        since the last commit (off), or ``audio``, becomes a turn, transcribed and answered only if the session
+        answers turns on its own."""
+        if audio is None and self._config.detect_turns:
+            effects = [e for heard in self._listener.commit(self._agent_busy()) for e in self._on_heard(heard, now)]
+            return effects or requests.refused("input_audio_buffer_commit_empty", "no speech to commit")
+        pcm = bytes(self._input) if audio is None else audio
+        audio_ms = len(pcm) // 32
+        if audio_ms < 100:
+            return requests.refused("input_audio_buffer_commit_empty", "at least 100 ms of audio must be committed")
+        if audio is None:
+            self._input.clear()
+        effects = self._drop_pending(now)
+        turn, request = self._speaker.number_turn(), self._listener.new_request()
+        end = EndOfTurn(pcm, audio_ms, audio_ms, self._listener.position_ms, "silence", self._listener.position_ms)
+        self._pending = PendingTurn(end, request, None, now, only_if_not_backchannel=False, turn=turn)
+        return [*effects, Notify(InputCommitted(turn, audio_ms)), Transcribe(request, pcm)]
 
     # --------------------------------------------------------------------------------- transcripts
 
@@ -237,7 +296,8 @@ class Session:
             if self._no_bid(text, pending.end.speech_ms):
                 return self._speaker.resume(now)
             effects += self._speaker.announce(pending.end, now)
-        turn = self._speaker.new_turn(pending.end.utterance_ms, pending.last_voice_at, pending.ended_at)
+        number = pending.turn if not pending.only_if_not_backchannel else None
+        turn = self._speaker.new_turn(pending.end.utterance_ms, pending.last_voice_at, pending.ended_at, number)
         return effects + self._speaker.answer(turn, text, now)
 
     def _on_transcript_failed(self, event: TranscriptFailed, now: float) -> list[Effect]:
@@ -252,7 +312,7 @@ class Session:
         self._pending = None
         if pending.only_if_not_backchannel:
             return self._speaker.resume(now)  # said while the agent talked: maybe "uh-huh"; it goes on
-        turn = self._speaker.new_turn(pending.end.utterance_ms, pending.last_voice_at, pending.ended_at)
+        turn = self._speaker.new_turn(pending.end.utterance_ms, pending.last_voice_at, pending.ended_at, pending.turn)
         return self._speaker.misheard(turn, code, message, now)
 
     # ------------------------------------------------------------------------------ turn boundaries

@@ -45,11 +45,15 @@ from agent.core.events import (
     YieldOutcome,
 )
 from agent.core.history import Dialogue
+from agent.core.playback import Playback
 from agent.core.preemption import Guess
 from agent.core.recovery import hold_due, overdue
 from agent.core.turn_policy import EndOfTurn
 from agent.core.turn_state import SessionConfig, Turn, turn_metrics
 from agent.ports import ChatMessage
+
+_KEEP_PLAYBACKS = 32
+"""Finished turns whose reply timeline is kept, so that a client can still cut their text to what it played."""
 
 TurnResult = ReplyDelta | ReplyEnded | SpeechAudio | SpeechEnded | StageFailed | PlaybackMark
 """What the runtime reports about a turn's work (and the client about its playback)."""
@@ -68,6 +72,19 @@ class Speaker:
         """A reply prepared before the end of turn, not released yet (it is not a turn yet)."""
         self.finished_at: float | None = None
         """When the last turn ended (the idle timers count from there)."""
+        self._heard: dict[int, Playback] = {}
+        """The reply timelines of the latest finished turns (``truncate``)."""
+
+    def reconfigure(self, config: SessionConfig) -> None:
+        """New rules from now on (the output rate stays: it is fixed once audio has been sent)."""
+        self._config = config
+        self._phrases = config.phrases
+        self._bytes_per_ms = config.output_sample_rate * 2 / 1000.0
+
+    def number_turn(self) -> int:
+        """Number a turn that has no utterance (a message the client added, a reply it asked for)."""
+        self._number += 1
+        return self._number
 
     # ---------------------------------------------------------------------------------- starting turns
 
@@ -78,12 +95,24 @@ class Speaker:
         effects.append(Notify(SpeechStopped(turn=self._number, audio_ms=end.audio_ms)))
         return effects
 
+    @property
+    def number(self) -> int:
+        """The number of the latest turn."""
+        return self._number
+
     def new_turn(
-        self, utterance_ms: int, last_voice_at: float | None, ended_at: float, *, speculative: bool = False
+        self,
+        utterance_ms: int,
+        last_voice_at: float | None,
+        ended_at: float,
+        number: int | None = None,
+        *,
+        speculative: bool = False,
     ) -> Turn:
-        """The turn just announced (its reply not started yet); ``speculative``: its transcript is the one taken
-        during the trailing silence."""
-        return Turn(self._number, utterance_ms, last_voice_at, ended_at, speculative=speculative)
+        """The turn announced as ``number`` (default: the latest), its reply not started yet; ``speculative``: its
+        transcript is the one taken during the trailing silence."""
+        number = self._number if number is None else number
+        return Turn(number, utterance_ms, last_voice_at, ended_at, speculative=speculative)
 
     def answer(self, turn: Turn, text: str, now: float) -> list[Effect]:
         """``turn``'s transcript is ``text``: it becomes the active turn and its reply starts."""
@@ -91,9 +120,9 @@ class Speaker:
         turn.transcript_at = turn.began_at = now
         text = text.strip()
         effects: list[Effect] = [Notify(TranscriptText(turn=turn.number, text=text))]
-        if not text:
+        self._dialogue.add("user", text, turn.number)
+        if not text or not self._config.respond:
             return effects + self.finish(turn, now, interrupted=False)
-        self._dialogue.add("user", text)
         return [*effects, self._ask(turn, self._dialogue.snapshot())]
 
     def misheard(self, turn: Turn, code: str, message: str, now: float) -> list[Effect]:
@@ -115,6 +144,36 @@ class Speaker:
         else:
             speak = self._phrase(turn, text, APOLOGY_SENTENCE, phrase, now)
         return [Notify(ReplyText(turn=turn.number, text=text, done=True)), speak, FinishSynthesis(turn.number)]
+
+    @property
+    def generating(self) -> bool:
+        """The active turn's reply is still being written or synthesized (not only played out)."""
+        turn = self.active
+        return turn is not None and not (turn.reply_finished and turn.speech_finished)
+
+    def respond(self, instructions: str | None, now: float) -> list[Effect]:
+        """A reply to the conversation so far, asked for by the client (``CreateResponse``). A reply the client
+        has been sent in full but may still be playing is over for it: it ends here, whole (or as truncated)."""
+        previous = self.active
+        effects = self.finish(previous, now, interrupted=False) if previous is not None else []
+        turn = self.active = Turn(self.number_turn(), 0, None, None)
+        turn.transcript_at = turn.began_at = now
+        return [*effects, self._ask(turn, self._dialogue.snapshot(instructions))]
+
+    def truncate(self, number: int, audio_end_ms: int, now: float) -> list[Effect] | None:
+        """The client played ``audio_end_ms`` of turn ``number``'s reply: a reply still going stops there; the
+        history keeps the text heard. ``None``: no reply of that turn is known (or it is not that long)."""
+        turn = self.active
+        if turn is not None and turn.number == number:
+            if audio_end_ms > turn.playback.sent_ms + 1:
+                return None
+            turn.playback.mark(audio_end_ms, now)
+            return [CancelTurn(turn.number), *self.finish(turn, now, interrupted=True)]
+        playback = self._heard.get(number)
+        if playback is None or audio_end_ms > playback.total_ms + 1:
+            return None
+        self._dialogue.replace(number, "assistant", playback.heard_text(audio_end_ms))
+        return []
 
     # ----------------------------------------------------------------------------------- preemption
 
@@ -139,7 +198,7 @@ class Speaker:
         effects = self.announce(end, now)
         turn = self.active = guess.turn
         turn.utterance_ms, turn.last_voice_at, turn.ended_at = end.utterance_ms, last_voice_at, now
-        self._dialogue.add("user", guess.text)
+        self._dialogue.add("user", guess.text, turn.number)
         effects.append(PreemptionOutcome(turn.number, hit=True, synthesized_ms=turn.playback.total_ms))
         return effects + guess.release(now)
 
@@ -387,7 +446,10 @@ class Speaker:
             reply = turn.playback.heard_text(heard_ms)
         elif interrupted:
             reply = ""  # nothing of it was heard
-        self._dialogue.add("assistant", reply)
+        self._dialogue.add("assistant", reply, turn.number)
+        self._heard[turn.number] = turn.playback
+        while len(self._heard) > _KEEP_PLAYBACKS:
+            del self._heard[next(iter(self._heard))]
         effects.append(Notify(turn_metrics(turn, interrupted, heard_ms)))
         if self.active is turn:
             self.active = None

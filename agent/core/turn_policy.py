@@ -68,7 +68,7 @@ class TurnDetector:
     """Feeds on (frame, voiced) pairs; tells when an utterance starts and ends."""
 
     def __init__(self, policy: TurnPolicy) -> None:
-        self._policy = policy
+        self.policy = policy
         self._position_ms = 0
         self._preroll: deque[tuple[bytes, int]] = deque()
         self._preroll_ms = 0
@@ -137,7 +137,7 @@ class TurnDetector:
             return None
         self._run.append(frame)
         self._run_ms += duration_ms
-        if self._run_ms < self._policy.onset_ms and self._policy.onset_ms > 0:
+        if self._run_ms < self.policy.onset_ms and self.policy.onset_ms > 0:
             return None
         onset_at = self._position_ms - self._run_ms
         self._speaking = True
@@ -162,9 +162,9 @@ class TurnDetector:
         else:
             self._silence_ms += duration_ms
             self._silence_frames += 1
-        if self._silence_ms >= self._policy.hangover_ms:
+        if self._silence_ms >= self.policy.hangover_ms:
             return self._finish("silence", duration_ms)
-        if self._utterance_ms >= self._policy.max_utterance_ms:
+        if self._utterance_ms >= self.policy.max_utterance_ms:
             return self._finish("max_length", duration_ms)
         return None
 
@@ -172,7 +172,7 @@ class TurnDetector:
         self, reason: Literal["silence", "max_length"], frame_ms: int, min_utterance_ms: int | None = None
     ) -> TurnSignal:
         speech_ms = self._speech_ms
-        minimum = self._policy.min_utterance_ms if min_utterance_ms is None else min_utterance_ms
+        minimum = self.policy.min_utterance_ms if min_utterance_ms is None else min_utterance_ms
         if reason == "silence" and speech_ms < minimum:
             self._begin_idle()
             return Discarded(speech_ms=speech_ms)
@@ -206,6 +206,6 @@ class TurnDetector:
     def _remember(self, frame: bytes, duration_ms: int) -> None:
         self._preroll.append((frame, duration_ms))
         self._preroll_ms += duration_ms
-        while self._preroll and self._preroll_ms - self._preroll[0][1] >= self._policy.preroll_ms:
+        while self._preroll and self._preroll_ms - self._preroll[0][1] >= self.policy.preroll_ms:
             _, dropped = self._preroll.popleft()
             self._preroll_ms -= dropped

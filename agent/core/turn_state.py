@@ -96,6 +96,12 @@ class SessionConfig:
     deadlines: Deadlines = field(default_factory=Deadlines)
     phrases: Phrases = field(default_factory=Phrases)
     preemption: Preemption = "off"
+    detect_turns: bool = True
+    """The speech detector ends utterances; off: only the client's ``CommitInput`` does (Realtime
+    ``turn_detection: null``)."""
+    respond: bool = True
+    """An utterance that ends is answered at once; off: it only joins the conversation, and the client asks
+    for a reply (``CreateResponse``)."""
 
 
 def ms_between(start: float | None, end: float | None) -> float | None:
@@ -141,6 +147,8 @@ class PendingTurn:
     last_voice_at: float | None
     ended_at: float
     only_if_not_backchannel: bool
+    turn: int | None = None
+    """The turn number it was announced as (``None``: not announced yet, said while the agent talked)."""
 
 
 @dataclass(slots=True)

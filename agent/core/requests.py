@@ -1,0 +1,63 @@
+"""Requests of a client that edits the conversation itself (the Realtime path): add or delete a message,
+ask for a reply or cancel it, cut a reply to what was played.
+
+``answer(request, speaker, dialogue, pending, now)`` carries one out on the speaking side and returns its effects:
+the notice that it was done, or an ``ErrorNotice`` saying why it could not be (the session goes on).
+Committing and clearing the caller's audio stay with the session (they touch the listening side). Pure.
+"""
+
+from __future__ import annotations
+
+from typing import assert_never
+
+from agent.core.events import (
+    AddMessage,
+    CancelResponse,
+    CreateResponse,
+    DeleteMessage,
+    Effect,
+    ErrorNotice,
+    MessageAdded,
+    MessageDeleted,
+    Notify,
+    ReplyTruncated,
+    TruncateReply,
+)
+from agent.core.history import Dialogue
+from agent.core.speaking import Speaker
+
+SpeakingRequest = AddMessage | CreateResponse | CancelResponse | TruncateReply | DeleteMessage
+
+
+def refused(code: str, message: str) -> list[Effect]:
+    return [Notify(ErrorNotice(code=code, message=message))]
+
+
+def answer(request: SpeakingRequest, speaker: Speaker, dialogue: Dialogue, pending: bool, now: float) -> list[Effect]:
+    """``pending``: an utterance waits for its transcript (and then, maybe, a reply)."""
+    match request:
+        case AddMessage(role=role, text=text):
+            turn = speaker.number_turn()
+            dialogue.add(role, text, turn)
+            return [Notify(MessageAdded(turn, role, text))]
+        case CreateResponse(instructions=instructions):
+            if pending or speaker.generating:
+                return refused(
+                    "conversation_already_has_active_response",
+                    "a response is already in progress; cancel it (response.cancel) or wait for response.done",
+                )
+            return speaker.respond(instructions, now)
+        case CancelResponse():
+            if speaker.active is None:
+                return refused("response_cancel_not_active", "there is no response in progress to cancel")
+            return speaker.interrupt(now)
+        case TruncateReply(turn=turn, audio_end_ms=audio_end_ms):
+            effects = speaker.truncate(turn, audio_end_ms, now)
+            if effects is None:
+                return refused("invalid_value", f"audio_end_ms {audio_end_ms} is beyond the audio of that reply")
+            return [*effects, Notify(ReplyTruncated(turn, audio_end_ms))]
+        case DeleteMessage(turn=turn, role=role):
+            dialogue.remove(turn, role)  # a message with no text was never kept: deleted all the same
+            return [Notify(MessageDeleted(turn, role))]
+        case _:
+            assert_never(request)
