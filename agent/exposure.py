@@ -1,8 +1,10 @@
 """Secure by default: may the server start with these settings, and what should the operator be told?
 
 Pure (settings in, sentences out). ``python -m agent`` refuses to start (exit code 2) on any refusal:
-a non-loopback address with auth off, which also leaves ``/twilio`` open. ``AGENT_AUTH__ALLOW_ANONYMOUS=true``
-turns the refusals into warnings, for a trusted network.
+a non-loopback address with auth off, which also leaves the phone gateways (``/twilio``, ``/telnyx``,
+``/vonage``) open unless their provider's credential is set; an AudioSocket listener whose
+allowed peers include everyone (``0.0.0.0/0``: AudioSocket has no authentication of its own).
+``AGENT_AUTH__ALLOW_ANONYMOUS=true`` turns the refusals into warnings, for a trusted network.
 """
 
 from __future__ import annotations
@@ -32,10 +34,53 @@ class Exposure:
     warnings: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True, slots=True)
+class _Gateway:
+    """A phone gateway path and what makes its provider's handshakes verifiable."""
+
+    path: str
+    signed: bool
+    setting: str
+    """The setting(s) that turn the provider's check on, as the operator writes them."""
+    fix: str
+    """How to set them (a clause after ``Fix:``)."""
+    sends_bearer: bool
+    """The provider can be told to send our bearer token (so auth on is enough to take its calls)."""
+
+
+def _gateways(settings: Settings) -> list[_Gateway]:
+    vonage = settings.vonage
+    return [
+        _Gateway(
+            "/twilio",
+            settings.twilio.auth_token is not None,
+            "AGENT_TWILIO__AUTH_TOKEN",
+            "set AGENT_TWILIO__AUTH_TOKEN (and AGENT_TWILIO__PUBLIC_URL) so every handshake must carry Twilio's "
+            "signature",
+            False,
+        ),
+        _Gateway(
+            "/telnyx",
+            settings.telnyx.stream_auth_token is not None,
+            "AGENT_TELNYX__STREAM_AUTH_TOKEN",
+            "set AGENT_TELNYX__STREAM_AUTH_TOKEN (and give Telnyx the same stream_auth_token) so every handshake "
+            "must carry it",
+            False,
+        ),
+        _Gateway(
+            "/vonage",
+            vonage.signature_secret is not None or vonage.authorization is not None,
+            "AGENT_VONAGE__SIGNATURE_SECRET",
+            "set AGENT_VONAGE__SIGNATURE_SECRET (NCCO authorization type vonage) or AGENT_VONAGE__AUTHORIZATION "
+            "(type custom) so every handshake must carry it",
+            True,
+        ),
+    ]
+
+
 def check_exposure(settings: Settings) -> Exposure:
     host = settings.server.host
     auth_on = settings.auth.secret is not None
-    twilio_signed = settings.twilio.auth_token is not None
     exposed = not is_loopback(host)
     allowed = settings.auth.allow_anonymous
     refusals: list[str] = []
@@ -54,26 +99,72 @@ def check_exposure(settings: Settings) -> Exposure:
                 "and give callers tokens (python -m agent tokens mint ...), or listen on 127.0.0.1, or, on a "
                 "trusted network only, set AGENT_AUTH__ALLOW_ANONYMOUS=true"
             )
-        if not twilio_signed:
-            problem = (
-                f"/twilio is open on {host!r}: AGENT_TWILIO__AUTH_TOKEN is not set, so any client can place calls there"
-            )
-            if allowed:
-                warnings.append(f"{problem} (allowed by AGENT_AUTH__ALLOW_ANONYMOUS=true)")
-            else:
-                refusals.append(
-                    f"{problem}. Fix: set AGENT_TWILIO__AUTH_TOKEN (and AGENT_TWILIO__PUBLIC_URL) so every "
-                    "handshake must carry Twilio's signature, or set AGENT_AUTH__SECRET (then /twilio needs a "
-                    "bearer token)"
-                )
-    elif not auth_on and not twilio_signed:
-        warnings.append(
-            "/twilio is open: AGENT_TWILIO__AUTH_TOKEN is not set, so anyone who can reach this server can place "
-            "calls there (fine for local tests; set it before exposing /twilio through a tunnel)"
-        )
-    if auth_on and not twilio_signed:
-        warnings.append(
-            "/twilio needs a bearer token (AGENT_TWILIO__AUTH_TOKEN is not set); Twilio itself cannot send one, "
-            "so set AGENT_TWILIO__AUTH_TOKEN to take phone calls"
-        )
+    for gateway in _gateways(settings):
+        if not gateway.signed:
+            _open_gateway(gateway, host, exposed, auth_on, allowed, refusals, warnings)
+    _audiosocket(settings, refusals, warnings)
     return Exposure(refusals=refusals, warnings=warnings)
+
+
+def _open_gateway(
+    gateway: _Gateway,
+    host: str,
+    exposed: bool,
+    auth_on: bool,
+    allowed: bool,
+    refusals: list[str],
+    warnings: list[str],
+) -> None:
+    """A gateway whose provider's credential is not configured: open with auth off, bearer-only with it on."""
+    path, setting = gateway.path, gateway.setting
+    if exposed and not auth_on:
+        problem = f"{path} is open on {host!r}: {setting} is not set, so any client can place calls there"
+        if allowed:
+            warnings.append(f"{problem} (allowed by AGENT_AUTH__ALLOW_ANONYMOUS=true)")
+        else:
+            refusals.append(
+                f"{problem}. Fix: {gateway.fix}, or set AGENT_AUTH__SECRET (then {path} needs a bearer token)"
+            )
+    elif not auth_on:
+        warnings.append(
+            f"{path} is open: {setting} is not set, so anyone who can reach this server can place calls there "
+            f"(fine for local tests; set it before exposing {path} through a tunnel)"
+        )
+    elif not gateway.sends_bearer:
+        provider = path.strip("/").capitalize()
+        warnings.append(
+            f"{path} needs a bearer token ({setting} is not set); {provider} itself cannot send one, so set "
+            f"{setting} to take phone calls"
+        )
+
+
+def _audiosocket(settings: Settings, refusals: list[str], warnings: list[str]) -> None:
+    """AudioSocket has no authentication: the peer's address is all there is (``audiosocket.allowed_peers``)."""
+    cfg = settings.audiosocket
+    if cfg.port is None or is_loopback(cfg.host):
+        return  # off, or only this machine can connect
+    networks = [ipaddress.ip_network(peer, strict=False) for peer in cfg.allowed_peers]
+    everyone = [str(net) for net in networks if net.prefixlen == 0]
+    if everyone:
+        problem = (
+            f"AGENT_AUDIOSOCKET__ALLOWED_PEERS lets everyone in ({', '.join(everyone)}): AudioSocket has no "
+            "authentication, so anyone who reaches the port can place calls and spend your cloud credits"
+        )
+        if settings.auth.allow_anonymous:
+            warnings.append(f"{problem} (allowed by AGENT_AUTH__ALLOW_ANONYMOUS=true)")
+        else:
+            refusals.append(
+                f'{problem}. Fix: list only your Asterisk servers\' addresses (e.g. ["10.0.0.5"]), or, on a '
+                "trusted network only, set AGENT_AUTH__ALLOW_ANONYMOUS=true"
+            )
+    public = [str(net) for net in networks if net.prefixlen and not (net.is_private or net.is_loopback)]
+    if public:
+        warnings.append(
+            f"AudioSocket peers on public addresses ({', '.join(public)}): its audio is neither encrypted nor "
+            "authenticated; carry it over a VPN or a private network"
+        )
+    if not networks:
+        warnings.append(
+            f"AudioSocket listens on {cfg.host!r} but AGENT_AUDIOSOCKET__ALLOWED_PEERS is empty: only this machine "
+            "may call; list your Asterisk servers' addresses there"
+        )

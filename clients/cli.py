@@ -3,12 +3,23 @@
     python -m clients.cli --wav question.wav --out reply.wav
     python -m clients.cli --url ws://10.0.0.5:8765/ws --wav q.flac --voice alice --json > turns.jsonl
     python -m clients.cli --twilio --url wss://agent.example.com/twilio --wav q.wav --out reply.wav
+    python -m clients.cli --telnyx --encoding PCMA --wav q.wav --out reply.wav     # ws://127.0.0.1:8765/telnyx
+    python -m clients.cli --vonage --signature-secret "$SECRET" --wav q.wav --out reply.wav  # /vonage, 16 kHz
+    python -m clients.cli --audiosocket --host 127.0.0.1 --port 9092 --wav q.wav --out reply.wav
+    python -m clients.cli --realtime --voice alice --instructions "Be brief." --wav q.wav --out reply.wav
     python -m clients.cli --mic            # talk live (needs the optional extra `mic`: sounddevice)
     python -m clients.cli --token "$(python -m agent tokens mint --scope call)" --wav q.wav  # auth on
 
 With ``--twilio`` the client plays a phone call as Twilio Media Streams would (μ-law 8 kHz ``media``,
 ``mark`` echoes as the reply "plays", ``clear`` honoured) against ``/twilio``; with ``--auth-token`` it
-signs the handshake (``X-Twilio-Signature``) for ``--public-url``. ``--mic`` streams the default microphone
+signs the handshake (``X-Twilio-Signature``) for ``--public-url``. ``--telnyx`` plays Telnyx media streaming
+on ``/telnyx`` (``--encoding`` PCMU, PCMA or L16; ``--auth-token`` is then the ``stream_auth_token``), and
+``--vonage`` a Vonage Voice API WebSocket on ``/vonage`` (binary L16 at ``--phone-rate``; ``--signature-secret``
+signs the handshake's JWT, ``--authorization`` sends a custom value). With ``--audiosocket`` it plays the call
+as Asterisk's ``AudioSocket()`` would (the call's UUID, then signed linear 8 kHz over TCP) against the server's
+``AGENT_AUDIOSOCKET__PORT`` at ``--host``/``--port``. ``--realtime`` is an OpenAI Realtime API app on
+``/v1/realtime`` (24 kHz PCM16 appends, server VAD; it truncates a reply it talks over, and ``--token`` is its
+API key: any non-empty key while the server's auth is off). ``--mic`` streams the default microphone
 to ``/ws`` and plays the replies on the default speaker, with barge-in. ``--token`` (or ``AGENT_TOKEN``)
 is sent as ``Authorization: Bearer`` on the upgrade, for a server with auth on (never in the URL).
 
@@ -27,6 +38,7 @@ import asyncio
 import json
 import os
 import sys
+import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
@@ -36,8 +48,7 @@ from websockets.exceptions import InvalidStatus
 from agent.audio.resample import resample
 from agent.audio.wav import load_pcm16, write_wav
 from agent.errors import AudioFormatError
-from agent.transport import twilio
-from clients import mic, twilio_client
+from clients import audiosocket_client, mic, phone_cli, realtime_cli
 from clients.conversation import Conversation, Message
 from clients.playback import CAPABILITIES
 from clients.protocol_client import DEFAULT_URL, INPUT_RATES, OUTPUT_RATES, ConnectFailed, SessionFailed, converse
@@ -54,8 +65,12 @@ exit status:
   {EXIT_CONNECT}  cannot connect to the server (or bad command-line arguments)
   {EXIT_TIMEOUT}  --timeout ran out before the replies finished (what arrived is still saved)
 
-example:
+examples:
   python -m clients.cli --wav question.wav --out reply.wav
+  python -m clients.cli --twilio --wav question.wav --out reply.wav
+  python -m clients.cli --telnyx --encoding L16 --phone-rate 16000 --wav question.wav --out reply.wav
+  python -m clients.cli --vonage --wav question.wav --out reply.wav
+  python -m clients.cli --audiosocket --port 9092 --wav question.wav --out reply.wav  # AGENT_AUDIOSOCKET__PORT=9092
 """
 
 _STAGES = (
@@ -84,12 +99,74 @@ def build_parser() -> argparse.ArgumentParser:
         help="act as a Twilio Media Streams caller on /twilio (μ-law 8 kHz) instead of protocol v1 on /ws",
     )
     parser.add_argument(
+        "--audiosocket",
+        action="store_true",
+        help="act as Asterisk's AudioSocket() (TCP, signed linear 8 kHz) on --host/--port instead of /ws",
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="--audiosocket: the server's address (default: 127.0.0.1)")
+    parser.add_argument(
+        "--port",
+        type=int,
+        default=9092,
+        help="--audiosocket: the server's AGENT_AUDIOSOCKET__PORT (default: 9092)",
+    )
+    parser.add_argument(
+        "--call-id",
+        type=uuid.UUID,
+        default=None,
+        metavar="UUID",
+        help="--audiosocket: the call's UUID, as a dialplan would give it (default: a random one)",
+    )
+    parser.add_argument(
         "--token",
         default=os.environ.get("AGENT_TOKEN") or None,
         help="access token for a server with auth on, sent as 'Authorization: Bearer' "
         "(default: $AGENT_TOKEN; mint one with python -m agent tokens mint --scope call)",
     )
-    parser.add_argument("--auth-token", default=None, help="--twilio: sign the handshake with this Twilio auth token")
+    parser.add_argument(
+        "--realtime",
+        action="store_true",
+        help="act as an OpenAI Realtime API app on /v1/realtime (24 kHz PCM16, server VAD) instead of protocol v1",
+    )
+    parser.add_argument(
+        "--instructions", default=None, help="--realtime: the session's instructions (the system prompt)"
+    )
+    parser.add_argument(
+        "--telnyx",
+        action="store_true",
+        help="act as Telnyx media streaming on /telnyx (--encoding, default PCMU 8 kHz) instead of protocol v1",
+    )
+    parser.add_argument(
+        "--vonage",
+        action="store_true",
+        help="act as a Vonage Voice API WebSocket on /vonage (binary L16, --phone-rate) instead of protocol v1",
+    )
+    parser.add_argument(
+        "--encoding",
+        choices=("PCMU", "PCMA", "L16"),
+        default="PCMU",
+        help="--telnyx: the stream's codec (PCMU and PCMA are 8 kHz; L16 takes --phone-rate) (default: PCMU)",
+    )
+    parser.add_argument(
+        "--phone-rate",
+        type=int,
+        choices=(8000, 16000),
+        default=None,
+        help="--vonage and --telnyx --encoding L16: the call's sample rate (default: 16000)",
+    )
+    parser.add_argument(
+        "--auth-token",
+        default=None,
+        help="--twilio: sign the handshake with this Twilio auth token; --telnyx: the stream_auth_token to present",
+    )
+    parser.add_argument(
+        "--signature-secret",
+        default=None,
+        help="--vonage: send Authorization: Bearer <JWT> signed with this Vonage signature secret",
+    )
+    parser.add_argument(
+        "--authorization", default=None, help="--vonage: send this Authorization value verbatim (custom authorization)"
+    )
     parser.add_argument(
         "--public-url", default=None, help="--twilio: the public URL to sign (default: --url), as the server sees it"
     )
@@ -158,8 +235,26 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.wav is None and not args.mic:
         parser.error("--wav is required (or --mic to talk live)")
-    if args.twilio and args.url == DEFAULT_URL:
-        args.url = DEFAULT_URL.removesuffix("/ws") + "/twilio"
+    paths = ("realtime", "twilio", "telnyx", "vonage", "audiosocket", "mic")
+    gateways = [name for name in paths if getattr(args, name)]
+    if len(gateways) > 1:
+        choices = ", ".join(f"--{name}" for name in paths)
+        parser.error(f"choose one of {choices} (got {', '.join(gateways)})")
+    if args.instructions is not None and not args.realtime:
+        parser.error("--instructions is for --realtime")
+    if args.audiosocket and args.voice:
+        parser.error("--voice: AudioSocket has no way to ask for a voice; the server uses AGENT_AUDIOSOCKET__VOICE")
+    if args.audiosocket and not 0 < args.port < 65536:
+        parser.error(f"--port must be 1-65535, not {args.port}")
+    if args.phone_rate is not None and not (args.vonage or (args.telnyx and args.encoding == "L16")):
+        parser.error("--phone-rate is for --vonage and --telnyx --encoding L16 (G.711 is 8 kHz)")
+    if (args.signature_secret or args.authorization) and not args.vonage:
+        parser.error("--signature-secret and --authorization are for --vonage")
+    if args.signature_secret and args.authorization:
+        parser.error("--signature-secret and --authorization both set the Authorization header: choose one")
+    gateway = "v1/realtime" if args.realtime else phone_cli.provider(args)
+    if gateway is not None and args.url == DEFAULT_URL:
+        args.url = DEFAULT_URL.removesuffix("/ws") + "/" + gateway
     return args
 
 
@@ -226,8 +321,12 @@ async def run(args: argparse.Namespace, *, stdout: TextIO = sys.stdout, stderr: 
     """Do what the parsed command line asks; returns the exit status."""
     if args.mic:
         return await mic.live(args.url, args.voice, token=args.token)
-    if args.twilio:
-        return await run_twilio(args, stderr=stderr)
+    if args.realtime:
+        return await realtime_cli.run_realtime(args, stdout=stdout, stderr=stderr)
+    if phone_cli.provider(args) is not None:
+        return await phone_cli.run_gateway(args, stderr=stderr)
+    if args.audiosocket:
+        return await run_audiosocket(args, stderr=stderr)
     try:
         pcm = load_pcm16(args.wav, args.rate)
     except (AudioFormatError, OSError) as exc:
@@ -277,38 +376,42 @@ async def run(args: argparse.Namespace, *, stdout: TextIO = sys.stdout, stderr: 
 
 
 async def run_twilio(args: argparse.Namespace, *, stderr: TextIO = sys.stderr) -> int:
-    """``--twilio``: one simulated phone call; the reply audio (8 kHz) goes to ``--out``."""
+    """``--twilio``: one simulated phone call; the reply audio (8 kHz) goes to ``--out`` (``clients.phone_cli``)."""
+    return await phone_cli.run_gateway(args, stderr=stderr)
+
+
+async def run_audiosocket(args: argparse.Namespace, *, stderr: TextIO = sys.stderr) -> int:
+    """``--audiosocket``: one simulated Asterisk call; the reply audio (8 kHz) goes to ``--out``."""
     try:
-        pcm = load_pcm16(args.wav, twilio.RATE)
+        pcm = load_pcm16(args.wav, audiosocket_client.RATE)
     except (AudioFormatError, OSError) as exc:
         print(f"cannot read {args.wav}: {exc}", file=stderr)
         return EXIT_FAILED
-    headers = {}
-    if args.auth_token:
-        headers["X-Twilio-Signature"] = twilio.signature(args.auth_token, args.public_url or args.url)
-    print(f"calling {args.url} with {len(pcm) / 2 / twilio.RATE:.2f} s of {args.wav} (μ-law 8 kHz)", file=stderr)
+    where = f"{args.host}:{args.port}"
+    print(
+        f"calling {where} with {len(pcm) / 2 / audiosocket_client.RATE:.2f} s of {args.wav} (AudioSocket)", file=stderr
+    )
     try:
-        caller, settled = await twilio_client.call(
-            args.url,
+        caller, settled = await audiosocket_client.call(
+            args.host,
+            args.port,
             pcm,
-            voice=args.voice,
-            headers=headers,
-            token=args.token,
+            call_id=args.call_id,
             settle_s=max(2.0, args.trailing_silence),
             timeout_s=args.timeout,
             on_progress=lambda text: print(text, file=stderr, flush=True),
         )
-    except InvalidStatus as exc:
-        print(f"error: the server refused the call: HTTP {exc.response.status_code}", file=stderr)
-        return EXIT_CONNECT
     except OSError as exc:
-        print(f"error: cannot connect to {args.url}: {exc}. Is the server running (python -m agent)?", file=stderr)
+        print(f"error: cannot connect to {where}: {exc}. Is AGENT_AUDIOSOCKET__PORT set on the server?", file=stderr)
         return EXIT_CONNECT
     got = caller.received
-    print(f"call ended: {len(got.media_times) * 20 / 1000:.2f} s of reply audio, {len(got.clears)} clears", file=stderr)
+    print(f"call {caller.call} ended: {got.audio_ms / 1000:.2f} s of reply audio", file=stderr)
     if args.out is not None:
-        write_wav(args.out, bytes(got.audio), twilio.RATE)
-        print(f"saved {len(got.audio) / 2 / twilio.RATE:.2f} s of reply audio to {args.out}", file=stderr)
+        write_wav(args.out, bytes(got.audio), audiosocket_client.RATE)
+        print(f"saved {got.audio_ms / 1000:.2f} s of reply audio to {args.out}", file=stderr)
+    if not got.audio_times:
+        print("the server hung up without a word (busy, refused, or no voice: see its log)", file=stderr)
+        return EXIT_FAILED
     if not settled:
         print(f"timed out after {args.timeout:g} s waiting for the replies", file=stderr)
         return EXIT_TIMEOUT

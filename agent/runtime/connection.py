@@ -28,10 +28,9 @@ import contextlib
 import logging
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import assert_never
 
-from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 
 from agent.audio.playout import Playout
@@ -60,9 +59,10 @@ from agent.core.events import (
     TurnMetrics,
     YieldOutcome,
 )
-from agent.core.session import SHUTTING_DOWN, Session
+from agent.core.session import SHUTTING_DOWN, Session, SessionConfig
 from agent.errors import ProtocolError
 from agent.runtime import stages
+from agent.runtime.call_socket import CallSocket
 from agent.runtime.components import Components
 from agent.runtime.enrollment import EnrollmentChannel
 from agent.runtime.frontend import CallerAudio, echo_guard
@@ -71,12 +71,13 @@ from agent.runtime.opening import Credentials, Opened, Opening, PreStart, displa
 from agent.runtime.outbox import Outbox
 from agent.runtime.policy import session_config
 from agent.runtime.rate_limit import InputRateLimiter, Verdict
+from agent.runtime.realtime_opening import resolve_voice
 from agent.runtime.session_report import SessionReport
 from agent.runtime.speech import TurnSpeech
+from agent.runtime.telephony import TelephonyWire
 from agent.runtime.turn_tasks import Stamped, TurnTasks
-from agent.runtime.twilio_connection import TwilioWire
 from agent.runtime.voicing import Voicing
-from agent.runtime.wire import Wire
+from agent.runtime.wire import Reconfigure, Wire
 from agent.transport import browser
 
 log = logging.getLogger(__name__)
@@ -98,7 +99,7 @@ class Connection:
 
     def __init__(
         self,
-        ws: ServerConnection,
+        ws: CallSocket,
         settings: Settings,
         components: Components,
         credentials: Credentials,
@@ -128,6 +129,7 @@ class Connection:
         self._drain: Drain | None = None  # asked for, not yet handed to the session
         self._on_answered = on_answered
         self._hearing: tuple[Session, CallerAudio]  # set when the session starts, before anything is delivered
+        self._base: SessionConfig  # the session's rules from the settings (a client may change them: Realtime)
         self._turns: TurnTasks  # likewise
         self._delivered_at = 0.0  # _clock() of the last event handed to the session
         self._playout: Playout | None = None  # what the caller is hearing, for the echo gate
@@ -174,27 +176,11 @@ class Connection:
         settings = self._settings
         rate = wire.output_rate
         self._outbox.set_audio_high_water(rate * 2 * settings.audio.outbound_buffer_ms // 1000)
-        voicing = self._voicing = self._components.voicing(settings, opened.voice)
-        self._turns = TurnTasks(
-            self._components,
-            settings,
-            self._inbox.put,
-            lambda turn, post: TurnSpeech(turn, voicing, rate, wire.frame_ms, post, self._outbox.wait_for_room),
-            self._log,
-        )
-        session = Session(session_config(settings, rate, wire.frame_ms, wire.can_pause))
-        echo = echo_guard(settings.echo, opened.telephony)
-        self._playout = None if echo is None else echo[0]
-        self._hearing = (
-            session,
-            CallerAudio(
-                wire.input_rate,
-                self._components.new_detector(),
-                settings.vad.threshold,
-                settings.vad.tail_floor_db,
-                echo,
-            ),
-        )
+        self._voicing = self._components.voicing(settings, opened.voice)
+        self._turns = TurnTasks(self._components, settings, self._inbox.put, self._speech, self._log)
+        self._base = session_config(settings, rate, wire.frame_ms, wire.can_pause)
+        session = Session(self._base)
+        self._hearing = (session, self._caller_audio(wire, opened.telephony, settings.vad.threshold))
         for payload in wire.opening(self.id, display_name(opened.voice)):
             self._outbox.put(payload)
         self._log.info(
@@ -230,6 +216,43 @@ class Connection:
             await self._turns.close()
             await asyncio.gather(reader, ticker, return_exceptions=True)
 
+    def _speech(self, turn: int, post: Callable[[Event], Awaitable[None]]) -> TurnSpeech:
+        """A turn's speech, in the session's voice and output rate of the moment."""
+        wire, voicing = self._wire, self._voicing
+        assert wire is not None and voicing is not None
+        return TurnSpeech(turn, voicing, wire.output_rate, wire.frame_ms, post, self._outbox.wait_for_room)
+
+    def _caller_audio(self, wire: Wire, telephony: bool, threshold: float) -> CallerAudio:
+        echo = echo_guard(self._settings.echo, telephony)
+        self._playout = None if echo is None else echo[0]
+        detector = self._components.new_detector()
+        return CallerAudio(wire.input_rate, detector, threshold, self._settings.vad.tail_floor_db, echo)
+
+    async def _reconfigure(self, change: Reconfigure) -> None:
+        """The client changes its session (Realtime ``session.update``): voice, audio formats, turn-taking rules."""
+        wire, (session, audio) = self._wire, self._hearing
+        assert wire is not None
+        voice = self._voicing.voice if self._voicing is not None else ""
+        if change.voice is not None:
+            principal = self._credentials.principal
+            assert principal is not None  # fixed before the session started
+            default = self._settings.tts.default_voice
+            voice = await resolve_voice(self._components, change.voice, principal.tenant, default)
+        input_rate = wire.input_rate
+        payloads = change.applied(display_name(voice))
+        if self._voicing is None or voice != self._voicing.voice:
+            self._voicing = self._components.voicing(self._settings, voice)
+            self._voicing.warm_phrases()
+        if wire.input_rate != input_rate or change.threshold is not None:
+            threshold = change.threshold if change.threshold is not None else self._settings.vad.threshold
+            audio = self._caller_audio(wire, self._playout is not None, threshold)
+        session.reconfigure(change.rules(session.config, self._base))
+        rate = wire.output_rate
+        self._outbox.set_audio_high_water(rate * 2 * self._settings.audio.outbound_buffer_ms // 1000)
+        self._hearing = (session, audio)
+        for payload in payloads:
+            self._outbox.put(payload)
+
     async def _tick(self) -> None:
         """Let the core's timers (deadlines, playback end, hold, idle) run even when the client sends nothing.
 
@@ -264,6 +287,11 @@ class Connection:
                     principal = self._credentials.principal
                     assert principal is not None  # fixed before the session started
                     await self._enroll(principal, item)
+                elif isinstance(item, Reconfigure):
+                    try:
+                        await self._reconfigure(item)
+                    except ProtocolError as exc:
+                        self._refuse(exc)
                 elif item is not None:
                     self._deliver(item)
         except ConnectionClosed:
@@ -352,8 +380,8 @@ class Connection:
         how = f"closed {close.code} ({close.reason})" if close is not None else "closed by the client"
         self._log.info("%s %s %s", what, self.id, how)
         wire = self._wire
-        if isinstance(wire, TwilioWire):
-            self._log.info("call %s: dropped messages %s", wire.start.call_sid, dict(wire.dropped))
+        if isinstance(wire, TelephonyWire):
+            self._log.info("%s", wire.summary())
 
     async def _close_socket(self, close: CloseSession) -> None:
         """Close with ``close``; a client that does not read cannot even take the close frame: drop it."""

@@ -6,12 +6,13 @@ header, or else from the ``token`` of the first message that needs one (``sessio
 principal does not change during a connection). Missing or invalid credentials while auth is on:
 ``ProtocolError("unauthorized")``, which ends the connection (``error`` then close 1008).
 
-``PreStart`` reads the client's messages until the opening one (``session.start`` on ``/ws``, Twilio's
-``start`` on ``/twilio``), answering everything else through ``send`` (the connection's outbox): ``error``
-for refusals, the enrollment channel's answers. The start deadline (``server.start_timeout_s``) counts
-from the upgrade and no message restarts it, so a socket cannot hold a session slot by sending refused (or
-any other) messages; only while the server itself is working on an enrollment the connection asked for
-(``EnrollmentChannel.busy``) is it held open past the deadline.
+``PreStart`` reads the client's messages until the opening one (``session.start`` on ``/ws``, the phone
+gateway's start on ``/twilio``, ``/telnyx`` and ``/vonage``: ``open_call``), answering everything else
+through ``send`` (the connection's outbox): ``error`` for refusals, the enrollment channel's answers. The
+start deadline (``server.start_timeout_s``) counts from the upgrade and no message restarts it, so a socket
+cannot hold a session slot by sending refused (or any other) messages; only while the server itself is
+working on an enrollment the connection asked for (``EnrollmentChannel.busy``) is it held open past the
+deadline.
 """
 
 from __future__ import annotations
@@ -23,19 +24,23 @@ from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 
 from agent.auth import Authenticator, Principal
 from agent.config import Settings
 from agent.core.events import CloseSession, ErrorNotice
 from agent.errors import ProtocolError, UnknownVoice
+from agent.runtime import realtime_opening
+from agent.runtime.call_socket import CallSocket
 from agent.runtime.components import Components
 from agent.runtime.metrics import ServerMetrics
 from agent.runtime.outbox import Payload
-from agent.runtime.twilio_connection import TwilioWire
+from agent.runtime.telephony import HungUp, PhoneStart, StartDecoder, TelephonyWire
+from agent.runtime.telnyx_connection import telnyx_start
+from agent.runtime.twilio_connection import twilio_start
+from agent.runtime.vonage_connection import vonage_start
 from agent.runtime.wire import BrowserWire, Wire
-from agent.transport import browser, twilio
+from agent.transport import browser
 
 log = logging.getLogger(__name__)
 
@@ -93,7 +98,7 @@ class PreStart:
 
     def __init__(
         self,
-        ws: ServerConnection,
+        ws: CallSocket,
         settings: Settings,
         components: Components,
         credentials: Credentials,
@@ -128,25 +133,50 @@ class PreStart:
                 return opened
         return None
 
+    async def open_realtime(self) -> Opened | None:
+        """OpenAI Realtime (``/v1/realtime``): the session starts at once, in the default voice
+        (``agent.runtime.realtime_opening``); ``None``: no session (see ``close``)."""
+        try:
+            principal = self._credentials.check(None)
+            if not principal.allows("call"):
+                raise ProtocolError("forbidden", "these credentials may not start a session (scope 'call')")
+            voice = await realtime_opening.default_voice(self._components, self._settings, principal.tenant)
+        except ProtocolError as exc:
+            self.close = CloseSession(1008, exc.message[:120])
+            return None
+        request = getattr(self._ws, "request", None)  # a WebSocket's upgrade request
+        wire = realtime_opening.realtime_wire(request, self._settings, display_name(voice))
+        return Opened(wire, voice, principal)
+
     async def open_twilio(self) -> Opened | None:
         """Twilio Media Streams: wait for ``start``; ``None``: no call (see ``close``)."""
+        return await self.open_call(twilio_start, self._settings.twilio.lead_ms)
+
+    async def open_telnyx(self) -> Opened | None:
+        """Telnyx media streaming: wait for ``start``; ``None``: no call (see ``close``)."""
+        return await self.open_call(telnyx_start, self._settings.telnyx.lead_ms)
+
+    async def open_vonage(self) -> Opened | None:
+        """Vonage Voice API WebSockets: wait for ``websocket:connected``; ``None``: no call (see ``close``)."""
+        return await self.open_call(vonage_start, self._settings.vonage.lead_ms)
+
+    async def open_call(self, first: StartDecoder, lead_ms: int) -> Opened | None:
+        """A phone gateway's call (``agent.runtime.telephony``): read messages with ``first`` until the start.
+        Messages refused before it are counted and dropped; ``None``: no call (see ``close``)."""
         dropped: Counter[str] = Counter()  # malformed messages of the call, logged when it ends
         while (message := await self._next("start not received in time")) is not None:
             try:
-                match twilio.decode(message):
-                    case twilio.Start() as start:
-                        return await self._twilio_start(start, dropped)
-                    case twilio.Connected():
-                        continue
-                    case twilio.Stop():
-                        self.close = CloseSession(1000, "stream stopped")
-                        return None
-                    case _:
-                        raise ProtocolError("not_started", "message before start")
+                start = first(message)
             except ProtocolError as exc:
-                log.info("twilio stream: dropped a message before start: %s", exc.code)
+                log.info("phone stream: dropped a message before start: %s", exc.code)
                 dropped[exc.code] += 1
                 self._metrics.error(exc.code)
+                continue
+            if isinstance(start, HungUp):
+                self.close = CloseSession(1000, "stream stopped")
+                return None
+            if start is not None:
+                return await self._call_start(start, lead_ms, dropped)
         return None
 
     # ------------------------------------------------------------------------------------------------
@@ -206,25 +236,26 @@ class PreStart:
         audio = settings.audio
         return Opened(BrowserWire(start, rate, audio.output_frame_ms, audio.max_input_frame_ms), voice, principal)
 
-    async def _twilio_start(self, start: twilio.Start, dropped: Counter[str]) -> Opened | None:
+    async def _call_start(self, start: PhoneStart, lead_ms: int, dropped: Counter[str]) -> Opened | None:
         principal = self._credentials.check(None)
         tts, default = self._components.tts, self._settings.tts.default_voice
-        requested = start.custom_parameters.get("voice") or default
+        requested = start.voice or default
+        call = f"{start.gateway.provider} call {start.gateway.call_id}"
         try:
             voice = await tts.resolve_voice(requested, principal.tenant)
         except UnknownVoice:
             dropped["unknown_voice"] += 1
             if requested == default:
-                self._no_voice(start, requested)
+                self._no_voice(call, requested)
                 return None
-            log.warning("call %s asked for unknown voice %r; using the default", start.call_sid, requested)
+            log.warning("%s asked for unknown voice %r; using the default", call, requested)
             try:
                 voice = await tts.resolve_voice(default, principal.tenant)
             except UnknownVoice:
-                self._no_voice(start, default)
+                self._no_voice(call, default)
                 return None
-        return Opened(TwilioWire(start, self._settings.twilio.lead_ms, dropped), voice, principal, telephony=True)
+        return Opened(TelephonyWire(start.gateway, lead_ms, dropped), voice, principal, telephony=True)
 
-    def _no_voice(self, start: twilio.Start, voice: str | None) -> None:
-        log.warning("call %s refused: no voice to speak in (%r is not enrolled)", start.call_sid, voice)
+    def _no_voice(self, call: str, voice: str | None) -> None:
+        log.warning("%s refused: no voice to speak in (%r is not enrolled)", call, voice)
         self.close = CloseSession(1011, "no voice to speak in: the default voice is not enrolled")

@@ -1,5 +1,7 @@
-"""The listener: WebSockets ``/ws`` (protocol v1) and ``/twilio`` (Twilio Media Streams), plus the HTTP
-routes answered during the handshake phase (``/healthz``, ``/metrics``, the browser page at ``/``).
+"""The listener: WebSockets ``/ws`` (protocol v1), ``/twilio``, ``/telnyx`` and ``/vonage`` (phone gateways),
+plus the HTTP routes answered during the handshake phase (``/healthz``, ``/metrics``, the browser page at
+``/``), and the Asterisk AudioSocket TCP listener when ``audiosocket.port`` is set
+(``agent.runtime.audiosocket_server``).
 
 ``running_server(settings, load)`` starts listening at once and loads the components in a worker thread;
 ``GET /healthz`` answers 503 until they are loaded, then 200; 503 again while the server is full or
@@ -30,6 +32,8 @@ from agent.config import ServerSettings, Settings
 from agent.core.session import SHUTTING_DOWN
 from agent.errors import ProtocolError
 from agent.runtime.admission import Refusal, refusal
+from agent.runtime.audiosocket_server import AudioSocketListener
+from agent.runtime.call_socket import CallSocket
 from agent.runtime.components import Components
 from agent.runtime.connection import Connection
 from agent.runtime.drain import LiveCalls
@@ -38,7 +42,7 @@ from agent.runtime.metrics import ServerMetrics
 from agent.runtime.opening import Credentials, Opening, PreStart
 from agent.runtime.responses import READ_METHODS, for_method, json_response, method_not_allowed, secured
 from agent.runtime.static import StaticFiles
-from agent.runtime.upgrade import Admission, UpgradeGate
+from agent.runtime.upgrade import REALTIME_PATH, TELNYX_PATH, VONAGE_PATH, Admission, UpgradeGate
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +51,9 @@ TWILIO_PATH = "/twilio"
 SOCKET_PATHS: dict[str, Opening] = {
     WS_PATH: PreStart.open_browser,
     TWILIO_PATH: PreStart.open_twilio,
+    TELNYX_PATH: PreStart.open_telnyx,
+    VONAGE_PATH: PreStart.open_vonage,
+    REALTIME_PATH: PreStart.open_realtime,
 }
 """The WebSocket paths, and how each one's session starts."""
 
@@ -65,7 +72,7 @@ class ServerState:
     )
     calls: LiveCalls = field(default_factory=LiveCalls)
     """The open connections (told to finish on drain)."""
-    unanswered: weakref.WeakSet[ServerConnection] = field(default_factory=weakref.WeakSet)
+    unanswered: weakref.WeakSet[CallSocket] = field(default_factory=weakref.WeakSet)
     """Calls admitted whose first reply has not started: admission counts their first turns as work to come."""
 
     def refusal(self, server: ServerSettings) -> Refusal | None:
@@ -104,10 +111,13 @@ _json_response = json_response
 class RunningServer:
     """Handle on a listening server (see ``running_server``)."""
 
-    def __init__(self, server: Server, state: ServerState, settings: Settings) -> None:
+    def __init__(
+        self, server: Server, state: ServerState, settings: Settings, audiosocket: AudioSocketListener | None = None
+    ) -> None:
         self._server = server
         self._state = state
         self._settings = settings
+        self._audiosocket = audiosocket
 
     @property
     def port(self) -> int:
@@ -119,12 +129,30 @@ class RunningServer:
         return self._settings.server.host
 
     @property
+    def realtime_base_url(self) -> str:
+        """What an OpenAI client takes as ``base_url`` (it connects to ``.../v1/realtime``)."""
+        return f"http://{self.host}:{self.port}/v1"
+
+    @property
     def ws_url(self) -> str:
         return f"ws://{self.host}:{self.port}{WS_PATH}"
 
     @property
     def twilio_url(self) -> str:
         return f"ws://{self.host}:{self.port}{TWILIO_PATH}"
+
+    @property
+    def telnyx_url(self) -> str:
+        return f"ws://{self.host}:{self.port}{TELNYX_PATH}"
+
+    @property
+    def vonage_url(self) -> str:
+        return f"ws://{self.host}:{self.port}{VONAGE_PATH}"
+
+    @property
+    def audiosocket_port(self) -> int | None:
+        """The AudioSocket listener's TCP port (``None``: ``audiosocket.port`` is not set)."""
+        return self._audiosocket.port if self._audiosocket is not None else None
 
     @property
     def http_url(self) -> str:
@@ -284,11 +312,16 @@ async def running_server(settings: Settings, load: Callable[[], Components]) -> 
         close_timeout=cfg.close_timeout_s,
         server_header=None,
     )
+    audiosocket = AudioSocketListener(settings, state) if settings.audiosocket.port is not None else None
+    if audiosocket is not None:
+        await audiosocket.start()
     loader = asyncio.create_task(_load(state, load), name="load-components")
     try:
-        yield RunningServer(server, state, settings)
+        yield RunningServer(server, state, settings, audiosocket)
     finally:
         state.calls.close_all()  # calls a drain did not end (or none was asked for): 1001 at once
+        if audiosocket is not None:
+            await audiosocket.close()
         server.close(code=1001, reason=SHUTTING_DOWN)
         await server.wait_closed()
         if not loader.done():

@@ -8,17 +8,36 @@ on barge-in, so a wire keeps audio as raw PCM until ``send``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Protocol
 
-from websockets.asyncio.server import ServerConnection
-
-from agent.core.events import ClientEnded, Event, PlaybackMark, ServerEvent
+from agent.core.events import ClientEnded, ConversationEvent, Event, PlaybackMark, ServerEvent
+from agent.core.turn_state import SessionConfig
 from agent.errors import ProtocolError
+from agent.runtime.call_socket import CallSocket
 from agent.runtime.outbox import Payload
 from agent.transport import browser
 
-Inbound = bytes | Event | browser.EnrollmentMessage | None
-"""Caller PCM16LE at ``input_rate``, an event for the core, an enrollment request, or nothing."""
+
+@dataclass(frozen=True, slots=True)
+class Reconfigure:
+    """The client changes its session's settings (a Realtime ``session.update``), already checked by the wire.
+
+    The connection switches to ``voice`` (a voice name to resolve; ``None``: unchanged), hears the caller at the
+    wire's ``input_rate`` with speech ``threshold`` (``None``: unchanged), gives the core ``rules(current, base)``
+    (``base``: the rules from the server's settings), then sends what ``applied(voice)`` returns, ``voice`` being
+    the name of the voice now spoken in. An unknown voice is refused (``ProtocolError``) and nothing changes."""
+
+    voice: str | None
+    threshold: float | None
+    rules: Callable[[SessionConfig, SessionConfig], SessionConfig]
+    applied: Callable[[str], list[Payload]]
+
+
+Inbound = bytes | Event | browser.EnrollmentMessage | Reconfigure | None
+"""Caller PCM16LE at ``input_rate``, an event for the core, an enrollment request, a change of the session's
+settings, or nothing."""
 
 
 class Wire(Protocol):
@@ -48,7 +67,7 @@ class Wire(Protocol):
         """Outbound payloads for ``event`` (none for events the wire has no message for)."""
         ...
 
-    async def send(self, ws: ServerConnection, turn: int | None, payload: Payload) -> None: ...
+    async def send(self, ws: CallSocket, turn: int | None, payload: Payload) -> None: ...
 
 
 class BrowserWire:
@@ -93,7 +112,9 @@ class BrowserWire:
         return request
 
     def encode(self, event: ServerEvent) -> list[Payload]:
+        if isinstance(event, ConversationEvent):
+            return []  # answers to requests a v1 client cannot make
         return [browser.encode(event)]
 
-    async def send(self, ws: ServerConnection, turn: int | None, payload: Payload) -> None:
+    async def send(self, ws: CallSocket, turn: int | None, payload: Payload) -> None:
         await ws.send(payload)

@@ -13,7 +13,6 @@ the call goes on. Reference: https://www.twilio.com/docs/voice/media-streams/web
 from __future__ import annotations
 
 import base64
-import binascii
 import hashlib
 import hmac
 import json
@@ -23,16 +22,13 @@ from typing import Any
 
 from agent.audio import mulaw
 from agent.errors import ProtocolError
+from agent.transport import fields, marks
 
 RATE = 8000
 FRAME_MS = 20
 FRAME_BYTES = RATE * FRAME_MS // 1000  # μ-law: one byte per sample
 MAX_MEDIA_BYTES = FRAME_BYTES * 10  # a payload over 200 ms is not what Twilio sends
-MAX_PARAMETERS = 32  # customParameters: Twilio's <Parameter> elements, name → value strings
-MAX_PARAMETER_CHARS = 1024
-MAX_NAME_CHARS = 256  # sids, mark names, the protocol string
 _DIGITS = re.compile(r"[0-9]{1,18}")
-_MARK = re.compile(r"([0-9]{1,9}):([0-9]{1,12})(?::([0-9]{1,6}))?")
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,19 +69,6 @@ class Stop:
 TwilioMessage = Connected | Start | Media | Dtmf | Mark | Stop
 
 
-def _obj(value: Any, what: str) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise ProtocolError("bad_message", f"{what} must be an object")
-    return value
-
-
-def _text(obj: dict[str, Any], key: str, what: str) -> str:
-    value = obj.get(key)
-    if not isinstance(value, str) or not 0 < len(value) <= MAX_NAME_CHARS:
-        raise ProtocolError("bad_message", f"{what} needs a string {key!r} of 1-{MAX_NAME_CHARS} characters")
-    return value
-
-
 def _chunk(value: Any) -> int | None:
     """Twilio numbers media chunks with decimal strings; anything else is ignored (it is informative only)."""
     if isinstance(value, str) and _DIGITS.fullmatch(value):
@@ -93,22 +76,8 @@ def _chunk(value: Any) -> int | None:
     return None
 
 
-def _parameters(value: Any) -> dict[str, str]:
-    """``customParameters``: string names to string values, as Twilio sends them."""
-    params = _obj(value if value is not None else {}, "customParameters")
-    if len(params) > MAX_PARAMETERS:
-        raise ProtocolError("bad_message", f"customParameters holds over {MAX_PARAMETERS} entries")
-    for key, item in params.items():
-        if not isinstance(item, str) or len(key) > MAX_NAME_CHARS or len(item) > MAX_PARAMETER_CHARS:
-            raise ProtocolError(
-                "bad_message",
-                f"customParameters values must be strings of at most {MAX_PARAMETER_CHARS} characters",
-            )
-    return dict(params)
-
-
 def _media_format(value: Any) -> None:
-    fmt = _obj(value if value is not None else {}, "mediaFormat")
+    fmt = fields.obj(value if value is not None else {}, "mediaFormat")
     encoding, rate, channels = fmt.get("encoding", "audio/x-mulaw"), fmt.get("sampleRate", RATE), fmt.get("channels", 1)
     if (
         encoding != "audio/x-mulaw"
@@ -123,48 +92,30 @@ def _media_format(value: Any) -> None:
 
 def decode(text: str | bytes) -> TwilioMessage:
     """Parse one Twilio message. Raises ``ProtocolError`` (codes as in protocol v1) for anything else."""
-    if isinstance(text, bytes):
-        raise ProtocolError("bad_message", "Twilio sends text frames only")
-    try:
-        message = json.loads(text)
-    except (ValueError, RecursionError):
-        raise ProtocolError("bad_json", "not JSON") from None
-    message = _obj(message, "a message")
-    event = message.get("event")
+    message = fields.json_object(text, "Twilio")
+    event = fields.event(message)
     if event == "media":
-        media = _obj(message.get("media"), "media")
+        media = fields.obj(message.get("media"), "media")
         if media.get("track", "inbound") != "inbound":
             raise ProtocolError("bad_message", "only the inbound track is accepted")
-        payload = media.get("payload")
-        if not isinstance(payload, str):
-            raise ProtocolError("bad_audio", "media needs a base64 string payload")
-        try:
-            ulaw = base64.b64decode(payload, validate=True)
-        except (binascii.Error, ValueError):
-            raise ProtocolError("bad_audio", "media payload is not valid base64") from None
-        if not ulaw:
-            raise ProtocolError("bad_audio", "empty media payload")
-        if len(ulaw) > MAX_MEDIA_BYTES:
-            raise ProtocolError("frame_too_long", f"media payload of {len(ulaw)} bytes")
+        ulaw = fields.payload(media.get("payload"), MAX_MEDIA_BYTES)
         return Media(mulaw.decode(ulaw), _chunk(media.get("chunk")))
     if event == "start":
-        start = _obj(message.get("start"), "start")
+        start = fields.obj(message.get("start"), "start")
         _media_format(start.get("mediaFormat"))
-        params = _parameters(start.get("customParameters"))
-        sid = _text(message if message.get("streamSid") else start, "streamSid", "start")
-        return Start(sid, _text(start, "callSid", "start"), params)
+        params = fields.parameters(start.get("customParameters"), "customParameters")
+        sid = fields.text(message if message.get("streamSid") else start, "streamSid", "start")
+        return Start(sid, fields.text(start, "callSid", "start"), params)
     if event == "mark":
-        return Mark(_text(_obj(message.get("mark"), "mark"), "name", "mark"))
+        return Mark(fields.text(fields.obj(message.get("mark"), "mark"), "name", "mark"))
     if event == "dtmf":
-        return Dtmf(_text(_obj(message.get("dtmf"), "dtmf"), "digit", "dtmf"))
+        return Dtmf(fields.text(fields.obj(message.get("dtmf"), "dtmf"), "digit", "dtmf"))
     if event == "connected":
         protocol = message.get("protocol", "")
-        return Connected(protocol[:MAX_NAME_CHARS] if isinstance(protocol, str) else "")
+        return Connected(protocol[: fields.MAX_NAME_CHARS] if isinstance(protocol, str) else "")
     if event == "stop":
         return Stop()
-    if not isinstance(event, str):
-        raise ProtocolError("bad_message", "every message needs a string 'event'")
-    raise ProtocolError("unknown_type", f"unknown event {event[:40]!r}")
+    raise fields.unknown(event)
 
 
 def media(stream_sid: str, pcm: bytes) -> str:
@@ -176,16 +127,17 @@ def media(stream_sid: str, pcm: bytes) -> str:
 def mark(stream_sid: str, turn: int, played_ms: float, segment: int = 0) -> str:
     """A mark after reply audio: ``turn:played_ms``, and ``:segment`` once the turn was paused and resumed
     (Twilio echoes the marks of audio a ``clear`` dropped; the segment tells them from the new ones)."""
-    name = f"{turn}:{played_ms:.0f}" + (f":{segment}" if segment else "")
+    return mark_named(stream_sid, marks.name(turn, played_ms, segment))
+
+
+def mark_named(stream_sid: str, name: str) -> str:
+    """A ``mark`` message with the name ``name`` (one of ``agent.transport.marks``)."""
     return json.dumps({"event": "mark", "streamSid": stream_sid, "mark": {"name": name}})
 
 
 def parse_mark(name: str) -> tuple[int, float, int] | None:
     """``(turn, played_ms, segment)`` from one of our mark names, or ``None`` for a name we did not send."""
-    match = _MARK.fullmatch(name)
-    if match is None:
-        return None
-    return int(match[1]), float(match[2]), int(match[3] or 0)
+    return marks.parse(name)
 
 
 def clear(stream_sid: str) -> str:

@@ -42,28 +42,51 @@ def test_loopback_with_auth_off_starts_and_warns_that_twilio_is_open() -> None:
     assert any("/twilio is open" in w for w in exposure.warnings)
 
 
+SIGNED = {
+    "twilio": {"auth_token": "t"},
+    "telnyx": {"stream_auth_token": "t"},
+    "vonage": {"signature_secret": "s"},
+}
+
+
 def test_public_address_with_auth_off_is_refused_with_why_and_how() -> None:
     exposure = check_exposure(settings("0.0.0.0"))
-    assert len(exposure.refusals) == 2
-    auth, twilio = exposure.refusals
+    assert len(exposure.refusals) == 4
+    auth, twilio, telnyx, vonage = exposure.refusals
     assert "AGENT_AUTH__SECRET" in auth and "'0.0.0.0'" in auth and "ALLOW_ANONYMOUS" in auth
     assert "/twilio" in twilio and "AGENT_TWILIO__AUTH_TOKEN" in twilio
+    assert "/telnyx" in telnyx and "AGENT_TELNYX__STREAM_AUTH_TOKEN" in telnyx
+    assert "/vonage" in vonage and "AGENT_VONAGE__SIGNATURE_SECRET" in vonage and "AUTHORIZATION" in vonage
 
 
-def test_public_address_with_a_twilio_token_but_auth_off_is_still_refused() -> None:
-    exposure = check_exposure(settings("0.0.0.0", twilio={"auth_token": "t"}))
+def test_public_address_with_every_gateway_signed_but_auth_off_is_still_refused() -> None:
+    exposure = check_exposure(settings("0.0.0.0", **SIGNED))
     assert len(exposure.refusals) == 1 and "AGENT_AUTH__SECRET" in exposure.refusals[0]
+
+
+@pytest.mark.parametrize("provider", ["twilio", "telnyx", "vonage"])
+def test_each_gateway_left_unsigned_is_refused_on_a_public_address(provider: str) -> None:
+    sections = {name: value for name, value in SIGNED.items() if name != provider}
+    exposure = check_exposure(settings("0.0.0.0", **sections))
+    assert len(exposure.refusals) == 2 and f"/{provider} is open" in exposure.refusals[1]
+
+
+def test_vonage_custom_authorization_counts_as_signed() -> None:
+    sections = {**SIGNED, "vonage": {"authorization": "Bearer x"}}
+    assert len(check_exposure(settings("0.0.0.0", **sections)).refusals) == 1
 
 
 def test_allow_anonymous_turns_refusals_into_warnings() -> None:
     exposure = check_exposure(settings("0.0.0.0", auth={"allow_anonymous": True}))
     assert exposure.refusals == []
-    assert len(exposure.warnings) == 2 and all("ALLOW_ANONYMOUS=true" in w for w in exposure.warnings)
+    assert len(exposure.warnings) == 4 and all("ALLOW_ANONYMOUS=true" in w for w in exposure.warnings)
 
 
 def test_public_address_with_auth_on_starts() -> None:
     exposure = check_exposure(settings("0.0.0.0", auth={"secret": SECRET}))
     assert exposure.refusals == []
-    assert [w for w in exposure.warnings if "bearer token" in w]  # /twilio then needs a bearer
-    signed = check_exposure(settings("0.0.0.0", auth={"secret": SECRET}, twilio={"auth_token": "t"}))
+    needs_bearer = [w for w in exposure.warnings if "bearer token" in w]
+    # /twilio and /telnyx then need a bearer their provider cannot send; Vonage can send one (custom authorization)
+    assert len(needs_bearer) == 2 and "/twilio" in needs_bearer[0] and "/telnyx" in needs_bearer[1]
+    signed = check_exposure(settings("0.0.0.0", auth={"secret": SECRET}, **SIGNED))
     assert signed.refusals == [] and signed.warnings == []
