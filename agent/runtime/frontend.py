@@ -36,11 +36,24 @@ class CallerAudio:
         self._frame_ms = detector.frame_samples * 1000 // DETECTOR_RATE
         self._echo = echo
         self._reference = Framer(detector.frame_samples * 2)  # the playout, in step with ``_framer``
+        self._started = False
+
+    def _resample(self, pcm: bytes) -> bytes:
+        """``pcm`` at 16 kHz. The first chunk's output is short by what the resampler holds back for its filter
+        (about 2 ms); that much silence goes first, so every later chunk completes its detector frame at once
+        (20 ms in, a 20 ms frame out) instead of each frame waiting for a sliver of the next chunk, 20 ms later."""
+        assert self._resampler is not None
+        out = float_to_pcm16(self._resampler.process(pcm16_to_float(pcm)))
+        if not self._started:
+            self._started = True
+            expected = len(pcm) // 2 * DETECTOR_RATE // self._resampler.in_rate
+            out = bytes(2 * max(expected - len(out) // 2, 0)) + out
+        return out
 
     def push(self, pcm: bytes, now: float = 0.0) -> list[AudioFrame]:
         """Frames completed by ``pcm`` (caller audio that arrived at ``now``, on the playout's clock)."""
         if self._resampler is not None:
-            pcm = float_to_pcm16(self._resampler.process(pcm16_to_float(pcm)))
+            pcm = self._resample(pcm)
         detector, threshold, gate, frame_ms = self._detector, self._threshold, self._gate, self._frame_ms
         frames = self._framer.push(pcm)
         if self._echo is None:

@@ -87,3 +87,11 @@ def test_without_a_reply_nothing_changes() -> None:
     b = [f.voiced for k in range(0, len(pcm), step) for f in guarded.push(pcm[k : k + step], k / step * 0.02)]
     assert a == b
     assert np.mean(a) > 0.15
+
+
+@pytest.mark.parametrize("rate", [8000, 24000, 48000])
+def test_every_20_ms_chunk_completes_a_detector_frame_at_once(rate: int) -> None:
+    """Resampled audio: the filter's look-ahead must not hold each frame back until the next chunk."""
+    audio = CallerAudio(rate, WebRtcSpeechDetector(3))
+    chunk = bytes(2 * rate // 50)
+    assert [len(audio.push(chunk)) for _ in range(10)] == [1] * 10
