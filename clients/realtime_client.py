@@ -33,6 +33,21 @@ CHUNK_MS = 40
 DEFAULT_MODEL = "voice-agent"
 
 
+async def wait_for(check: Callable[[], bool], changed: asyncio.Event, timeout_s: float) -> bool:
+    """Wait until ``check()`` holds, looking again each time ``changed`` is set; ``False`` after ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while not check():
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return False
+        changed.clear()
+        try:
+            await asyncio.wait_for(changed.wait(), remaining)
+        except TimeoutError:
+            return False
+    return True
+
+
 class RealtimeFailed(Exception):
     """The server refused the session (its ``error`` event's message)."""
 
@@ -155,17 +170,7 @@ class RealtimeCaller:
         await self.ws.close()
 
     async def wait(self, check: Callable[[], bool], timeout_s: float) -> bool:
-        deadline = time.monotonic() + timeout_s
-        while not check():
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return False
-            self._changed.clear()
-            try:
-                await asyncio.wait_for(self._changed.wait(), remaining)
-            except TimeoutError:
-                return False
-        return True
+        return await wait_for(check, self._changed, timeout_s)
 
     def played(self) -> bytes:
         """Every response's audio as far as it was heard (cut where the caller talked over it)."""

@@ -317,7 +317,7 @@ class ReplyTruncated:
 ConversationEvent = InputCommitted | InputCleared | MessageAdded | MessageDeleted | ReplyTruncated
 """Answers to ``ClientRequest``s (clients of protocol v1 never send those, and never get these)."""
 
-ServerEvent = (
+TurnEvent = (
     SpeechStarted
     | SpeechStopped
     | TranscriptText
@@ -330,8 +330,10 @@ ServerEvent = (
     | TurnMetrics
     | ErrorNotice
     | SessionEnded
-    | ConversationEvent
 )
+"""What happens in a conversation's turns: every client gets these (protocol v1 has a message for each)."""
+
+ServerEvent = TurnEvent | ConversationEvent
 
 # ------------------------------------------------------------------------------------------ effects
 

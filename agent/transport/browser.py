@@ -26,6 +26,7 @@ from agent.core.events import (
     SpeechStarted,
     SpeechStopped,
     TranscriptText,
+    TurnEvent,
     TurnMetrics,
 )
 from agent.errors import ProtocolError
@@ -259,25 +260,7 @@ def check_audio(frame: bytes, sample_rate: int, max_frame_ms: int) -> bytes:
     return frame
 
 
-V1Event = (
-    SpeechStarted
-    | SpeechStopped
-    | TranscriptText
-    | ReplyText
-    | AudioStart
-    | AudioChunk
-    | AudioEnd
-    | PlaybackClear
-    | PlaybackPause
-    | TurnMetrics
-    | ErrorNotice
-    | SessionEnded
-)
-"""The server events protocol v1 has a message for (the core's answers to a Realtime client's requests are
-never sent to a v1 client, which cannot make them)."""
-
-
-def encode(event: V1Event) -> str | bytes:
+def encode(event: TurnEvent) -> str | bytes:
     """The wire form of a server event: a JSON text frame, or raw PCM for audio."""
     match event:
         case AudioChunk():

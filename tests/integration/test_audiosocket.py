@@ -9,7 +9,6 @@ Bad input is dropped and counted while the call, and every other call, goes on.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import io
 import struct
 import urllib.request
@@ -18,14 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from agent.adapters.openai_compat_llm import OpenAICompatLLM
-from agent.config import LlmSettings
 from agent.runtime.components import Components
 from agent.runtime.server import RunningServer, running_server
 from clients.audiosocket_client import AudioSocketCaller
-from tests.fakes import openai_emulator as oai
-from tests.fakes.openai_emulator import OpenAIEmulator
 from tests.integration.conftest import local_settings
+from tests.integration.scripted import scripted_server
 from tests.integration.test_barge_in import STORY
 from tests.speech import silence, speech_pcm16
 
@@ -53,30 +49,23 @@ async def caller_of(server: RunningServer) -> AudioSocketCaller:
 
 
 async def test_caller_hears_paced_audio_and_barge_in_stops_it(components: Components) -> None:
-    async with OpenAIEmulator() as emulator:
-        emulator.script(oai.text_reply(STORY))
-        emulator.script(oai.text_reply(["It is ", "half past three."]))
-        llm = OpenAICompatLLM(LlmSettings(backend="openai", model="m", base_url=emulator.base_url))
-        try:
-            served = dataclasses.replace(components, llm=llm)
-            async with running_server(local_settings(audiosocket={"port": 0}), lambda: served) as server:
-                await server.wait_ready()
-                caller = await caller_of(server)
-                await caller.begin()
-                caller.say(silence(300, 8000) + speech_pcm16("Please tell me a long story.", 8000))
-                got = caller.received
-                assert await caller.run_until(lambda: len(got.audio_times) >= 75, 60)  # 1.5 s of story
-                story_frames = len(got.audio_times)
-                caller.say(speech_pcm16("Stop. What time is it?", 8000))
-                barge_ins = server.state.metrics.barge_ins_total
-                assert await caller.run_until(lambda: barge_ins.value() >= 1, 10), "no barge-in"
-                at_barge_in = len(got.audio_times)
-                assert await caller.run_until(lambda: len(emulator.requests) >= 2, 30)
-                answer_from = len(got.audio_times)
-                assert await caller.run_until(lambda: len(got.audio_times) >= answer_from + 40, 30)
-                await caller.hang_up()
-        finally:
-            await llm.aclose()
+    async with scripted_server(
+        components, [STORY, ["It is ", "half past three."]], local_settings(audiosocket={"port": 0})
+    ) as (server, emulator):
+        caller = await caller_of(server)
+        await caller.begin()
+        caller.say(silence(300, 8000) + speech_pcm16("Please tell me a long story.", 8000))
+        got = caller.received
+        assert await caller.run_until(lambda: len(got.audio_times) >= 75, 60)  # 1.5 s of story
+        story_frames = len(got.audio_times)
+        caller.say(speech_pcm16("Stop. What time is it?", 8000))
+        barge_ins = server.state.metrics.barge_ins_total
+        assert await caller.run_until(lambda: barge_ins.value() >= 1, 10), "no barge-in"
+        at_barge_in = len(got.audio_times)
+        assert await caller.run_until(lambda: len(emulator.requests) >= 2, 30)
+        answer_from = len(got.audio_times)
+        assert await caller.run_until(lambda: len(got.audio_times) >= answer_from + 40, 30)
+        await caller.hang_up()
 
     # Only audio messages of 20 ms, paced, not a burst: 75 frames cannot arrive faster than real time minus the
     # lead (a lower bound, which a loaded machine cannot break; the pacer's schedule is unit-tested on an

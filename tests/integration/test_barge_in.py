@@ -17,13 +17,8 @@ from typing import Any
 import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
-from agent.adapters.openai_compat_llm import OpenAICompatLLM
-from agent.config import LlmSettings
 from agent.runtime.components import Components
-from agent.runtime.server import running_server
-from tests.fakes import openai_emulator as oai
-from tests.fakes.openai_emulator import OpenAIEmulator
-from tests.integration.conftest import local_settings
+from tests.integration.scripted import scripted_server
 from tests.speech import silence, speech_pcm16, wer
 
 pytestmark = pytest.mark.models
@@ -67,17 +62,8 @@ class Caller:
 async def test_talking_over_a_story_interrupts_it_and_the_model_hears_only_what_was_played(
     components: Components,
 ) -> None:
-    async with OpenAIEmulator() as emulator:
-        emulator.script(oai.text_reply(STORY))
-        emulator.script(oai.text_reply(["It is ", "half past three."]))
-        llm = OpenAICompatLLM(LlmSettings(backend="openai", model="m", base_url=emulator.base_url))
-        try:
-            served = dataclasses.replace(components, llm=llm)
-            async with running_server(local_settings(), lambda: served) as server:
-                await server.wait_ready()
-                talk = await _conversation(server.ws_url)
-        finally:
-            await llm.aclose()
+    async with scripted_server(components, [STORY, ["It is ", "half past three."]]) as (server, emulator):
+        talk = await _conversation(server.ws_url)
 
     messages = talk.messages
     kinds = [m["type"] for m in messages]

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
-import dataclasses
 import json
 import time
 from typing import Any
@@ -23,16 +22,12 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
-from agent.adapters.openai_compat_llm import OpenAICompatLLM
 from agent.audio import mulaw
 from agent.audio.pcm import float_to_pcm16, pcm16_to_float
-from agent.config import LlmSettings
 from agent.runtime.components import Components
-from agent.runtime.server import running_server
 from tests.echo_audio import espeak, room_response
-from tests.fakes import openai_emulator as oai
-from tests.fakes.openai_emulator import OpenAIEmulator
 from tests.integration.conftest import local_settings
+from tests.integration.scripted import scripted_server
 from tests.integration.test_barge_in import STORY
 from tests.speech import silence, speech_pcm16, wer
 
@@ -129,32 +124,25 @@ class EchoingCaller:
 
 
 async def _call(components: Components, echo_mode: str, talk_over: bool) -> tuple[EchoingCaller, list[Any]]:
-    async with OpenAIEmulator() as emulator:
-        for _ in range(4):
-            emulator.script(oai.text_reply(STORY))
-        llm = OpenAICompatLLM(LlmSettings(backend="openai", model="m", base_url=emulator.base_url))
-        try:
-            served = dataclasses.replace(components, llm=llm)
-            settings = local_settings(echo={"mode": echo_mode})
-            async with running_server(settings, lambda: served) as server:
-                await server.wait_ready()
-                async with connect(server.twilio_url) as ws:
-                    caller = EchoingCaller(ws, level_db=-15, delay_ms=120)
-                    done = asyncio.Event()
-                    running = asyncio.create_task(caller.run(done))
-                    caller.say(silence(300, RATE) + speech_pcm16(QUESTION, RATE))
-                    await _until(lambda: caller.media >= 50 * 4, 60)  # 4 s of the story sent (3+ played)
-                    if talk_over:
-                        voice = espeak(TALK_OVER, rate=RATE)
-                        caller.say(float_to_pcm16(voice))
-                        await _until(lambda: bool(caller.clears), 10)
-                    else:
-                        await _until(lambda: bool(caller.clears) or caller.media >= 50 * 9, 30)
-                    await asyncio.sleep(3.0)  # what the agent heard reaches the model
-                    done.set()
-                    await running
-        finally:
-            await llm.aclose()
+    settings = local_settings(echo={"mode": echo_mode})
+    async with (
+        scripted_server(components, [STORY] * 4, settings) as (server, emulator),
+        connect(server.twilio_url) as ws,
+    ):
+        caller = EchoingCaller(ws, level_db=-15, delay_ms=120)
+        done = asyncio.Event()
+        running = asyncio.create_task(caller.run(done))
+        caller.say(silence(300, RATE) + speech_pcm16(QUESTION, RATE))
+        await _until(lambda: caller.media >= 50 * 4, 60)  # 4 s of the story sent (3+ played)
+        if talk_over:
+            voice = espeak(TALK_OVER, rate=RATE)
+            caller.say(float_to_pcm16(voice))
+            await _until(lambda: bool(caller.clears), 10)
+        else:
+            await _until(lambda: bool(caller.clears) or caller.media >= 50 * 9, 30)
+        await asyncio.sleep(3.0)  # what the agent heard reaches the model
+        done.set()
+        await running
     return caller, [r.body["messages"] for r in emulator.requests]
 
 

@@ -10,7 +10,6 @@ Then a call from the CLI (``--telnyx``, ``--vonage``) and the provider's handsha
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import io
 import json
 import time
@@ -22,8 +21,6 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import InvalidStatus
 
-from agent.adapters.openai_compat_llm import OpenAICompatLLM
-from agent.config import LlmSettings
 from agent.runtime.components import Components
 from agent.runtime.server import RunningServer, running_server
 from agent.transport import telnyx, vonage
@@ -31,9 +28,8 @@ from clients.phone_caller import PhoneCaller
 from clients.telnyx_client import TelnyxCaller
 from clients.twilio_client import TwilioCaller
 from clients.vonage_client import VonageCaller, vonage_jwt
-from tests.fakes import openai_emulator as oai
-from tests.fakes.openai_emulator import OpenAIEmulator
 from tests.integration.conftest import local_settings
+from tests.integration.scripted import scripted_server
 from tests.integration.test_barge_in import STORY
 from tests.speech import silence, speech_pcm16
 
@@ -63,30 +59,23 @@ async def test_caller_hears_paced_audio_with_marks_and_barge_in_clears(
     components: Components, provider: Provider
 ) -> None:
     rate = provider.rate
-    async with OpenAIEmulator() as emulator:
-        emulator.script(oai.text_reply(STORY))
-        emulator.script(oai.text_reply(["It is ", "half past three."]))
-        llm = OpenAICompatLLM(LlmSettings(backend="openai", model="m", base_url=emulator.base_url))
-        try:
-            served = dataclasses.replace(components, llm=llm)
-            async with running_server(local_settings(), lambda: served) as server:
-                await server.wait_ready()
-                async with connect(provider.url(server)) as ws:
-                    caller = provider.make(ws)
-                    await caller.begin()
-                    caller.say(silence(300, rate) + speech_pcm16("Please tell me a long story.", rate))
-                    got = caller.received
-                    assert await caller.run_until(lambda: len(got.media_times) >= 75, 60)  # 1.5 s of story
-                    story_frames = len(got.media_times)
-                    caller.say(speech_pcm16("Stop. What time is it?", rate))
-                    assert await caller.run_until(lambda: bool(got.clears), 10), "no clear after barge-in"
-                    cleared_at = got.clears[0]
-                    assert await caller.run_until(lambda: len(emulator.requests) >= 2, 30)
-                    answer_from = len(got.media_times)
-                    assert await caller.run_until(lambda: len(got.media_times) >= answer_from + 40, 30)
-                    await caller.hang_up()
-        finally:
-            await llm.aclose()
+    async with (
+        scripted_server(components, [STORY, ["It is ", "half past three."]]) as (server, emulator),
+        connect(provider.url(server)) as ws,
+    ):
+        caller = provider.make(ws)
+        await caller.begin()
+        caller.say(silence(300, rate) + speech_pcm16("Please tell me a long story.", rate))
+        got = caller.received
+        assert await caller.run_until(lambda: len(got.media_times) >= 75, 60)  # 1.5 s of story
+        story_frames = len(got.media_times)
+        caller.say(speech_pcm16("Stop. What time is it?", rate))
+        assert await caller.run_until(lambda: bool(got.clears), 10), "no clear after barge-in"
+        cleared_at = got.clears[0]
+        assert await caller.run_until(lambda: len(emulator.requests) >= 2, 30)
+        answer_from = len(got.media_times)
+        assert await caller.run_until(lambda: len(got.media_times) >= answer_from + 40, 30)
+        await caller.hang_up()
 
     # Paced, not a burst: a lower bound a loaded machine cannot break (the exact schedule is unit-tested on an
     # injected clock in tests/unit/test_telephony.py).

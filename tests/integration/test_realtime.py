@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import dataclasses
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -20,15 +19,14 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 
 from agent.adapters.file_voice_store import FileVoiceStore
-from agent.adapters.openai_compat_llm import OpenAICompatLLM
-from agent.config import LlmSettings
 from agent.runtime.components import Components
-from agent.runtime.server import RunningServer, running_server
-from tests.fakes import openai_emulator as oai
+from agent.runtime.server import RunningServer
+from clients.realtime_client import wait_for
 from tests.fakes.openai_emulator import OpenAIEmulator
 from tests.fakes.sagemaker_emulator import SageMakerEmulator
 from tests.integration.conftest import local_settings
 from tests.integration.sagemaker_fixtures import aws_env, emulator, store, voice  # noqa: F401
+from tests.integration.scripted import scripted_server
 from tests.integration.test_barge_in import STORY
 from tests.integration.test_sagemaker_end_to_end import cloned, tts_settings
 from tests.speech import silence, speech_pcm16
@@ -50,17 +48,7 @@ class Events:
         return [e for e in self.items if e["type"] == kind]
 
     async def wait(self, check: Callable[[], bool], timeout_s: float) -> bool:
-        deadline = time.monotonic() + timeout_s
-        while not check():
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return False
-            self.changed.clear()
-            try:
-                await asyncio.wait_for(self.changed.wait(), remaining)
-            except TimeoutError:
-                return False
-        return True
+        return await wait_for(check, self.changed, timeout_s)
 
 
 class Microphone:
@@ -93,19 +81,13 @@ async def _collect(conn: Any, events: Events) -> None:
 async def realtime_server(
     components: Components, sagemaker: SageMakerEmulator, voices: FileVoiceStore, replies: list[list[str]]
 ) -> AsyncIterator[tuple[RunningServer, OpenAIEmulator]]:
-    async with OpenAIEmulator() as llm_emulator:
-        for reply in replies:
-            llm_emulator.script(oai.text_reply(reply))
-        llm = OpenAICompatLLM(LlmSettings(backend="openai", model="m", base_url=llm_emulator.base_url))
-        built, tts = cloned(components, sagemaker, voices)
-        served = dataclasses.replace(built, llm=llm)
-        try:
-            async with running_server(local_settings(tts=tts_settings(sagemaker)), lambda: served) as server:
-                await server.wait_ready()
-                yield server, llm_emulator
-        finally:
-            await tts.aclose()
-            await llm.aclose()
+    """The local models, the enrolled voices spoken through the SageMaker emulator, scripted replies."""
+    built, tts = cloned(components, sagemaker, voices)
+    try:
+        async with scripted_server(built, replies, local_settings(tts=tts_settings(sagemaker))) as running:
+            yield running
+    finally:
+        await tts.aclose()
 
 
 async def test_the_openai_realtime_client_converses_barges_in_and_truncates(

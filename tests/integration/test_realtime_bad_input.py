@@ -60,7 +60,11 @@ async def _say(ws: ClientConnection, text: str) -> None:
 
 
 async def test_bad_events_get_the_documented_error_and_the_session_goes_on(server: RunningServer) -> None:
-    async with connect(_url(server), additional_headers=KEY) as ws:
+    async with (
+        connect(_url(server), additional_headers=KEY) as ws,
+        connect(_url(server), additional_headers=KEY) as bystander,
+    ):
+        await _next(bystander, "session.created")
         await _next(ws, "session.created")
         error = await _refused(ws, {"type": "no.such.event", "event_id": "evt_1"})
         assert (error["code"], error["param"], error["event_id"]) == ("invalid_event_type", "type", "evt_1")
@@ -103,6 +107,10 @@ async def test_bad_events_get_the_documented_error_and_the_session_goes_on(serve
         await _say(ws, "Thanks.")
         await ws.send(json.dumps({"type": "response.create"}))
         assert (await _next(ws, "response.done"))["response"]["status"] == "completed"
+        # Another call on the server saw none of it.
+        await _say(bystander, "Hello?")
+        await bystander.send(json.dumps({"type": "response.create"}))
+        assert (await _next(bystander, "response.done"))["response"]["status"] == "completed"
 
 
 async def test_without_turn_detection_the_client_commits_in_g711(server: RunningServer) -> None:

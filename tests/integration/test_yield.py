@@ -19,14 +19,9 @@ from typing import Any
 import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
-from agent.adapters.openai_compat_llm import OpenAICompatLLM
-from agent.config import LlmSettings
 from agent.runtime.components import Components
-from agent.runtime.server import running_server
 from clients.twilio_client import TwilioCaller
-from tests.fakes import openai_emulator as oai
-from tests.fakes.openai_emulator import OpenAIEmulator
-from tests.integration.conftest import local_settings
+from tests.integration.scripted import scripted_server
 from tests.integration.test_barge_in import INTERRUPTION, STORY, Caller
 from tests.speech import cough, silence, speech_pcm16
 
@@ -127,22 +122,12 @@ async def _converse(ws: ClientConnection, talk: Talk) -> None:
 async def test_a_cough_pauses_the_reply_which_resumes_with_no_word_lost_and_talk_over_still_barges_in(
     components: Components,
 ) -> None:
-    async with OpenAIEmulator() as emulator:
-        emulator.script(oai.text_reply(REPLY))
-        emulator.script(oai.text_reply(SECOND))
-        emulator.script(oai.text_reply(["It is ", "half past three."]))
-        llm = OpenAICompatLLM(LlmSettings(backend="openai", model="m", base_url=emulator.base_url))
-        try:
-            served = dataclasses.replace(components, llm=llm)
-            async with running_server(local_settings(), lambda: served) as server:
-                await server.wait_ready()
-                talk = Talk()
-                async with connect(server.ws_url) as ws:
-                    start = {"type": "session.start", "sample_rate": 16000, "capabilities": ["playback.pause"]}
-                    await ws.send(json.dumps(start))
-                    await _converse(ws, talk)
-        finally:
-            await llm.aclose()
+    async with scripted_server(components, [REPLY, SECOND, ["It is ", "half past three."]]) as (server, emulator):
+        talk = Talk()
+        async with connect(server.ws_url) as ws:
+            start = {"type": "session.start", "sample_rate": 16000, "capabilities": ["playback.pause"]}
+            await ws.send(json.dumps(start))
+            await _converse(ws, talk)
 
     messages = talk.messages
     assert messages[0]["type"] == "session.started" and messages[0]["capabilities"] == ["playback.pause"]
@@ -184,29 +169,20 @@ async def test_a_cough_pauses_the_reply_which_resumes_with_no_word_lost_and_talk
 async def test_on_twilio_a_cough_clears_then_the_reply_is_sent_again_from_the_heard_mark(
     components: Components,
 ) -> None:
-    async with OpenAIEmulator() as emulator:
-        emulator.script(oai.text_reply(STORY))
-        llm = OpenAICompatLLM(LlmSettings(backend="openai", model="m", base_url=emulator.base_url))
-        try:
-            served = dataclasses.replace(components, llm=llm)
-            async with running_server(local_settings(), lambda: served) as server:
-                await server.wait_ready()
-                async with connect(server.twilio_url) as ws:
-                    caller = TwilioCaller(ws)
-                    await caller.begin()
-                    caller.say(silence(300, 8000) + speech_pcm16("Tell me about the fox.", 8000))
-                    got = caller.received
-                    # 6 s of the reply: by then the echo gate knows this call has no echo (before, a sound over the
-                    # reply may be the agent's own voice, and it waits for a barge-in's length to yield)
-                    assert await caller.run_until(lambda: len(got.media_times) >= 300, 60)
-                    caller.say(cough(8000))
-                    assert await caller.run_until(lambda: bool(got.clears), 10), "no clear at the sound's onset"
-                    cleared_at, before = got.clears[0], len(got.audio)
-                    resumed = lambda: [n for t, n in got.marks if t > cleared_at and n.endswith(":1")]  # noqa: E731
-                    assert await caller.run_until(lambda: len(resumed()) >= 25, 20), "the reply did not resume"
-                    await caller.hang_up()
-        finally:
-            await llm.aclose()
+    async with scripted_server(components, [STORY]) as (server, _emulator), connect(server.twilio_url) as ws:
+        caller = TwilioCaller(ws)
+        await caller.begin()
+        caller.say(silence(300, 8000) + speech_pcm16("Tell me about the fox.", 8000))
+        got = caller.received
+        # 6 s of the reply: by then the echo gate knows this call has no echo (before, a sound over the
+        # reply may be the agent's own voice, and it waits for a barge-in's length to yield)
+        assert await caller.run_until(lambda: len(got.media_times) >= 300, 60)
+        caller.say(cough(8000))
+        assert await caller.run_until(lambda: bool(got.clears), 10), "no clear at the sound's onset"
+        cleared_at, before = got.clears[0], len(got.audio)
+        resumed = lambda: [n for t, n in got.marks if t > cleared_at and n.endswith(":1")]  # noqa: E731
+        assert await caller.run_until(lambda: len(resumed()) >= 25, 20), "the reply did not resume"
+        await caller.hang_up()
 
     assert len(got.clears) == 1  # the pause; no barge-in
     first_resumed = resumed()[0]
