@@ -218,6 +218,10 @@ class ModeResult:
     elapsed_s: float
     conversation: Conversation
     values: dict[str, list[float]] = field(default_factory=dict)
+    preemptions: dict[str, float] = field(
+        default_factory=lambda: dict.fromkeys(("hit", "miss", "wasted_speech_s"), 0.0)
+    )
+    """The server's preemption counters after the run: hits, misses, wasted seconds of speech."""
 
     @property
     def turns(self) -> list[TurnResult]:
@@ -277,6 +281,8 @@ def format_table(result: ModeResult) -> str:
         f"   load: {result.load_s:.1f} s   run: {result.elapsed_s:.1f} s"
         + ("   (TIMED OUT)" if result.conversation.timed_out else ""),
         headline + "   (last audible frame sent -> first reply audio received)",
+        "preemptive replies: {hit:.0f} released, {miss:.0f} discarded ({wasted_speech_s:.1f} s of speech made for "
+        "nothing)".format(**result.preemptions),
         f"{'stage (ms)':<26}{'n':>4}{'p50':>9}{'p95':>9}{'mean':>9}{'max':>9}   what",
     ]
     for key, what in STAGES:
@@ -298,6 +304,7 @@ def result_json(result: ModeResult) -> dict[str, Any]:
     return {
         "mode": result.mode,
         "preemption": result.preemption,
+        "preemptive_replies": result.preemptions,
         "expected_turns": result.expected_turns,
         "turns_seen": len(result.turns),
         "load_s": round(result.load_s, 3),
@@ -370,11 +377,25 @@ async def run_mode(
             )
             elapsed_s = time.perf_counter() - started
             components = server.state.components
+            preemptions = preemption_counts(server.state.metrics.render())
         if components is not None:  # HTTP pools and threads, before the emulators stop
             await components.aclose()
     result = ModeResult(mode, settings.turn.preemption, len(utterances), load_s, elapsed_s, conversation)
     result.values = stage_values(result.turns)
+    result.preemptions = preemptions
     return result
+
+
+def preemption_counts(exposition: str) -> dict[str, float]:
+    """Preemptive replies released (hit) and discarded (miss), and the speech synthesized for nothing."""
+    counts = {"hit": 0.0, "miss": 0.0, "wasted_speech_s": 0.0}
+    for line in exposition.splitlines():
+        name, _, value = line.rpartition(" ")
+        if name.startswith("voice_agent_preemptive_replies_total{"):
+            counts["hit" if 'outcome="hit"' in name else "miss"] += float(value)
+        elif name == "voice_agent_preemption_wasted_speech_seconds_total":
+            counts["wasted_speech_s"] = float(value)
+    return counts
 
 
 def preemption_list(value: str) -> list[str]:
