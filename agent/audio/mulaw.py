@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from agent.errors import AudioFormatError
+from agent.audio import g711
 
 _BIAS = 0x84
 
@@ -42,13 +42,9 @@ _ENCODE = _build_encode()  # indexed by sample + 32768
 
 def encode(pcm: bytes) -> bytes:
     """PCM16LE mono → μ-law, one byte per sample. Raises ``AudioFormatError`` for an odd byte count."""
-    if len(pcm) % 2:
-        raise AudioFormatError(f"PCM16 data must have an even number of bytes, got {len(pcm)}")
-    samples = np.frombuffer(pcm, dtype="<i2").astype(np.int32) + 32768
-    return bytes(_ENCODE[samples].tobytes())
+    return g711.encode(_ENCODE, pcm)
 
 
 def decode(ulaw: bytes) -> bytes:
     """μ-law bytes → PCM16LE mono (two bytes per input byte)."""
-    codes = np.frombuffer(ulaw, dtype=np.uint8)
-    return bytes(_DECODE[codes].astype("<i2").tobytes())
+    return g711.decode(_DECODE, ulaw)

@@ -13,21 +13,30 @@ Reference: https://platform.openai.com/docs/api-reference/realtime-client-events
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from agent.errors import ProtocolError
+from agent.transport.realtime_fields import (
+    MAX_ID_CHARS,
+    audio,
+    boolean,
+    identifier,
+    integer,
+    obj,
+    optional_id,
+    optional_int,
+    optional_text,
+)
+from agent.transport.realtime_fields import (
+    RealtimeError as RealtimeError,  # raised by decode: part of this module's interface
+)
 
 AudioFormat = Literal["pcm16", "g711_ulaw", "g711_alaw"]
 FORMAT_RATES: dict[AudioFormat, int] = {"pcm16": 24000, "g711_ulaw": 8000, "g711_alaw": 8000}
 _GA_FORMATS: dict[str, AudioFormat] = {"audio/pcm": "pcm16", "audio/pcmu": "g711_ulaw", "audio/pcma": "g711_alaw"}
 Eagerness = Literal["low", "medium", "high", "auto"]
 Role = Literal["system", "user", "assistant"]
-MAX_TEXT_CHARS = 100_000
-MAX_ID_CHARS = 64
 _IGNORED_SESSION_KEYS = frozenset(
     {
         "type",
@@ -47,15 +56,6 @@ _IGNORED_SESSION_KEYS = frozenset(
         "client_secret",
     }
 )
-
-
-class RealtimeError(ProtocolError):
-    """A refused client event: sent back as ``error`` with ``param`` and the event's ``event_id``."""
-
-    def __init__(self, code: str, message: str, param: str | None = None, event_id: str | None = None) -> None:
-        super().__init__(code, message)
-        self.param = param
-        self.event_id = event_id
 
 
 class _Unset:
@@ -189,29 +189,29 @@ def decode(text: str | bytes) -> ClientEvent:
 def _decode(kind: Any, message: dict[str, Any], event_id: str | None) -> ClientEvent:
     match kind:
         case "session.update":
-            return SessionUpdate(_session(_obj(message.get("session"), "session")), event_id)
+            return SessionUpdate(_session(obj(message.get("session"), "session")), event_id)
         case "input_audio_buffer.append":
-            return AudioAppend(_audio(message.get("audio"), "audio"), event_id)
+            return AudioAppend(audio(message.get("audio"), "audio"), event_id)
         case "input_audio_buffer.commit":
             return AudioCommit(event_id)
         case "input_audio_buffer.clear":
             return AudioClear(event_id)
         case "conversation.item.create":
-            previous = _optional_id(message.get("previous_item_id"), "previous_item_id")
-            return _item(_obj(message.get("item"), "item"), previous, event_id)
+            previous = optional_id(message.get("previous_item_id"), "previous_item_id")
+            return _item(obj(message.get("item"), "item"), previous, event_id)
         case "conversation.item.truncate":
             return ItemTruncate(
-                _id(message.get("item_id"), "item_id"),
-                _int(message.get("content_index", 0), "content_index", 0, 0),
-                _int(message.get("audio_end_ms"), "audio_end_ms", 0, 3_600_000),
+                identifier(message.get("item_id"), "item_id"),
+                integer(message.get("content_index", 0), "content_index", 0, 0),
+                integer(message.get("audio_end_ms"), "audio_end_ms", 0, 3_600_000),
                 event_id,
             )
         case "conversation.item.delete":
-            return ItemDelete(_id(message.get("item_id"), "item_id"), event_id)
+            return ItemDelete(identifier(message.get("item_id"), "item_id"), event_id)
         case "response.create":
-            return _response(_obj(message.get("response", {}), "response"), event_id)
+            return _response(obj(message.get("response", {}), "response"), event_id)
         case "response.cancel":
-            return ResponseCancel(_optional_id(message.get("response_id"), "response_id"), event_id)
+            return ResponseCancel(optional_id(message.get("response_id"), "response_id"), event_id)
         case "conversation.item.retrieve" | "output_audio_buffer.clear" | "transcription_session.update":
             raise RealtimeError("unsupported_event", f"{kind} is not supported by this server", "type")
         case str():
@@ -234,9 +234,9 @@ def _session(session: dict[str, Any]) -> SessionPatch:
         raise RealtimeError("unsupported_parameter", "stored prompts are not supported", "session.prompt")
     modalities_key = "output_modalities" if "output_modalities" in session else "modalities"
     _modalities(session.get(modalities_key), f"session.{modalities_key}")
-    audio = _obj(session.get("audio", {}), "session.audio")
-    audio_in = _obj(audio.get("input", {}), "session.audio.input")
-    audio_out = _obj(audio.get("output", {}), "session.audio.output")
+    audio = obj(session.get("audio", {}), "session.audio")
+    audio_in = obj(audio.get("input", {}), "session.audio.input")
+    audio_out = obj(audio.get("output", {}), "session.audio.output")
     voice = audio_out.get("voice", session.get("voice"))
     turn: TurnDetection | _Unset | None = UNSET
     if "turn_detection" in audio_in:
@@ -244,8 +244,8 @@ def _session(session: dict[str, Any]) -> SessionPatch:
     elif "turn_detection" in session:
         turn = _turn_detection(session["turn_detection"], "session.turn_detection")
     return SessionPatch(
-        instructions=_optional_text(session.get("instructions"), "session.instructions"),
-        voice=_optional_id(voice, "session.audio.output.voice" if "voice" in audio_out else "session.voice"),
+        instructions=optional_text(session.get("instructions"), "session.instructions"),
+        voice=optional_id(voice, "session.audio.output.voice" if "voice" in audio_out else "session.voice"),
         input_format=_format(audio_in, session, "input"),
         output_format=_format(audio_out, session, "output"),
         turn_detection=turn,
@@ -270,7 +270,7 @@ _SESSION_KEYS = _IGNORED_SESSION_KEYS | {
 def _format(ga: dict[str, Any], session: dict[str, Any], side: Literal["input", "output"]) -> AudioFormat | None:
     if "format" in ga:
         param = f"session.audio.{side}.format"
-        fmt = _obj(ga["format"], param)
+        fmt = obj(ga["format"], param)
         kind = fmt.get("type")
         if kind not in _GA_FORMATS:
             raise RealtimeError("invalid_value", f"{param}.type must be one of {sorted(_GA_FORMATS)}", param)
@@ -291,7 +291,7 @@ def _format(ga: dict[str, Any], session: dict[str, Any], side: Literal["input", 
 def _turn_detection(value: Any, param: str) -> TurnDetection | None:
     if value is None:
         return None
-    detection = _obj(value, param)
+    detection = obj(value, param)
     kind = detection.get("type", "server_vad")
     if kind not in ("server_vad", "semantic_vad"):
         raise RealtimeError("invalid_value", f"{param}.type must be server_vad or semantic_vad", f"{param}.type")
@@ -304,12 +304,12 @@ def _turn_detection(value: Any, param: str) -> TurnDetection | None:
     return TurnDetection(
         kind=kind,
         threshold=None if threshold is None else float(threshold),
-        prefix_padding_ms=_optional_int(detection.get("prefix_padding_ms"), f"{param}.prefix_padding_ms", 0, 2000),
-        silence_duration_ms=_optional_int(
+        prefix_padding_ms=optional_int(detection.get("prefix_padding_ms"), f"{param}.prefix_padding_ms", 0, 2000),
+        silence_duration_ms=optional_int(
             detection.get("silence_duration_ms"), f"{param}.silence_duration_ms", 100, 5000
         ),
-        create_response=_bool(detection.get("create_response", True), f"{param}.create_response"),
-        interrupt_response=_bool(detection.get("interrupt_response", True), f"{param}.interrupt_response"),
+        create_response=boolean(detection.get("create_response", True), f"{param}.create_response"),
+        interrupt_response=boolean(detection.get("interrupt_response", True), f"{param}.interrupt_response"),
         eagerness=eagerness,
     )
 
@@ -345,16 +345,16 @@ def _item(item: dict[str, Any], previous: str | None, event_id: str | None) -> I
     content = item.get("content")
     if not isinstance(content, list) or len(content) != 1:
         raise RealtimeError("invalid_value", "item.content must hold exactly one part", "item.content")
-    part = _obj(content[0], "item.content[0]")
+    part = obj(content[0], "item.content[0]")
     part_type = part.get("type")
-    item_id = _optional_id(item.get("id"), "item.id")
+    item_id = optional_id(item.get("id"), "item.id")
     if part_type in ("input_text", "text", "output_text"):
-        text = _optional_text(part.get("text"), "item.content[0].text")
+        text = optional_text(part.get("text"), "item.content[0].text")
         if not text or not text.strip():
             raise RealtimeError("invalid_value", "a text part needs non-empty text", "item.content[0].text")
         return ItemCreate(role, text, None, item_id, previous, event_id)
     if part_type == "input_audio" and role == "user":
-        return ItemCreate(role, None, _audio(part.get("audio"), "item.content[0].audio"), item_id, previous, event_id)
+        return ItemCreate(role, None, audio(part.get("audio"), "item.content[0].audio"), item_id, previous, event_id)
     raise RealtimeError(
         "unsupported_parameter",
         f"content parts of type {str(part_type)[:40]!r} are not supported here",
@@ -373,59 +373,7 @@ def _response(response: dict[str, Any], event_id: str | None) -> ResponseCreate:
     _modalities(response.get(key), f"response.{key}")
     metadata = response.get("metadata") or {}
     return ResponseCreate(
-        _optional_text(response.get("instructions"), "response.instructions"),
-        _obj(metadata, "response.metadata"),
+        optional_text(response.get("instructions"), "response.instructions"),
+        obj(metadata, "response.metadata"),
         event_id,
     )
-
-
-# ------------------------------------------------------------------------------------------ field checks
-
-
-def _obj(value: Any, param: str) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise RealtimeError("invalid_value", f"{param} must be an object", param)
-    return value
-
-
-def _audio(value: Any, param: str) -> bytes:
-    if not isinstance(value, str) or not value:
-        raise RealtimeError("invalid_value", f"{param} must be a non-empty base64 string", param)
-    try:
-        return base64.b64decode(value, validate=True)
-    except (binascii.Error, ValueError):
-        raise RealtimeError("invalid_value", f"{param} is not valid base64", param) from None
-
-
-def _id(value: Any, param: str) -> str:
-    if not isinstance(value, str) or not 0 < len(value) <= MAX_ID_CHARS:
-        raise RealtimeError("invalid_value", f"{param} must be a string of 1-{MAX_ID_CHARS} characters", param)
-    return value
-
-
-def _optional_id(value: Any, param: str) -> str | None:
-    return None if value is None else _id(value, param)
-
-
-def _optional_text(value: Any, param: str) -> str | None:
-    if value is None:
-        return None
-    if not isinstance(value, str) or len(value) > MAX_TEXT_CHARS:
-        raise RealtimeError("invalid_value", f"{param} must be a string of at most {MAX_TEXT_CHARS} characters", param)
-    return value
-
-
-def _int(value: Any, param: str, low: int, high: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise RealtimeError("invalid_value", f"{param} must be an integer from {low} to {high}", param)
-    return value
-
-
-def _optional_int(value: Any, param: str, low: int, high: int) -> int | None:
-    return None if value is None else _int(value, param, low, high)
-
-
-def _bool(value: Any, param: str) -> bool:
-    if not isinstance(value, bool):
-        raise RealtimeError("invalid_value", f"{param} must be true or false", param)
-    return value
