@@ -227,6 +227,8 @@ class RealtimeWire:
             self._commits.pop()
         elif code == "conversation_already_has_active_response" and self._metadata:
             self._metadata.pop()
+        elif code == "response_cancel_not_active":
+            self._cancelling = False
 
     def _item(self, item_id: str) -> tuple[int, Role]:
         found = self._items.get(item_id)

@@ -310,3 +310,12 @@ def test_a_refused_request_does_not_shift_the_ids_of_the_next_ones() -> None:
     w.encode(ErrorNotice("conversation_already_has_active_response", "busy"))
     created = sent(w.encode(ReplyText(3, "Hi", done=False)))[0]
     assert created["response"]["metadata"] == {"n": 1}
+
+
+def test_a_refused_cancel_does_not_mark_the_next_barge_in_as_the_clients() -> None:
+    w = wire()
+    w.decode(json.dumps({"type": "response.cancel"}))
+    w.encode(ErrorNotice("response_cancel_not_active", "nothing to cancel"))
+    w.encode(ReplyText(2, "Once upon", done=False))
+    done = sent(w.encode(metrics(2, interrupted=True)))[-1]
+    assert done["response"]["status_details"] == {"type": "cancelled", "reason": "turn_detected"}
