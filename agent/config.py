@@ -187,6 +187,14 @@ class AsrSettings(BaseModel):
     )
     window_pad_s: float = Field(1.0, ge=0.2, le=5.0, description="Silence appended in the fit window.")
     window_min_s: float = Field(5.0, ge=0.0, le=30.0, description="Shortest fit window (accuracy vs speed).")
+    prompt: str | None = Field(
+        None,
+        max_length=400,
+        description="Text Whisper takes as said before each utterance; it sets the style of the transcript. "
+        "Unset: a short English prompt full of fillers (language en only), so that 'um', 'uh' and trailing "
+        "words stay in the transcript and a thinking pause is not taken for the end of a sentence; "
+        "empty = no prompt.",
+    )
 
 
 class LlmSettings(BaseModel):

@@ -65,6 +65,9 @@ class JobInfo:
     work: Work
     slack_s: float = 0.0
     drop_after_s: float | None = None
+    plain: bool = False
+    """A transcription without the recogniser's prompt (``AGENT_ASR__PROMPT``): a sound made over the agent, where
+    the question is whether it holds words at all; a prompt full of fillers makes a short "stop" into "Uh,"."""
 
 
 URGENT = JobInfo(Work.FIRST_SENTENCE)

@@ -82,6 +82,7 @@ from agent.core.turn_policy import EndOfTurn, TurnDetector, TurnPolicy
 from agent.ports import SpeechDetector, SpeechToText
 from agent.runtime.frontend import CallerAudio
 from agent.runtime.policy import session_config
+from agent.scheduling import JobInfo, Work
 from agent.wiring import build_detector_factory, build_stt
 from bench.eot_corpus import Voice, _trimmed, say
 
@@ -158,13 +159,15 @@ class Transcriber:
         self._texts: dict[str, tuple[str, float]] = {}
         self.runs = 0
 
-    async def text(self, pcm: bytes) -> tuple[str, float]:
-        """(transcript, ms it took when first transcribed)."""
-        key = hashlib.sha1(pcm).hexdigest()
+    async def text(self, pcm: bytes, over_agent: bool = False) -> tuple[str, float]:
+        """(transcript, ms it took when first transcribed); ``over_agent``: plain, as the server does for a sound
+        made over the agent (``Transcribe.over_agent``)."""
+        key = f"{hashlib.sha1(pcm).hexdigest()}:{over_agent}"
         known = self._texts.get(key)
         if known is None:
             started = time.perf_counter()
-            text = (await self._model.transcribe(pcm)).text
+            job = JobInfo(Work.FINAL_TRANSCRIPT, plain=over_agent)
+            text = (await self._model.transcribe(pcm, job)).text
             known = self._texts[key] = (text, (time.perf_counter() - started) * 1000)
             self.runs += 1
         return known
@@ -267,9 +270,9 @@ async def run_phrase(
                     reply = bytes(2 * OUTPUT_RATE * REPLY_S)
                     queue += session.handle(SpeechAudio(turn, reply, sentence), position / 1000)
                     queue += session.handle(SpeechEnded(turn), position / 1000)
-                case Transcribe(request=request, pcm=audio, purpose=purpose):
+                case Transcribe(request=request, pcm=audio, purpose=purpose, over_agent=over_agent):
                     purposes[request] = purpose
-                    text, took = await transcriber.text(audio)
+                    text, took = await transcriber.text(audio, over_agent)
                     if purpose == "quick":
                         speech = _speech_ms(session)
                         run.probes.append((speech, text, is_backchannel(text), took))

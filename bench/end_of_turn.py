@@ -84,6 +84,7 @@ from agent.core.session import Session
 from agent.ports import SpeechDetector, SpeechToText
 from agent.runtime.frontend import CallerAudio
 from agent.runtime.policy import session_config
+from agent.scheduling import JobInfo, Work
 from agent.wiring import build_detector_factory, build_stt
 from bench.eot_corpus import CATEGORIES, INTERNAL_PAUSES_MS, RATE, Utterance, corpus, plan
 
@@ -255,9 +256,9 @@ class Transcriber:
         self.reused = 0
         self.seconds = 0.0
 
-    async def text(self, settings: Settings, pcm: bytes) -> str:
+    async def text(self, settings: Settings, pcm: bytes, over_agent: bool = False) -> str:
         model_key = settings.asr.model_dump_json()
-        key = (model_key, hashlib.sha1(pcm).hexdigest())
+        key = (model_key, f"{hashlib.sha1(pcm).hexdigest()}:{over_agent}")
         known = self._texts.get(key)
         if known is not None:
             self.reused += 1
@@ -267,7 +268,7 @@ class Transcriber:
             progress(f"loading the ASR model ({settings.asr.model or 'bundled tiny.en'})")
             model = self._models[model_key] = build_stt(settings)
         started = time.perf_counter()
-        text = (await model.transcribe(pcm)).text
+        text = (await model.transcribe(pcm, JobInfo(Work.FINAL_TRANSCRIPT, plain=over_agent))).text
         self.seconds += time.perf_counter() - started
         self.runs += 1
         self._texts[key] = text
@@ -473,7 +474,7 @@ async def run_utterance(
                         continue  # the turn's own transcript: asked for as the turn ends, not needed here
                     if judge is not None and effect.purpose == "speculative":
                         judge.pause(effect.pcm, position)
-                    text = await transcriber.text(settings, effect.pcm)
+                    text = await transcriber.text(settings, effect.pcm, effect.over_agent)
                     outcome.transcripts.append(text)
                     if asr_latency_ms:
                         delayed[effect.request] = (position + asr_latency_ms, text)
@@ -525,14 +526,35 @@ def stats(values: Sequence[float]) -> dict[str, float | int | None]:
     }
 
 
+FILLERS = frozenset(["um", "uh", "umm", "uhm", "hmm", "er", "erm"])
+
+
+def _words(text: str) -> list[str]:
+    return [w for w in re.sub(r"[^a-z0-9' ]+", " ", text.lower()).split() if w not in FILLERS]
+
+
+def word_errors(reference: str, hypothesis: str) -> tuple[int, int]:
+    """(substitutions + deletions + insertions, reference words), fillers left out of both sides."""
+    ref, hyp = _words(reference), _words(hypothesis)
+    row = list(range(len(hyp) + 1))
+    for i, word in enumerate(ref, 1):
+        prev, row[0] = row[0], i
+        for j, other in enumerate(hyp, 1):
+            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (word != other))
+    return row[-1], len(ref)
+
+
 def _summary(outcomes: Sequence[Outcome]) -> dict[str, Any]:
     cut = sum(o.cut_off for o in outcomes)
+    errors = [word_errors(o.utterance.text, o.transcripts[-1]) for o in outcomes if not o.cut_off and o.transcripts]
+    words = sum(n for _, n in errors)
     return {
         "utterances": len(outcomes),
         "cut_offs": cut,
         "cut_off_rate": round(cut / len(outcomes), 4) if outcomes else None,
         "no_end": sum(o.end_ms is None for o in outcomes),
         "latency_ms": stats([lat for o in outcomes if (lat := o.latency_ms) is not None]),
+        "word_error_rate": round(sum(e for e, _ in errors) / words, 4) if words else None,
     }
 
 
@@ -549,6 +571,11 @@ def summarize(result: PolicyResult) -> dict[str, Any]:
 
 def _pct(count: int, total: int) -> str:
     return f"{count} ({100 * count / total:.1f}%)" if total else "-"
+
+
+def _rate(summary: dict[str, Any]) -> str:
+    rate = summary["word_error_rate"]
+    return "-" if rate is None else f"{100 * rate:.1f}%"
 
 
 def _ms(value: float | int | None, width: int = 7) -> str:
@@ -594,9 +621,10 @@ def format_cutoffs(result: PolicyResult) -> str:
 
 def format_summary(results: Sequence[PolicyResult]) -> str:
     lines = [
-        "summary: false cut-offs at each policy's latency (audible end -> end of turn, over turns not cut off)",
+        "summary: false cut-offs at each policy's latency (audible end -> end of turn, over turns not cut off);"
+        " WER: the last transcript of each turn not cut off, fillers left out",
         f"  {'policy':<12}{'false cut-offs':<16}{'split <=300 ms':>15}{'thinking':>10}"
-        f"{'latency p50':>13}{'p95':>7}{'max':>7}{'no end':>8}",
+        f"{'latency p50':>13}{'p95':>7}{'max':>7}{'no end':>8}{'WER':>8}",
     ]
     for r in results:
         s = summarize(r)
@@ -606,7 +634,7 @@ def format_summary(results: Sequence[PolicyResult]) -> str:
         thought = f"{thinking['cut_offs']}/{thinking['utterances']}" if thinking else "-"
         lines.append(
             f"  {r.policy.name:<12}{_pct(every['cut_offs'], every['utterances']):<16}{split:>15}{thought:>10}"
-            f"{_ms(lat['p50'], 13)}{_ms(lat['p95'])}{_ms(lat['max'])}{every['no_end']:>8}"
+            f"{_ms(lat['p50'], 13)}{_ms(lat['p95'])}{_ms(lat['max'])}{every['no_end']:>8}{_rate(every):>8}"
         )
     return "\n".join(lines)
 

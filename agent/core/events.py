@@ -354,6 +354,9 @@ class Transcribe:
     purpose: Literal["final", "speculative", "quick"] = "final"
     """final: the transcript of an ended turn (blocks a reply); speculative: early in the trailing silence;
     quick: a look at speech while the agent talks (barge-in). Only ``final`` must never be skipped."""
+    over_agent: bool = False
+    """Said while the agent holds the floor: the question is whether the sound holds words at all (a bid) or
+    not (a cough, an "uh-huh"), so the recogniser runs without a prompt that writes fillers (``JobInfo.plain``)."""
 
 
 @dataclass(frozen=True, slots=True)

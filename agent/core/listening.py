@@ -220,7 +220,7 @@ class Listener:
             return []
         utterance.probes += 1
         utterance.probe_request = self._request(utterance, "probe")
-        return [Transcribe(utterance.probe_request, self._detector.snapshot(self._frame_ms), "quick")]
+        return [Transcribe(utterance.probe_request, self._detector.snapshot(self._frame_ms), "quick", over_agent=True)]
 
     def _speculate(self, utterance: Utterance, busy: bool) -> list[Heard]:
         detector, ep = self._detector, self._endpointing
@@ -235,7 +235,8 @@ class Listener:
             utterance.spec_request = self._request(utterance, "spec")
             utterance.spec_voiced_until = voiced_until
             utterance.spec_text = None
-            heard.append(Transcribe(utterance.spec_request, detector.snapshot(self._frame_ms), "speculative"))
+            snapshot = detector.snapshot(self._frame_ms)
+            heard.append(Transcribe(utterance.spec_request, snapshot, "speculative", over_agent=busy))
         return heard + self._maybe_end(utterance, busy)
 
     def _maybe_end(self, utterance: Utterance, busy: bool) -> list[Heard]:
@@ -273,7 +274,7 @@ class Listener:
             self._requests += 1
             request = self._requests
             if text is None:
-                heard.append(Transcribe(request, end.audio))
+                heard.append(Transcribe(request, end.audio, over_agent=busy))
         heard.append(Ended(end, self.last_voice_at, text, request, interrupted=utterance.barged_in))
         return heard
 

@@ -406,8 +406,8 @@ class Connection:
                     for payload in wire.encode(event):
                         self._outbox.put(payload, turn)
                     self._observe(event)
-                case Transcribe(request=request, pcm=pcm, purpose=purpose):
-                    self._turns.transcribe(request, pcm, purpose)
+                case Transcribe(request=request, pcm=pcm, purpose=purpose, over_agent=over_agent):
+                    self._turns.transcribe(request, pcm, purpose, over_agent)
                 case CancelTranscription(request=request):
                     self._turns.cancel_transcription(request)
                 case GenerateReply(turn=turn, history=history):

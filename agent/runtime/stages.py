@@ -28,7 +28,7 @@ INTERNAL_ERROR = "internal_error"
 INTERNAL_MESSAGE = "internal error; the session goes on"
 
 
-def transcript_job(purpose: str, settings: Settings) -> JobInfo:
+def transcript_job(purpose: str, settings: Settings, over_agent: bool = False) -> JobInfo:
     """How urgent a transcript is. A final one blocks a reply. A quick one is useful until the caller has spoken
     long enough to interrupt whatever was said (``BACKCHANNEL_MAX_MS``; it is asked for ``PROBE_LEAD_S`` before
     ``BARGE_IN_MIN_MS``); past that slack a busy server drops it (``WorkDropped``).
@@ -36,16 +36,18 @@ def transcript_job(purpose: str, settings: Settings) -> JobInfo:
     A speculative one is needed when the turn would end without it (the default hangover). It is kept even when
     it cannot start by then: when the caller stays silent it *is* the turn's final transcript, already queued
     (dropping it would only queue the same work later, behind others). Only an overloaded server, one that
-    would make it wait past that slack plus the admission budget (``ADMISSION_WAIT_MS``), drops it."""
+    would make it wait past that slack plus the admission budget (``ADMISSION_WAIT_MS``), drops it.
+
+    ``over_agent``: the sound was made while the agent held the floor; it is transcribed plain (no prompt)."""
     turn = settings.turn
     if purpose == "speculative":
         slack = max(settings.vad.hangover_ms - turn.speculative_ms, 0) / 1000
-        return JobInfo(Work.SPECULATIVE_TRANSCRIPT, slack, slack + settings.server.admission_wait_ms / 1000)
+        drop_after = slack + settings.server.admission_wait_ms / 1000
+        return JobInfo(Work.SPECULATIVE_TRANSCRIPT, slack, drop_after, plain=over_agent)
     if purpose == "quick":
-        return JobInfo(
-            Work.QUICK_TRANSCRIPT, max(turn.backchannel_max_ms - turn.barge_in_min_ms, 0) / 1000 + PROBE_LEAD_S
-        )
-    return JobInfo(Work.FINAL_TRANSCRIPT)
+        slack = max(turn.backchannel_max_ms - turn.barge_in_min_ms, 0) / 1000 + PROBE_LEAD_S
+        return JobInfo(Work.QUICK_TRANSCRIPT, slack, plain=over_agent)
+    return JobInfo(Work.FINAL_TRANSCRIPT, plain=over_agent)
 
 
 async def transcribe(stt: SpeechToText, request: int, pcm: bytes, job: JobInfo, post: Post, log: Log) -> None:

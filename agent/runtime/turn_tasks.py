@@ -55,8 +55,8 @@ class TurnTasks:
         self._speech: dict[int, TurnSpeech] = {}  # by turn
         self._runs: dict[int, int] = {}  # the current run of each turn's work, by turn (0 when absent)
 
-    def transcribe(self, request: int, pcm: bytes, purpose: str) -> None:
-        job = stages.transcript_job(purpose, self._settings)
+    def transcribe(self, request: int, pcm: bytes, purpose: str, over_agent: bool = False) -> None:
+        job = stages.transcript_job(purpose, self._settings, over_agent)
         task = asyncio.create_task(stages.transcribe(self._components.stt, request, pcm, job, self._post, self._log))
         self._asr[request] = task
         task.add_done_callback(lambda _: self._asr.pop(request, None) if self._asr.get(request) is task else None)

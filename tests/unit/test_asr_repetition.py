@@ -1,10 +1,12 @@
-"""Whisper, given a short window, sometimes starts the utterance over; the adapter cuts that off."""
+"""Whisper, given a short window, sometimes starts the utterance over; the adapter cuts that off. And the text
+Whisper is given as said before each utterance (its prompt)."""
 
 from __future__ import annotations
 
 import pytest
 
-from agent.adapters.faster_whisper_asr import cut_repetition
+from agent.adapters.faster_whisper_asr import FILLER_PROMPT, asr_prompt, cut_repetition
+from agent.config import AsrSettings
 
 
 @pytest.mark.parametrize(
@@ -29,3 +31,23 @@ from agent.adapters.faster_whisper_asr import cut_repetition
 )
 def test_cut_repetition(said: str, kept: str) -> None:
     assert cut_repetition(said) == kept
+
+
+@pytest.mark.parametrize(
+    ("prompt", "language", "given"),
+    [
+        (None, "en", FILLER_PROMPT),  # unset: fillers written out, for English
+        (None, "de", ""),  # another language's fillers are other words
+        (None, "auto", ""),
+        ("", "en", ""),  # empty: no prompt
+        ("  Acme, Zyrtec, Dr. Nguyen.  ", "en", "Acme, Zyrtec, Dr. Nguyen."),  # the operator's own words
+    ],
+)
+def test_asr_prompt(prompt: str | None, language: str, given: str) -> None:
+    assert asr_prompt(AsrSettings(prompt=prompt, language=language)) == given
+
+
+def test_filler_prompt_writes_fillers_out_and_ends_a_sentence() -> None:
+    words = FILLER_PROMPT.lower().replace(",", " ").replace(".", " ").split()
+    assert {"um", "uh", "hmm"} <= set(words)
+    assert FILLER_PROMPT.endswith(".")  # a prompt that trails off makes every transcript trail off

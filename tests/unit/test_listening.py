@@ -73,3 +73,16 @@ def test_real_words_while_the_agent_talks_interrupt_once() -> None:
     heard = push(lis, "S" * 10, busy=True)
     assert [h for h in heard if isinstance(h, Interrupt)] == [Interrupt()]
     assert not [h for h in push(lis, "S" * 10, busy=True) if isinstance(h, Interrupt)]
+
+
+def test_what_is_said_over_the_agent_is_transcribed_plain_and_the_callers_own_turn_is_not() -> None:
+    """``over_agent``: the recogniser runs without its prompt of fillers, which would make a short "stop"
+    into "Uh," (an acknowledgement); the caller's own turn keeps it, so that "um" stays in the transcript."""
+    lis = listener()
+    own = [h for h in push(lis, "S" * 10 + "." * 30) if isinstance(h, Transcribe)]
+    assert own and not any(t.over_agent for t in own)
+    lis = listener()
+    heard = push(lis, "S" * 8 + "." * 5, busy=True)  # a probe at 80 ms, then a speculative look at the pause
+    over = [h for h in heard if isinstance(h, Transcribe)]
+    assert {t.purpose for t in over} == {"quick", "speculative"}
+    assert all(t.over_agent for t in over)
