@@ -145,6 +145,13 @@ class TurnSettings(BaseModel):
     resume_after_ms: int = Field(
         250, ge=60, le=2000, description="Paused: silence after a short sound or an acknowledgement before resuming."
     )
+    continue_within_ms: int = Field(
+        1000,
+        ge=0,
+        le=5000,
+        description="Speech that takes the floor from a reply and began at most this long after the end of the "
+        "words that reply answers goes on with them (the caller had only paused): one turn of both; 0 = never.",
+    )
     idle_prompt_s: float = Field(20.0, ge=0, description="Silence before the agent prompts once; 0 = never.")
     idle_prompt_text: str = "Are you still there?"
     idle_end_s: float = Field(60.0, ge=0, description="Silence before an abandoned session ends; 0 = never.")

@@ -127,16 +127,25 @@ class WorkPool:
                         return
                     self._lock.wait()
             fn, future, size = job.payload
+            ran, result, error = False, None, None
             try:
                 if future.set_running_or_notify_cancel():
+                    ran = True
                     try:
-                        future.set_result(fn())
+                        result = fn()
                     except BaseException as exc:  # handed to the waiter, whatever it is
-                        future.set_exception(exc)
+                        error = exc
             finally:
+                # The job leaves the queues before its waiter hears of it: whoever awaited it and then reads
+                # ``stats`` (admission) sees the work done.
                 with self._lock:
                     self._scheduler.finish(job, self._clock(), size)
                     self._lock.notify()
+            if ran:
+                if error is None:
+                    future.set_result(result)
+                else:
+                    future.set_exception(error)
 
 
 __all__ = ["Dropped", "JobInfo", "WorkPool", "available_cores", "pool_workers"]

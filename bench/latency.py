@@ -267,6 +267,7 @@ def format_table(result: ModeResult) -> str:
     interrupted = sum(1 for t in turns if (t.metrics or {}).get("interrupted"))
     speculative = sum(1 for t in turns if (t.metrics or {}).get("speculative_asr"))
     split = max(0, len(turns) - result.expected_turns)
+    rejoined = sum(1 for t in turns if t.continues is not None)
     caller = summarize(result.values["client_voice_to_voice_ms"])
     headline = (
         "caller voice-to-voice: -"
@@ -275,7 +276,7 @@ def format_table(result: ModeResult) -> str:
     )
     lines = [
         f"mode: {result.mode}   preemption: {result.preemption}"
-        f"   turns: {len(turns)} seen / {result.expected_turns} spoken   split: {split}"
+        f"   turns: {len(turns)} seen / {result.expected_turns} spoken   split: {split} (rejoined: {rejoined})"
         f"   interrupted: {interrupted}   speculative ASR reused: {speculative}"
         f"   errors: {len(result.conversation.errors)}"
         f"   load: {result.load_s:.1f} s   run: {result.elapsed_s:.1f} s"
@@ -307,6 +308,7 @@ def result_json(result: ModeResult) -> dict[str, Any]:
         "preemptive_replies": result.preemptions,
         "expected_turns": result.expected_turns,
         "turns_seen": len(result.turns),
+        "turns_rejoined": sum(1 for t in result.turns if t.continues is not None),
         "load_s": round(result.load_s, 3),
         "elapsed_s": round(result.elapsed_s, 3),
         "timed_out": result.conversation.timed_out,

@@ -14,6 +14,9 @@ class TurnResult:
 
     turn: int
     transcript: str | None = None
+    continues: int | None = None
+    """``continues`` of the transcript: the earlier turn whose words this one goes on with (its ``transcript``
+    holds both; that turn's reply was cut)."""
     reply: str = ""
     audio: bytearray = field(default_factory=bytearray)
     """The reply audio received, in order; a ``playback.pause`` cuts it back to the paused position (the resumed
@@ -56,13 +59,10 @@ class TurnResult:
 
     def summary(self) -> Message:
         """The CLI's ``--json`` line for this turn."""
-        return {
-            "turn": self.turn,
-            "transcript": self.transcript,
-            "reply": self.reply,
-            "audio_seconds": round(self.audio_seconds, 3),
-            "metrics": self.metrics,
-        }
+        line: Message = {"turn": self.turn, "transcript": self.transcript}
+        if self.continues is not None:
+            line["continues"] = self.continues
+        return line | {"reply": self.reply, "audio_seconds": round(self.audio_seconds, 3), "metrics": self.metrics}
 
 
 @dataclass(slots=True)

@@ -80,6 +80,8 @@ class SessionState:
                 turn.speech_end_audio_ms = msg.get("audio_ms")
         elif kind == "transcript" and turn is not None:
             turn.transcript = str(msg.get("text") or "")
+            continues = msg.get("continues")
+            turn.continues = continues if isinstance(continues, int) else None
         elif kind == "reply.delta" and turn is not None:
             turn.reply += str(msg.get("text") or "")
         elif kind == "reply.done" and turn is not None:

@@ -38,6 +38,7 @@ class Driver:
         phrases: Phrases | None = None,
         preemption: Preemption = "off",
         pause: bool = False,
+        continue_within_ms: int = 0,
         **policy: int,
     ) -> None:
         cfg = {"onset_ms": 40, "hangover_ms": 400, "min_utterance_ms": 60, "max_utterance_ms": 5000, "preroll_ms": 60}
@@ -50,7 +51,12 @@ class Driver:
                     speculative_ms=speculative_ms, hangover_min_ms=200, hangover_ms=400, hangover_max_ms=800
                 ),
                 barge_in=BargeInPolicy(
-                    enabled=barge_in, min_speech_ms=200, backchannel_max_ms=600, pause=pause, resume_after_ms=200
+                    enabled=barge_in,
+                    min_speech_ms=200,
+                    backchannel_max_ms=600,
+                    pause=pause,
+                    resume_after_ms=200,
+                    continue_within_ms=continue_within_ms,
                 ),
                 idle=idle or IdlePolicy(),
                 deadlines=deadlines or Deadlines(),

@@ -202,6 +202,9 @@ class SpeechStopped:
 class TranscriptText:
     turn: int
     text: str
+    continues: int | None = None
+    """The earlier turn whose words this one goes on with (the caller had only paused): ``text`` holds both,
+    and that turn's words are no longer in the conversation."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -355,8 +358,9 @@ class Transcribe:
     """final: the transcript of an ended turn (blocks a reply); speculative: early in the trailing silence;
     quick: a look at speech while the agent talks (barge-in). Only ``final`` must never be skipped."""
     over_agent: bool = False
-    """Said while the agent holds the floor: the question is whether the sound holds words at all (a bid) or
-    not (a cough, an "uh-huh"), so the recogniser runs without a prompt that writes fillers (``JobInfo.plain``)."""
+    """The utterance began while the agent held the floor: the question is whether it holds words at all (a bid)
+    or not (a cough, an "uh-huh"), so the recogniser runs without a prompt that writes fillers
+    (``JobInfo.plain``); and so does its whole transcript once it has taken the floor, as it always did."""
 
 
 @dataclass(frozen=True, slots=True)

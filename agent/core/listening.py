@@ -37,7 +37,7 @@ from typing import Literal, assert_never
 from agent.core.endpointing import EndpointPolicy, is_backchannel, no_bid, normalise_phrase
 from agent.core.events import AudioFrame, CancelTranscription, Transcribe
 from agent.core.turn_policy import Discarded, EndOfTurn, Onset, TurnDetector, TurnPolicy
-from agent.core.turn_state import AsrRequest, BargeInPolicy, Utterance
+from agent.core.turn_state import AsrRequest, BargeInPolicy, Said, Utterance
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +54,10 @@ class Yield:
 
 @dataclass(frozen=True, slots=True)
 class Interrupt:
-    """The caller is taking the floor from the agent."""
+    """The caller is taking the floor from the agent. ``continues``: the turn whose words the utterance goes on
+    with (``Listener.continuable``); its audio now comes first in the utterance's."""
+
+    continues: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +103,9 @@ class Listener:
         self._utterance: Utterance | None = None
         self._asr: dict[int, AsrRequest] = {}
         self.last_voice_at: float | None = None
+        self.continuable: Said | None = None
+        """The caller's words being answered now, set by the session before each push or answer: speech that
+        takes the floor within ``BargeInPolicy.continue_within_ms`` of their end continues them."""
 
     @property
     def speaking(self) -> bool:
@@ -125,7 +131,9 @@ class Listener:
                 heard: list[Heard] = []
             case Onset():
                 self._utterances += 1
-                self._utterance = Utterance(self._utterances, unsure=frame.echo_unsure)
+                self._utterance = Utterance(
+                    self._utterances, unsure=frame.echo_unsure, onset_ms=signal.audio_ms, over_agent=busy
+                )
                 heard = [*self._cancel_all(), Began(signal.audio_ms, unsure=frame.echo_unsure)]
             case Discarded():
                 self._utterance = None
@@ -205,14 +213,12 @@ class Listener:
         barge, speech = self._barge, self._detector.speech_ms
         if barge.pause:  # the words decide when the utterance ends; only long speech takes the floor before
             if speech >= (barge.backchannel_max_ms if barge.backchannels else barge.min_speech_ms):
-                utterance.barged_in = True
-                return [Interrupt()]
+                return self._interrupt(utterance)
             return []
         if speech >= barge.min_speech_ms and (
             not barge.backchannels or utterance.not_backchannel or speech >= barge.backchannel_max_ms
         ):
-            utterance.barged_in = True
-            return [Interrupt()]
+            return self._interrupt(utterance)
         if not barge.backchannels or utterance.probe_request is not None:
             return []
         due = max(barge.min_speech_ms - barge.probe_lead_ms, 0) + utterance.probes * barge.min_speech_ms
@@ -236,7 +242,7 @@ class Listener:
             utterance.spec_voiced_until = voiced_until
             utterance.spec_text = None
             snapshot = detector.snapshot(self._frame_ms)
-            heard.append(Transcribe(utterance.spec_request, snapshot, "speculative", over_agent=busy))
+            heard.append(Transcribe(utterance.spec_request, snapshot, "speculative", over_agent=utterance.over_agent))
         return heard + self._maybe_end(utterance, busy)
 
     def _maybe_end(self, utterance: Utterance, busy: bool) -> list[Heard]:
@@ -274,7 +280,7 @@ class Listener:
             self._requests += 1
             request = self._requests
             if text is None:
-                heard.append(Transcribe(request, end.audio, over_agent=busy))
+                heard.append(Transcribe(request, end.audio, over_agent=utterance.over_agent))
         heard.append(Ended(end, self.last_voice_at, text, request, interrupted=utterance.barged_in))
         return heard
 
@@ -286,8 +292,23 @@ class Listener:
             return []
         if self._detector.speech_ms < barge.min_speech_ms:
             return []
+        return self._interrupt(utterance)
+
+    def _interrupt(self, utterance: Utterance) -> list[Heard]:
+        """``utterance`` takes the floor. When it began soon enough after the words being answered, it goes on
+        with them: their audio goes first, and what was transcribed of it alone is moot."""
         utterance.barged_in = True
-        return [Interrupt()]
+        said = self.continuable
+        window = self._barge.continue_within_ms
+        if said is None or not window or utterance.onset_ms - said.end.voiced_until_ms > window:
+            return [Interrupt()]
+        self.continuable = None
+        self._detector.prepend(said.end.audio)
+        heard: list[Heard] = []
+        if utterance.spec_request is not None and self._asr.pop(utterance.spec_request, None) is not None:
+            heard.append(CancelTranscription(utterance.spec_request))
+        utterance.spec_request, utterance.spec_voiced_until, utterance.spec_text = None, -1, None
+        return [*heard, Interrupt(continues=said.turn)]
 
     def _passing(self, utterance: Utterance, text: str | None) -> bool:
         """Paused: the sound looks like one that does not take the floor, so it is over after a short silence.

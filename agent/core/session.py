@@ -57,6 +57,7 @@ from agent.core.events import (
     Event,
     InputCleared,
     InputCommitted,
+    MessageDeleted,
     Notify,
     PlaybackMark,
     ReplyDelta,
@@ -82,6 +83,7 @@ from agent.core.turn_state import (
     IdlePolicy,
     PendingTurn,
     Phrases,
+    Said,
     SessionConfig,
 )
 
@@ -111,6 +113,8 @@ class Session:
         """Draining: the goodbye has been queued (it is never cut)."""
         self._input = bytearray()
         """Turn detection off: the caller's audio since the last commit (16 kHz PCM16)."""
+        self._said: Said | None = None
+        """The utterance the latest caller turn was made of."""
 
     @property
     def config(self) -> SessionConfig:
@@ -185,6 +189,7 @@ class Session:
             return []
         effects: list[Effect] = []
         listener = self._listener
+        listener.continuable = self._continuable()
         for heard in listener.push(frame, now, self._agent_busy()):
             effects += self._on_heard(heard, now)
         guess = self._speaker.guess
@@ -207,8 +212,8 @@ class Session:
                 return self._speaker.resume(now)
             case Transcribe() | CancelTranscription():
                 return [heard]
-            case Interrupt():
-                return self._interrupt(now)
+            case Interrupt(continues=continues):
+                return self._interrupt(now) + ([] if continues is None else self._continue(continues))
             case Guessed():
                 return self._preempt(heard, now)
             case Ended():
@@ -233,20 +238,39 @@ class Session:
             effects = self._drop_pending(now)
             released = speaker.confirm(ended.end, ended.last_voice_at, now)
             if released is not None:
+                self._said = Said(speaker.number, ended.end)
                 return effects + released
         effects = speaker.discard()
         if ended.text is not None:
             if busy and self._no_bid(ended.text, ended.end.speech_ms):
                 return effects + speaker.resume(now)
-            effects += self._drop_pending(now) + speaker.announce(ended.end, now)
+            effects += self._drop_pending(now) + self._announce(ended.end, now)
             turn = speaker.new_turn(ended.end.utterance_ms, ended.last_voice_at, now, speculative=True)
             return effects + speaker.answer(turn, ended.text, now)
         effects += self._drop_pending(now)
         if not busy:
-            effects += speaker.announce(ended.end, now)
+            effects += self._announce(ended.end, now)
         number = None if busy else speaker.number
         self._pending = PendingTurn(ended.end, ended.request, ended.last_voice_at, now, busy, number)
         return effects
+
+    def _announce(self, end: EndOfTurn, now: float) -> list[Effect]:
+        """The utterance ``end`` becomes the next turn (what a continuation of it is joined to)."""
+        effects = self._speaker.announce(end, now)
+        self._said = Said(self._speaker.number, end)
+        return effects
+
+    def _continuable(self) -> Said | None:
+        """The caller's words the agent is answering now (their turn's transcript awaited, or its reply under
+        way): speech that takes the floor soon after them continues them (``BargeInPolicy.continue_within_ms``)."""
+        said, pending, active = self._said, self._pending, self._speaker.active
+        if said is None or not self._barge.continue_within_ms or self._drain_by is not None:
+            return None
+        if pending is not None:
+            answering = None if pending.only_if_not_backchannel else pending.turn
+        else:
+            answering = active.number if active is not None and not active.system else None
+        return said if answering == said.turn else None
 
     def _drop_pending(self, now: float) -> list[Effect]:
         """A newer utterance replaces one still waiting for its transcript."""
@@ -285,6 +309,7 @@ class Session:
         if pending is not None and pending.request == request:
             return self._pending_transcribed(pending, text, now)
         effects: list[Effect] = []
+        self._listener.continuable = self._continuable()
         for heard in self._listener.answer(request, text, self._agent_busy()):
             effects += self._on_heard(heard, now)
         return effects
@@ -295,7 +320,7 @@ class Session:
         if pending.only_if_not_backchannel:
             if self._no_bid(text, pending.end.speech_ms):
                 return self._speaker.resume(now)
-            effects += self._speaker.announce(pending.end, now)
+            effects += self._announce(pending.end, now)
         number = pending.turn if not pending.only_if_not_backchannel else None
         turn = self._speaker.new_turn(pending.end.utterance_ms, pending.last_voice_at, pending.ended_at, number)
         return effects + self._speaker.answer(turn, text, now)
@@ -332,6 +357,15 @@ class Session:
         """Barge-in (or the drain's deadline): stop the turn in progress; the history keeps what was heard."""
         # The caller goes on talking before their last turn was even transcribed: that turn is moot.
         return self._drop_pending(now) + self._speaker.discard() + self._speaker.interrupt(now)
+
+    def _continue(self, turn: int) -> list[Effect]:
+        """The caller's new speech goes on with the words of ``turn`` (they had only paused): the utterance now
+        holds both, so its transcript is the whole; ``turn``'s words and the start of its reply leave the
+        history, and the next transcript says it ``continues`` them."""
+        self._speaker.continues = turn
+        return [
+            Notify(MessageDeleted(turn, role)) for role in ("user", "assistant") if self._dialogue.remove(turn, role)
+        ]
 
     # -------------------------------------------------------------------------------------- timers
 

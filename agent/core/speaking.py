@@ -74,6 +74,8 @@ class Speaker:
         """When the last turn ended (the idle timers count from there)."""
         self._heard: dict[int, Playback] = {}
         """The reply timelines of the latest finished turns (``truncate``)."""
+        self.continues: int | None = None
+        """The next transcript goes on with this turn's words (``TranscriptText.continues``)."""
 
     def reconfigure(self, config: SessionConfig) -> None:
         """New rules from now on (the output rate stays: it is fixed once audio has been sent)."""
@@ -119,7 +121,7 @@ class Speaker:
         self.active = turn
         turn.transcript_at = turn.began_at = now
         text = text.strip()
-        effects: list[Effect] = [Notify(TranscriptText(turn=turn.number, text=text))]
+        effects: list[Effect] = [Notify(TranscriptText(turn.number, text, self._continued()))]
         self._dialogue.add("user", text, turn.number)
         if not text or not self._config.respond:
             return effects + self.finish(turn, now, interrupted=False)
@@ -127,9 +129,14 @@ class Speaker:
 
     def misheard(self, turn: Turn, code: str, message: str, now: float) -> list[Effect]:
         """``turn``'s transcript failed or is overdue: say so, and apologise (nothing was understood)."""
+        self.continues = None
         self.active = turn
         turn.transcript_at = turn.began_at = now
         return [Notify(ErrorNotice(code=code, message=message, turn=turn.number)), *self._apologise(turn, now)]
+
+    def _continued(self) -> int | None:
+        continues, self.continues = self.continues, None
+        return continues
 
     def own_turn(self, text: str, phrase: str, now: float, *, remember: bool) -> list[Effect]:
         """A turn the agent starts on its own (greeting, idle prompt, apology, goodbye): ``reply.done`` and the
@@ -183,7 +190,7 @@ class Speaker:
         turn = Turn(self._number + 1, 0, None, None, speculative=True)
         turn.transcript_at = turn.began_at = now
         guess = self.guess = Guess(turn, text.strip(), voiced_until_ms, self._config.preemption)
-        notice: Effect = Notify(TranscriptText(turn=turn.number, text=guess.text))
+        notice: Effect = Notify(TranscriptText(turn.number, guess.text, self.continues))
         history = (*self._dialogue.snapshot(), ChatMessage("user", guess.text))
         return effects + guess.hold([notice, self._ask(turn, history)])
 
@@ -199,6 +206,7 @@ class Speaker:
         turn = self.active = guess.turn
         turn.utterance_ms, turn.last_voice_at, turn.ended_at = end.utterance_ms, last_voice_at, now
         self._dialogue.add("user", guess.text, turn.number)
+        self.continues = None
         effects.append(PreemptionOutcome(turn.number, hit=True, synthesized_ms=turn.playback.total_ms))
         return effects + guess.release(now)
 

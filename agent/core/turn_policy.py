@@ -122,6 +122,13 @@ class TurnDetector:
             return self._push_speaking(frame, voiced, duration_ms)
         return self._push_idle(frame, voiced, duration_ms)
 
+    def prepend(self, audio: bytes) -> None:
+        """Put ``audio`` (16 kHz PCM16LE: an earlier utterance) before the utterance in progress, so that its
+        snapshots and its ``EndOfTurn.audio`` hold both. ``speech_ms`` stays that of the utterance in progress."""
+        if self._speaking and audio:
+            self._utterance.insert(0, audio)
+            self._utterance_ms += len(audio) // 32
+
     def reset(self) -> None:
         self._begin_idle()
         self._preroll.clear()

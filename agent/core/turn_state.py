@@ -35,6 +35,9 @@ class BargeInPolicy:
     resume_after_ms: int = 250
     """Paused: silence after a sound that has not taken the floor (short, or an acknowledgement) before the
     reply resumes."""
+    continue_within_ms: int = 0
+    """Speech that takes the floor from a reply and began at most this long after the end of the words that
+    reply answers goes on with them (a pause taken for the end of the turn): one turn of both (0: never)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +132,18 @@ class Utterance:
     """It began while the echo gate was still learning: it may be the agent's own echo (no yield at its onset)."""
     yielded: bool = False
     """The agent was asked to yield to it (``Yield``)."""
+    onset_ms: int = 0
+    """Stream position where it began."""
+    over_agent: bool = False
+    """It began while the agent held the floor: all its transcripts are plain (``Transcribe.over_agent``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Said:
+    """The caller's words that turn ``turn`` answers: what a continuation of them is joined to."""
+
+    turn: int
+    end: EndOfTurn
 
 
 @dataclass(slots=True)

@@ -37,6 +37,7 @@ def session_config(settings: Settings, output_rate: int, frame_ms: int = 40, can
             backchannel_max_ms=turn.backchannel_max_ms,
             pause=can_pause and turn.pause_on_speech,
             resume_after_ms=turn.resume_after_ms,
+            continue_within_ms=turn.continue_within_ms,
         ),
         idle=IdlePolicy(
             prompt_after_s=turn.idle_prompt_s,

@@ -271,6 +271,8 @@ def encode(event: TurnEvent) -> str | bytes:
             body = {"type": "speech.stopped", "turn": event.turn, "audio_ms": event.audio_ms}
         case TranscriptText():
             body = {"type": "transcript", "turn": event.turn, "text": event.text}
+            if event.continues is not None:
+                body["continues"] = event.continues
         case ReplyText():
             body = {"type": "reply.done" if event.done else "reply.delta", "turn": event.turn, "text": event.text}
         case AudioStart():

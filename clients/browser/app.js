@@ -116,6 +116,9 @@ function onEvent(msg) {
       setStatus("thinking");
       break;
     case "transcript": {
+      // The caller had only paused: this turn holds the words of turn `continues` too, and its reply was cut.
+      const earlier = msg.continues !== undefined ? state.turns.get(msg.continues) : undefined;
+      if (earlier) earlier.li.hidden = true;
       const view = turnView(msg.turn);
       view.transcript.className = "";
       view.transcript.textContent = msg.text || "(nothing understood)";

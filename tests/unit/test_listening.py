@@ -86,3 +86,7 @@ def test_what_is_said_over_the_agent_is_transcribed_plain_and_the_callers_own_tu
     over = [h for h in heard if isinstance(h, Transcribe)]
     assert {t.purpose for t in over} == {"quick", "speculative"}
     assert all(t.over_agent for t in over)
+    lis = listener(speculative_ms=0)
+    heard = push(lis, "S" * 8, busy=True) + push(lis, "." * 30)  # the agent stopped: it still began over it
+    (final,) = [h for h in heard if isinstance(h, Transcribe) and h.purpose == "final"]
+    assert final.over_agent

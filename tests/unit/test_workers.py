@@ -88,3 +88,26 @@ def test_a_busy_pool_drops_speculative_work_and_a_closed_one_takes_none() -> Non
     finally:
         gate.set()
         pool.close()
+
+
+@pytest.mark.parametrize("fails", [False, True])
+def test_a_job_has_left_the_queues_when_its_waiter_hears_of_it(fails: bool) -> None:
+    """Whoever awaited a job and then reads ``stats`` (admission: may a new call start?) sees the work done.
+    The waiter's callbacks run the moment the result is set, so they show what it sees."""
+    pool = WorkPool(1)
+
+    def work() -> int:
+        if fails:
+            raise ValueError("boom")
+        return 7
+
+    seen: list[int] = []
+    future = pool.submit("tts", JobInfo(Work.FIRST_SENTENCE), 1.0, work)
+    future.add_done_callback(lambda _: seen.append(pool.stats().models["tts"].running))
+    if fails:
+        with pytest.raises(ValueError, match="boom"):
+            future.result(HANG_S)
+    else:
+        assert future.result(HANG_S) == 7
+    assert seen == [0]
+    pool.close()

@@ -1,0 +1,86 @@
+"""The caller had only paused, over a real socket with real tiny.en, Piper and a scripted model.
+
+"I would like a coffee." then half a second of silence: the turn ends there and the reply to it starts. Then
+"And a croissant, please.": the caller was not done. The reply is cut as in any barge-in, and instead of a turn
+of its own for the second half, the next turn's transcript is the whole sentence (``"continues": 1``), and the
+model is asked about the whole sentence alone: the first half and the start of its reply are gone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from typing import Any
+
+import pytest
+from websockets.asyncio.client import ClientConnection, connect
+
+from agent.runtime.components import Components
+from tests.integration.scripted import scripted_server
+from tests.speech import silence, speech_pcm16, wer
+
+pytestmark = pytest.mark.models
+
+FIRST, SECOND = "I would like a coffee.", "And a croissant, please."
+FRAME = 640  # 20 ms at 16 kHz
+
+
+async def _stream(ws: ClientConnection, audio: bytes, stop: asyncio.Event) -> None:
+    """``audio`` at real-time pace, then silence until ``stop``."""
+    start, sent = time.monotonic(), 0
+    while not stop.is_set():
+        frame, audio = audio[:FRAME].ljust(FRAME, b"\x00"), audio[FRAME:]
+        await ws.send(frame)
+        sent += 1
+        await asyncio.sleep(max(0.0, start + sent * 0.02 - time.monotonic()))
+
+
+async def _talk(url: str, capabilities: list[str]) -> list[dict[str, Any]]:
+    messages: list[dict[str, Any]] = []
+    async with connect(url) as ws:
+        start = {"type": "session.start", "sample_rate": 16000, "voice": None, "capabilities": capabilities}
+        await ws.send(json.dumps(start))
+        stop = asyncio.Event()
+        said = silence(300) + speech_pcm16(FIRST) + silence(500) + speech_pcm16(SECOND)
+        sender = asyncio.create_task(_stream(ws, said, stop))
+        deadline = time.monotonic() + 60
+        try:
+            while time.monotonic() < deadline:
+                try:
+                    message = await asyncio.wait_for(ws.recv(), 0.2)
+                except TimeoutError:
+                    continue
+                if isinstance(message, str):
+                    messages.append(json.loads(message))
+                    if messages[-1]["type"] == "turn.metrics" and messages[-1]["turn"] == 2:
+                        break
+        finally:
+            stop.set()
+            await sender
+    return messages
+
+
+@pytest.mark.parametrize("capabilities", [["playback.pause"], []], ids=["pause", "no-pause"])
+async def test_going_on_after_a_pause_makes_one_turn_of_the_whole_sentence(
+    components: Components, capabilities: list[str]
+) -> None:
+    replies = [["Sure, one coffee coming up. ", "Would you like anything else with it today?"], ["Coming up."]]
+    async with scripted_server(components, replies) as (server, emulator):
+        messages = await _talk(server.ws_url, capabilities)
+
+    kinds = [(m["type"], m.get("turn")) for m in messages]
+    transcripts = {m["turn"]: m for m in messages if m["type"] == "transcript"}
+    metrics = {m["turn"]: m for m in messages if m["type"] == "turn.metrics"}
+    assert wer(FIRST, transcripts[1]["text"]) <= 0.25, kinds  # the pause ended the turn...
+    assert metrics[1]["interrupted"] is True  # ...its reply was cut when the caller went on...
+    assert transcripts[2]["continues"] == 1  # ...and the next turn holds both halves
+    assert wer(f"{FIRST} {SECOND}", transcripts[2]["text"]) <= 0.25, transcripts[2]
+    assert metrics[2]["interrupted"] is False
+    # The model is asked about the whole sentence, with nothing of turn 1 left.
+    asked = next(
+        r.body["messages"]
+        for r in reversed(emulator.requests)
+        if r.body["messages"][-1] == {"role": "user", "content": transcripts[2]["text"]}
+    )
+    assert [m["role"] for m in asked] == ["system", "user"], asked

@@ -1,0 +1,135 @@
+"""The caller had only paused: speech that takes the floor from a reply soon after the words it answers goes
+on with them (``BargeInPolicy.continue_within_ms``). Synchronous, on the session core.
+
+A thinking pause taken for the end of the turn ("I need eggs, milk, | bread and some butter"): the reply to
+the first half starts, the caller goes on, the reply yields and is cut as in any barge-in; then instead of a
+turn of its own for the second half, the utterance holds the audio of both, so its transcript is the whole
+sentence, and the first half and the start of its reply leave the history.
+"""
+
+from __future__ import annotations
+
+import struct
+
+from agent.core.events import (
+    AudioFrame,
+    CancelTurn,
+    Effect,
+    GenerateReply,
+    MessageDeleted,
+    PlaybackClear,
+    PlaybackMark,
+    PlaybackPause,
+    ReplyDelta,
+    ReplyEnded,
+    SpeechAudio,
+    SpeechEnded,
+    Transcribe,
+    TranscriptReady,
+    TranscriptText,
+)
+from tests.session_driver import AUDIO_100MS, Driver, events, of
+
+
+def frame(index: int) -> bytes:
+    """A 20 ms frame that says where in the stream it comes from."""
+    return struct.pack("<h", index % 30000) * 320
+
+
+def say(d: Driver, pattern: str) -> list[Effect]:
+    """Frames of ``pattern`` (S voiced, . silent), each one different, on the driver's clock."""
+    out: list[Effect] = []
+    for ch in pattern:
+        d.now += 0.02
+        index = round(d.now / 0.02)
+        out += d.session.handle(AudioFrame(frame(index), ch == "S", 20), d.now)
+    return out
+
+
+def spec(effects: list[Effect]) -> Transcribe:
+    (look,) = [e for e in effects if isinstance(e, Transcribe)]
+    return look
+
+
+def first_turn(d: Driver) -> tuple[int, Transcribe]:
+    """'I need eggs, milk.' ends the turn (a sentence: the short hangover), and its reply starts playing."""
+    look = spec(say(d, "S" * 15 + "." * 5))  # the speculative look after 100 ms of silence
+    d.at(0.05, TranscriptReady(look.request, "I need eggs, milk."))
+    say(d, "." * 5)  # 200 ms of silence: over
+    turn = d.session.active_turn
+    assert turn is not None
+    d.at(0.01, ReplyDelta(turn, "Sure, I added eggs and milk. Anything else?"))
+    d.at(0.01, ReplyEnded(turn))
+    for i in range(20):
+        d.at(0.001, SpeechAudio(turn, AUDIO_100MS, 0 if i < 10 else 1))
+    d.at(0.001, SpeechEnded(turn))
+    return turn, look
+
+
+def test_the_caller_goes_on_after_a_pause_and_gets_one_turn_for_the_whole_sentence() -> None:
+    d = Driver(pause=True, speculative_ms=100, continue_within_ms=1000)
+    turn, first = first_turn(d)
+    d.at(0.01, PlaybackMark(turn, 200))  # 200 ms of the reply heard
+    effects = say(d, "S" * 15)  # the caller goes on, 300 ms after the end of their words
+    assert of(effects, PlaybackPause)  # the reply yields at once, as always
+    look = spec(say(d, "." * 5))
+    assert look.pcm[: len(first.pcm)] != first.pcm  # a look at the new speech alone
+    effects = d.at(0.05, TranscriptReady(look.request, "bread and some butter."))
+    assert CancelTurn(turn) in effects and PlaybackClear(turn) in events(effects)  # the reply is cut
+    assert MessageDeleted(turn, "user") in events(effects) and MessageDeleted(turn, "assistant") in events(effects)
+    assert [m.role for m in d.session.history.snapshot()] == ["system"]
+    # the next look holds the first words' audio, then the new speech: one utterance
+    whole = spec(say(d, "."))
+    assert whole.pcm.startswith(first.pcm) and len(whole.pcm) > len(first.pcm) + 15 * 640
+    effects = d.at(0.05, TranscriptReady(whole.request, "I need eggs, milk, bread and some butter."))
+    effects += say(d, "." * 10)
+    (text,) = of(effects, TranscriptText)
+    assert text == TranscriptText(turn + 1, "I need eggs, milk, bread and some butter.", continues=turn)
+    (ask,) = of(effects, GenerateReply)
+    assert [(m.role, m.text) for m in ask.history] == [
+        ("system", "sys"),
+        ("user", "I need eggs, milk, bread and some butter."),
+    ]
+
+
+def test_speech_long_after_the_words_is_an_ordinary_barge_in() -> None:
+    d = Driver(pause=True, speculative_ms=100, continue_within_ms=1000)
+    turn, _ = first_turn(d)
+    say(d, "." * 50)  # a second more of silence while the reply plays
+    d.at(0.01, PlaybackMark(turn, 1200))
+    say(d, "S" * 15)
+    effects = d.at(0.05, TranscriptReady(spec(say(d, "." * 5)).request, "What about bread?"))
+    assert CancelTurn(turn) in effects and not of(effects, MessageDeleted)
+    effects = say(d, "." * 10)
+    assert not [e for e in effects if isinstance(e, Transcribe)]  # the look at the new speech covers it all
+    (text,) = of(effects, TranscriptText)
+    assert text.continues is None
+    (ask,) = of(effects, GenerateReply)
+    assert [m.role for m in ask.history] == ["system", "user", "assistant", "user"]  # what was heard stays
+    assert ask.history[1].text == "I need eggs, milk."
+
+
+def test_off_by_default_in_the_core() -> None:
+    d = Driver(pause=True, speculative_ms=100)
+    turn, _ = first_turn(d)
+    say(d, "S" * 15)
+    effects = d.at(0.05, TranscriptReady(spec(say(d, "." * 5)).request, "bread and some butter."))
+    assert CancelTurn(turn) in effects and not of(effects, MessageDeleted)
+
+
+def test_going_on_before_the_first_words_were_even_transcribed_keeps_them() -> None:
+    """The pause was taken for the end; the caller goes on while its transcript is still awaited: the first
+    words' transcription is dropped, their audio joins the new speech, nothing is lost."""
+    d = Driver(pause=True, continue_within_ms=1000)  # no speculative look: the end asks for the transcript
+    (final,) = [e for e in say(d, "S" * 15 + "." * 20) if isinstance(e, Transcribe)]
+    effects = say(d, "S" * 31)  # speech long enough to take the floor before its transcript (600 ms)
+    assert not of(effects, GenerateReply)
+    assert MessageDeleted not in {type(e) for e in events(effects)}  # nothing of it was in the history yet
+    effects += say(d, "." * 20)
+    (whole,) = [e for e in effects if isinstance(e, Transcribe)]
+    assert whole.pcm.startswith(final.pcm)
+    effects = d.at(0.1, TranscriptReady(whole.request, "I need eggs, milk, bread and some butter."))
+    (text,) = of(effects, TranscriptText)
+    assert text.text == "I need eggs, milk, bread and some butter." and text.continues is not None
+    (ask,) = of(effects, GenerateReply)
+    assert [m.role for m in ask.history] == ["system", "user"]
