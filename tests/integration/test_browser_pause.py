@@ -1,4 +1,5 @@
-"""The browser page's side of ``playback.pause``, in real headless Chromium against a scripted fake agent.
+"""The browser page's side of ``playback.pause`` (and of a transcript that ``continues`` an earlier turn), in real
+headless Chromium against a scripted fake agent.
 
 The fake agent serves the page's files and speaks protocol v1 on ``/ws`` (no models): it checks that the page
 asks for the ``playback.pause`` capability, sends reply audio, pauses it, and then resumes it (more frames and
@@ -192,6 +193,27 @@ async def test_page_pauses_resumes_and_clears_a_reply(agent: FakeAgent, page: ob
     await expect(status).to_have_attribute("data-state", "hearing")
     await agent.send({"type": "turn.metrics", "turn": 3, "interrupted": True, "heard_ms": 250})
     await expect(third.get_by_test_id("metrics")).to_contain_text("interrupted", timeout=WAIT_MS)
+
+    # Turns 4 and 5: the caller had only paused. Turn 4's reply is cut, and turn 5's transcript holds both
+    # halves ("continues": 4): turn 4 is put away, turn 5 shows the whole sentence.
+    await agent.send(
+        {"type": "speech.stopped", "turn": 4, "audio_ms": 4000},
+        {"type": "transcript", "turn": 4, "text": "I need eggs, milk."},
+        {"type": "reply.delta", "turn": 4, "text": "Sure, I"},
+        {"type": "playback.clear", "turn": 4},
+        {"type": "turn.metrics", "turn": 4, "interrupted": True, "heard_ms": 0},
+    )
+    fourth = page.locator("li.turn", has_text="I need eggs, milk.")
+    await expect(fourth).to_be_visible(timeout=WAIT_MS)
+    await agent.send(
+        {"type": "speech.stopped", "turn": 5, "audio_ms": 5000},
+        {"type": "transcript", "turn": 5, "text": "I need eggs, milk, bread and butter.", "continues": 4},
+        {"type": "reply.done", "turn": 5, "text": "Added all four."},
+    )
+    fifth = page.locator("li.turn", has_text="Added all four.")
+    await expect(fifth.get_by_test_id("transcript")).to_have_text("I need eggs, milk, bread and butter.")
+    await expect(fourth).to_be_hidden(timeout=WAIT_MS)
+    await expect(page.locator("li.turn", has_text="eggs").filter(visible=True)).to_have_count(1)  # one sentence
 
     await page.get_by_test_id("stop").click()
     await expect(status).to_have_attribute("data-state", "idle")
