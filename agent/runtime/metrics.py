@@ -211,6 +211,13 @@ class ServerMetrics:
         self.barge_ins_total = r.register(
             Counter("voice_agent_barge_ins_total", "Times the caller talked over a reply.")
         )
+        self.continued_turns_total = r.register(
+            Counter(
+                "voice_agent_continued_turns_total",
+                "Turns that go on with the caller's previous words: they had only paused, and the end of turn "
+                "came too early (AGENT_TURN__CONTINUE_WITHIN_MS).",
+            )
+        )
         self.playback_pauses_total = r.register(
             Counter(
                 "voice_agent_playback_pauses_total",
@@ -297,6 +304,9 @@ class ServerMetrics:
 
     def barge_in(self) -> None:
         self.barge_ins_total.inc()
+
+    def continued_turn(self) -> None:
+        self.continued_turns_total.inc()
 
     def playback_pause(self, resumed: bool) -> None:
         self.playback_pauses_total.inc(labels=["resumed" if resumed else "interrupted"])

@@ -1,14 +1,22 @@
 """What one session's events and outcomes mean for the logs and ``/metrics`` (no I/O beyond them).
 
 The connection hands over every server event it sends and the core's outcome effects; this turns them into a
-log line per turn, barge-in or overdue stage, and into the server's counters."""
+log line per turn, barge-in, continued turn or overdue stage, and into the server's counters."""
 
 from __future__ import annotations
 
 import logging
 from typing import Any
 
-from agent.core.events import ErrorNotice, PlaybackClear, PreemptionOutcome, ServerEvent, TurnMetrics, YieldOutcome
+from agent.core.events import (
+    ErrorNotice,
+    PlaybackClear,
+    PreemptionOutcome,
+    ServerEvent,
+    TranscriptText,
+    TurnMetrics,
+    YieldOutcome,
+)
 from agent.runtime.metrics import ServerMetrics
 
 
@@ -25,6 +33,9 @@ class SessionReport:
         elif isinstance(event, PlaybackClear):
             self._log.info("barge-in: turn %d interrupted", event.turn)
             self._metrics.barge_in()
+        elif isinstance(event, TranscriptText) and event.continues is not None:
+            self._log.info("turn %d goes on with turn %d: the caller had only paused", event.turn, event.continues)
+            self._metrics.continued_turn()
         elif isinstance(event, ErrorNotice):
             self._metrics.error(event.code)
             if event.code.endswith("_timeout"):  # decided by the core: nothing else logs it

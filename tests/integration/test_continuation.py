@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+import urllib.request
 from typing import Any
 
 import pytest
@@ -24,6 +25,11 @@ pytestmark = pytest.mark.models
 
 FIRST, SECOND = "I would like a coffee.", "And a croissant, please."
 FRAME = 640  # 20 ms at 16 kHz
+
+
+def _get(url: str) -> str:
+    with urllib.request.urlopen(url) as response:
+        return str(response.read().decode())
 
 
 async def _stream(ws: ClientConnection, audio: bytes, stop: asyncio.Event) -> None:
@@ -68,6 +74,7 @@ async def test_going_on_after_a_pause_makes_one_turn_of_the_whole_sentence(
     replies = [["Sure, one coffee coming up. ", "Would you like anything else with it today?"], ["Coming up."]]
     async with scripted_server(components, replies) as (server, emulator):
         messages = await _talk(server.ws_url, capabilities)
+        metrics_text = await asyncio.to_thread(_get, server.http_url + "/metrics")
 
     kinds = [(m["type"], m.get("turn")) for m in messages]
     transcripts = {m["turn"]: m for m in messages if m["type"] == "transcript"}
@@ -84,3 +91,4 @@ async def test_going_on_after_a_pause_makes_one_turn_of_the_whole_sentence(
         if r.body["messages"][-1] == {"role": "user", "content": transcripts[2]["text"]}
     )
     assert [m["role"] for m in asked] == ["system", "user"], asked
+    assert "voice_agent_continued_turns_total 1" in metrics_text.splitlines()

@@ -95,6 +95,7 @@ def test_sessions_turns_errors_and_barge_ins() -> None:
     m.turn_completed(_turn())
     m.turn_completed(_turn(turn=2, interrupted=True, tts_first_audio_ms=None, voice_to_voice_ms=None))
     m.barge_in()
+    m.continued_turn()
     m.error("llm_failed")
     m.error("llm_failed")
     m.error("bad_frame")
@@ -104,6 +105,7 @@ def test_sessions_turns_errors_and_barge_ins() -> None:
     assert _value(samples, "voice_agent_turns_total") == 2
     assert _value(samples, "voice_agent_interrupted_turns_total") == 1
     assert _value(samples, "voice_agent_barge_ins_total") == 1
+    assert _value(samples, "voice_agent_continued_turns_total") == 1
     assert _value(samples, "voice_agent_errors_total", code="llm_failed") == 2
     assert _value(samples, "voice_agent_errors_total", code="bad_frame") == 1
     # Stages that did not happen are not observed.
