@@ -27,6 +27,7 @@ times are from the start of the utterance's audio.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import subprocess
 import zlib
@@ -205,8 +206,11 @@ def plan(renditions: int = 3) -> list[Plan]:
 # --- speech engines -----------------------------------------------------------------------------------
 
 
-_piper_voice = speech_voice
-"""The bundled Piper voice on one ONNX thread, shared with the tests' speech (``tests.speech``)."""
+@functools.lru_cache(maxsize=1)
+def _piper_voice() -> Any:
+    """The bundled Piper voice on one ONNX thread, as the tests' speech has it (``tests.speech``); its seed does
+    not matter here, the corpus draws no noise."""
+    return speech_voice(0)
 
 
 def _piper(text: str, speed: float) -> tuple[npt.NDArray[np.float32], int]:

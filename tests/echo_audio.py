@@ -47,9 +47,10 @@ def espeak(text: str, voice: str = "en-us+f2", wpm: int = 170, rate: int = RATE)
     return (audio * (PEAK / max(float(np.max(np.abs(audio))), 1e-9))).astype(np.float32)
 
 
-def reply_speech(text: str = REPLY, rate: int = RATE) -> Floats:
-    """The agent's reply in the bundled Piper voice (``tests.speech``), float32 at ``rate``, peak 0.9."""
-    return pcm16_to_float(speech_pcm16(text, rate))
+def reply_speech(text: str = REPLY, rate: int = RATE, seed: int | None = None) -> Floats:
+    """The agent's reply in the bundled Piper voice (``tests.speech``), float32 at ``rate``, peak 0.9; ``seed``
+    picks another of Piper's renderings of it (None: the text's own)."""
+    return pcm16_to_float(speech_pcm16(text, rate, seed))
 
 
 def room_response(rt60_ms: float = 300.0, rate: int = RATE, seed: int = 7) -> Floats:
@@ -105,10 +106,12 @@ def echo_scene(
     tail_ms: float = 1500.0,
     reply: str = REPLY,
     echo: bool = True,
+    seed: int | None = None,
 ) -> Scene:
     """The reply playing from ``lead_ms``, its echo in the microphone (``echo=False``: none, as with headphones),
-    and the caller's talk-over from ``talk_at_ms`` (None: no talk-over)."""
-    speech = reply_speech(reply)
+    and the caller's talk-over from ``talk_at_ms`` (None: no talk-over); ``seed``: Piper's rendering of the
+    reply (``reply_speech``)."""
+    speech = reply_speech(reply, seed=seed)
     lead, tail = int(RATE * lead_ms / 1000), int(RATE * tail_ms / 1000)
     far = np.concatenate([np.zeros(lead, np.float32), speech, np.zeros(tail, np.float32)])
     near = background(far.size)

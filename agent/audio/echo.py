@@ -17,7 +17,9 @@ How, every 10 ms (20 ms Hann windows at 16 kHz, 18 bands from 150 Hz to 3.9 kHz,
   best with the reference's, once ``evidence_ms`` of reference sounded in it (shorter spans match by chance).
   A peak of at least ``lock_correlation`` fixes the delay, and each band's gain is the ``gain_quantile`` of
   caller / reference power over the 10 ms steps where the reference sounds and the caller was not judged to be
-  speaking (so talking over the agent does not raise it).
+  speaking (so talking over the agent does not raise it). For the first ``settle_ms`` of reply after the lock a
+  band's gain is at least the quantile of all bands together: a band's few ratios may not hold its loudest echo
+  yet (one rendering in ~300 of the test reply let a long vowel through a second after the lock).
 - **The verdict**: the echo expected now is the gain times the reference's envelope at that delay
   (± ``tolerance_ms``). Power beyond ``margin_db`` over the expected echo and the background noise is the
   caller's own; a frame holds only echo when that is under ``voice_share`` of its power and the expected echo
@@ -139,11 +141,18 @@ class EchoGate:
 
     @property
     def learning(self) -> bool:
-        """Neither the echo's delay nor its absence is known yet, or its gain is still settling after the lock:
-        a voiced frame may still be the echo."""
+        """Neither the echo's delay nor its absence is known yet, or its gain is still settling after the lock."""
         if self._absent:
             return False
-        return self._delay is None or self._settled * 10 < self._policy.settle_ms
+        return self._delay is None or self.settling
+
+    @property
+    def settling(self) -> bool:
+        """The echo's path was found moments ago and the gain per band is still being learned (``settle_ms``): a
+        voiced frame may be a leak of the echo. Before the lock a frame the gate calls voiced is beyond the
+        prior's bound (within 6 dB of the loudest reply sound in the delay range, far above any echo), and once
+        settled the learned gain bounds the echo: in both cases a voiced frame is the caller's."""
+        return not self._absent and self._delay is not None and self._settled * 10 < self._policy.settle_ms
 
     @property
     def path(self) -> EchoPath:
@@ -288,4 +297,7 @@ class EchoGate:
         ranked = np.sort(ratio, axis=0)  # each band's useful ratios last, ascending
         at = ranked.shape[0] - counts + np.floor(q * np.maximum(counts - 1, 0)).astype(int)
         per_band = np.take_along_axis(ranked, np.minimum(at, ranked.shape[0] - 1)[None, :], axis=0)[0]
-        self._gain = np.where(counts >= 20, per_band, overall)
+        gain = np.where(counts >= 20, per_band, overall)
+        if self._settled * 10 < self._policy.settle_ms:  # a band's few ratios may not hold its loudest echo yet
+            gain = np.maximum(gain, overall)
+        self._gain = gain

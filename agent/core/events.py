@@ -29,7 +29,8 @@ class AudioFrame:
     voiced: bool
     duration_ms: int
     echo_unsure: bool = False
-    """The echo gate is still learning the echo of the reply being played: a voiced frame may be its echo."""
+    """The echo gate has just found the echo of the reply being played and is still learning its level: a voiced
+    frame may be a leak of that echo."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -129,7 +129,7 @@ class Utterance:
     """The latest quick transcript had real words: interrupt once the speech is long enough."""
     barged_in: bool = False
     unsure: bool = False
-    """It began while the echo gate was still learning: it may be the agent's own echo (no yield at its onset)."""
+    """It began while the echo gate was still settling: it may be the agent's own echo (no yield at its onset)."""
     yielded: bool = False
     """The agent was asked to yield to it (``Yield``)."""
     onset_ms: int = 0

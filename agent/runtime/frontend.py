@@ -70,7 +70,7 @@ class CallerAudio:
         for frame, reference in zip(frames, self._reference.push(playout.take(len(pcm) // 2, now)), strict=True):
             voiced = detector.speech_probability(frame) >= threshold  # every frame: a detector may keep state
             voiced = echo.voice(frame, reference) and voiced
-            unsure = echo.learning  # the echo's delay and level are not known yet
+            unsure = echo.settling  # the echo's gain per band is not known yet
             voiced = gate.voiced(frame, voiced, frame_ms)
             out.append(AudioFrame(pcm=frame, voiced=voiced, duration_ms=frame_ms, echo_unsure=unsure))
         return out
