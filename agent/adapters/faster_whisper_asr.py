@@ -238,20 +238,24 @@ class FasterWhisperASR:
 
 
 def cut_repetition(text: str) -> str:
-    """Drop Whisper's habit, in a short window, of starting the utterance over once it is done.
+    """Drop Whisper's habit, in a short window, of saying the utterance, or its last sentence, over again once
+    it is done.
 
-    "Tell me a story. Tell me a" → "Tell me a story."; "Yes. Yes. Yes." → "Yes.". The text is cut where
-    it starts repeating its own beginning: after a phrase that ends a sentence, one repeated word is
-    enough; otherwise two are needed (a sentence rarely starts over word for word).
+    "Tell me a story. Tell me a" → "Tell me a story."; "Yes. Yes. Yes." → "Yes."; "Why? Because I can. Because
+    I" → "Why? Because I can.". The text is cut where it starts repeating what came before: its own beginning
+    (after a phrase that ends a sentence, one repeated word is enough; otherwise two are needed, a sentence
+    rarely starts over word for word), or a whole sentence after the first (one repeated word).
     """
     words = text.split()
     norm = [re.sub(r"[^\w']", "", w.lower()) for w in words]
     n = len(words)
-    for period in range(1, n):
-        tail = n - period
-        if not all(norm[i] == norm[i % period] for i in range(period, n)):
-            continue
-        ends_sentence = words[period - 1][-1:] in ".?!"
-        if tail >= (1 if ends_sentence else 2):
-            return " ".join(words[:period])
+    starts = [0, *(i + 1 for i in range(n - 1) if words[i][-1:] in ".?!")]
+    for start in starts:
+        for period in range(1, n - start):
+            tail = n - start - period
+            if not all(norm[i] == norm[start + (i - start) % period] for i in range(start + period, n)):
+                continue
+            ends_sentence = words[start + period - 1][-1:] in ".?!"
+            if tail >= (1 if ends_sentence else 2 if start == 0 else n):
+                return " ".join(words[: start + period])
     return text

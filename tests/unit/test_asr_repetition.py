@@ -21,7 +21,17 @@ from agent.config import AsrSettings
             "Please tell me what time it is. Please tell me what time it is. Please tell",
             "Please tell me what time it is.",
         ),
+        # the last sentence said over (seen in a reply's transcript: 'Because he was outstanding...' twice)
+        (
+            "Why did the Scarecrow win an award? Because he was outstanding in his field. Because he was "
+            "outstanding in his field. Because",
+            "Why did the Scarecrow win an award? Because he was outstanding in his field.",
+        ),
+        ("Hi there. Call me later. Call me later.", "Hi there. Call me later."),
         # genuine speech is left alone
+        ("I said no. No.", "I said no. No."),
+        ("Sure. Go on, go on", "Sure. Go on, go on"),
+        ("Wait. What? What do you mean?", "Wait. What? What do you mean?"),
         ("Please tell me what time it is.", "Please tell me what time it is."),
         ("Bye bye", "Bye bye"),
         ("I said no, no way", "I said no, no way"),
