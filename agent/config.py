@@ -114,10 +114,24 @@ class VadSettings(BaseModel):
     )
 
 
+SPECULATIVE_LOCAL_MS = 120
+SPECULATIVE_REMOTE_MS = 60
+"""The speculative transcript's default wait: with a remote language model or voice the preemptive reply it starts
+is on the caller's critical path (the service's first token and first audio take longer than the end of turn),
+so asking 60 ms earlier takes ~70 ms off every reply for a few more discarded requests; with local models the
+reply is ready by the end of turn either way (docs/benchmarks.md, "an earlier speculative transcript")."""
+
+
 class TurnSettings(BaseModel):
     """Fast end of turn, barge-in and idle handling (see docs/ARCHITECTURE.md, "Turn-taking")."""
 
-    speculative_ms: int = Field(120, ge=0, description="Trailing silence before a speculative transcript; 0 = off.")
+    speculative_ms: int | None = Field(
+        None,
+        ge=0,
+        description="Trailing silence before a speculative transcript (and the preemptive reply); 0 = off; unset = "
+        f"{SPECULATIVE_REMOTE_MS} with a remote language model or voice, {SPECULATIVE_LOCAL_MS} with local ones "
+        "(Settings.speculative_ms).",
+    )
     hangover_min_ms: int = Field(320, ge=60, description="Silence that ends a turn that sounds finished.")
     hangover_max_ms: int = Field(1200, ge=60, description="Silence that ends a turn that trails off.")
     fragment_words: int = Field(
@@ -439,6 +453,16 @@ class Settings(BaseSettings):
     audiosocket: AudioSocketSettings = AudioSocketSettings()
     auth: AuthSettings = AuthSettings()
     echo: EchoSettings = EchoSettings()
+
+    @property
+    def speculative_ms(self) -> int:
+        """``turn.speculative_ms``, or where unset, the default for the backends: ``SPECULATIVE_REMOTE_MS`` when
+        the language model (bedrock, openai) or the voice (sagemaker, vllm-omni) is remote, else
+        ``SPECULATIVE_LOCAL_MS``."""
+        if self.turn.speculative_ms is not None:
+            return self.turn.speculative_ms
+        remote = self.llm.backend != "local" or self.tts.backend != "piper"
+        return SPECULATIVE_REMOTE_MS if remote else SPECULATIVE_LOCAL_MS
 
     @model_validator(mode="after")
     def _consistent(self) -> Settings:

@@ -186,9 +186,9 @@ class Policy:
     def describe(self) -> str:
         vad, turn = self.settings.vad, self.settings.turn
         detector = f"webrtc mode {vad.webrtc_mode}" if vad.backend == "webrtc" else f"silero >= {vad.threshold:g}"
-        if turn.speculative_ms:
+        if self.settings.speculative_ms:
             hangover = (
-                f"speculative transcript after {turn.speculative_ms} ms, hangover min/default/max "
+                f"speculative transcript after {self.settings.speculative_ms} ms, hangover min/default/max "
                 f"{turn.hangover_min_ms}/{vad.hangover_ms}/{turn.hangover_max_ms} ms"
             )
         else:

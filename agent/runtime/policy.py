@@ -22,7 +22,7 @@ def session_config(settings: Settings, output_rate: int, frame_ms: int = 40, can
             preroll_ms=vad.preroll_ms,
         ),
         endpointing=EndpointPolicy(
-            speculative_ms=turn.speculative_ms,
+            speculative_ms=settings.speculative_ms,
             hangover_min_ms=turn.hangover_min_ms,
             hangover_ms=vad.hangover_ms,
             hangover_max_ms=turn.hangover_max_ms,

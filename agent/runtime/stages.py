@@ -41,7 +41,7 @@ def transcript_job(purpose: str, settings: Settings, over_agent: bool = False) -
     ``over_agent``: the sound was made while the agent held the floor; it is transcribed plain (no prompt)."""
     turn = settings.turn
     if purpose == "speculative":
-        slack = max(settings.vad.hangover_ms - turn.speculative_ms, 0) / 1000
+        slack = max(settings.vad.hangover_ms - settings.speculative_ms, 0) / 1000
         drop_after = slack + settings.server.admission_wait_ms / 1000
         return JobInfo(Work.SPECULATIVE_TRANSCRIPT, slack, drop_after, plain=over_agent)
     if purpose == "quick":

@@ -54,3 +54,11 @@ def test_invalid_values_are_rejected(monkeypatch: pytest.MonkeyPatch, env: str, 
     monkeypatch.setenv(env, value)
     with pytest.raises(ValidationError):
         load_settings()
+
+
+def test_the_speculative_transcript_comes_earlier_where_the_reply_is_remote() -> None:
+    assert Settings().speculative_ms == 120  # local models: the reply is ready by the end of turn anyway
+    assert Settings(llm={"backend": "openai", "model": "m"}).speculative_ms == 60
+    assert Settings(tts={"backend": "sagemaker"}).speculative_ms == 60
+    assert Settings(llm={"backend": "bedrock", "model": "m"}, turn={"speculative_ms": 120}).speculative_ms == 120
+    assert Settings(tts={"backend": "sagemaker"}, turn={"speculative_ms": 0}).speculative_ms == 0  # off
