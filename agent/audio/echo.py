@@ -26,8 +26,11 @@ How, every 10 ms (20 ms Hann windows at 16 kHz, 18 bands from 150 Hz to 3.9 kHz,
   explains at least that share.
 
 Before the path is known (the first ``evidence_ms`` of reply in a call) the echo is bounded by ``prior_gain_db``
-× the loudest reference anywhere in the delay range: talking over the first reply's first second and a half
-takes a voice within 6 dB of the reply's level. After ``learn_ms`` of reference without a correlation peak the
+× the loudest reference anywhere in the delay range (-9 dB, plus ``margin_db``: 6 dB under the reply's loudest
+sound of the last half second, in each band), so talking over the first reply's first second takes a voice
+within 6 dB of the reply's peaks. An echo of -10 dB sits far under that bound (its loudness follows the reply's
+from moment to moment; the bound holds the peaks): none of 1152 test scenes, -10 to -25 dB, 30-400 ms, wideband
+and over a phone line, made an onset, nor with the bound at -15 dB. After ``learn_ms`` of reference without a correlation peak the
 call has no echo (headphones, a browser's echo canceller) and nothing is taken back; a later peak (the caller
 switched to the speaker) turns it on again, and ``release_ms`` of reference without one turns it off.
 
@@ -85,7 +88,7 @@ class EchoPolicy:
     margin_db: float = 3.0
     voice_share: float = 0.3
     decay_db_per_s: float = 150.0
-    prior_gain_db: float = -6.0
+    prior_gain_db: float = -9.0
     learn_ms: int = 2500
     release_ms: int = 4000
     settle_ms: int = 1500

@@ -142,6 +142,17 @@ def test_before_the_path_is_known_the_echo_is_bounded_by_the_prior() -> None:
     assert hear(scene, gated=False).onsets_ms
 
 
+@pytest.mark.parametrize("echo", [True, False])
+def test_talking_over_the_first_second_of_the_first_reply_starts_an_utterance_at_once(echo: bool) -> None:
+    """Before the lock the prior bounds the echo: a caller talking at a normal level is heard from the start
+    (with the bound 3 dB higher, -6 dB, the onset came 700 ms late: with the first word taken for echo)."""
+    talk_at_ms = 800
+    scene = echo_scene(-10, 120, talk_at_ms=talk_at_ms, echo=echo)
+    alone = hear(dataclasses.replace(scene, near=scene.near - echo_scene(-10, 120, echo=echo).near), gated=False)
+    heard = hear(scene)
+    assert heard.onsets_ms and heard.onsets_ms[0] - alone.onsets_ms[0] <= 40, (heard.onsets_ms, alone.onsets_ms)
+
+
 def test_no_reference_means_no_verdict_taken_back() -> None:
     gate = EchoGate()
     speech = float_to_pcm16(echo_scene(-15, 120, talk_at_ms=0, echo=False, lead_ms=0).near)
