@@ -30,9 +30,10 @@ Before the path is known (the first ``evidence_ms`` of reply in a call) the echo
 sound of the last half second, in each band), so talking over the first reply's first second takes a voice
 within 6 dB of the reply's peaks. An echo of -10 dB sits far under that bound (its loudness follows the reply's
 from moment to moment; the bound holds the peaks): none of 1152 test scenes, -10 to -25 dB, 30-400 ms, wideband
-and over a phone line, made an onset, nor with the bound at -15 dB. After ``learn_ms`` of reference without a correlation peak the
-call has no echo (headphones, a browser's echo canceller) and nothing is taken back; a later peak (the caller
-switched to the speaker) turns it on again, and ``release_ms`` of reference without one turns it off.
+and over a phone line, made an onset, nor with the bound at -15 dB. After ``learn_ms`` of reference without a
+correlation peak the call has no echo (headphones, a browser's echo canceller) and nothing is taken back; a later
+peak (the caller switched to the speaker) turns it on again, and ``release_ms`` of reference without one turns it
+off.
 
 Cost: about 0.15 ms of CPU per 20 ms frame with the playout (``bench/echo.py``); no dependency beyond numpy.
 """
