@@ -256,6 +256,8 @@ def cut_repetition(text: str) -> str:
             if not all(norm[i] == norm[start + (i - start) % period] for i in range(start + period, n)):
                 continue
             ends_sentence = words[start + period - 1][-1:] in ".?!"
-            if tail >= (1 if ends_sentence else 2 if start == 0 else n):
+            if not ends_sentence and start > 0:  # only a whole sentence is said over after the first
+                continue
+            if tail >= (1 if ends_sentence else 2):
                 return " ".join(words[: start + period])
     return text

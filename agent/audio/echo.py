@@ -144,13 +144,6 @@ class EchoGate:
         self._last = True
 
     @property
-    def learning(self) -> bool:
-        """Neither the echo's delay nor its absence is known yet, or its gain is still settling after the lock."""
-        if self._absent:
-            return False
-        return self._delay is None or self.settling
-
-    @property
     def settling(self) -> bool:
         """The echo's path was found moments ago and the gain per band is still being learned (``settle_ms``): a
         voiced frame may be a leak of the echo. Before the lock a frame the gate calls voiced is beyond the

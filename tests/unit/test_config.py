@@ -7,6 +7,8 @@ from pydantic import ValidationError
 
 from agent.__main__ import parse_args, settings_from
 from agent.config import Settings, load_settings
+from agent.runtime.policy import session_config
+from agent.runtime.stages import transcript_job
 
 
 def test_defaults_are_local() -> None:
@@ -62,3 +64,6 @@ def test_the_speculative_transcript_comes_earlier_where_the_reply_is_remote() ->
     assert Settings(tts={"backend": "sagemaker"}).speculative_ms == 60
     assert Settings(llm={"backend": "bedrock", "model": "m"}, turn={"speculative_ms": 120}).speculative_ms == 120
     assert Settings(tts={"backend": "sagemaker"}, turn={"speculative_ms": 0}).speculative_ms == 0  # off
+    remote = Settings(tts={"backend": "sagemaker"})
+    assert session_config(remote, 24000).endpointing.speculative_ms == 60  # what the core is given
+    assert transcript_job("speculative", remote).slack_s == (420 - 60) / 1000

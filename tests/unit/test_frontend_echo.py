@@ -8,11 +8,12 @@ import pytest
 
 from agent.adapters.webrtc_vad import WebRtcSpeechDetector
 from agent.audio import mulaw
-from agent.audio.echo import EchoGate
+from agent.audio.echo import EchoGate, EchoPolicy
 from agent.audio.pcm import float_to_pcm16
 from agent.audio.playout import Playout
 from agent.audio.resample import resample
 from agent.config import EchoSettings
+from agent.core.events import AudioFrame
 from agent.runtime.frontend import CallerAudio, echo_guard
 from tests.echo_audio import RATE, echo_scene
 
@@ -26,12 +27,17 @@ NETWORK_S = 0.015
 def call(talk_at_ms: float | None, guarded: bool, echo: bool = True) -> list[bool]:
     """Voiced verdicts, frame by frame, for a call whose caller hears the reply on a speakerphone (-15 dB,
     120 ms, reverberant; ``echo=False``: on headphones), talking over it from ``talk_at_ms``."""
+    return [frame.voiced for frame in call_frames(talk_at_ms, guarded, echo)]
+
+
+def call_frames(talk_at_ms: float | None, guarded: bool, echo: bool = True) -> list[AudioFrame]:
+    """The frames of ``call``."""
     scene = echo_scene(-15, 120, talk_at_ms=talk_at_ms, echo=echo)
     far = float_to_pcm16(resample(scene.far, RATE, PHONE))
     near = mulaw.decode(mulaw.encode(float_to_pcm16(resample(scene.near, RATE, PHONE))))
     playout = Playout()
     audio = CallerAudio(PHONE, WebRtcSpeechDetector(3), echo=(playout, EchoGate()) if guarded else None)
-    verdicts: list[bool] = []
+    verdicts: list[AudioFrame] = []
     frames = len(near) // (2 * CHUNK)
     sent = 0
     for k in range(frames):
@@ -39,7 +45,7 @@ def call(talk_at_ms: float | None, guarded: bool, echo: bool = True) -> list[boo
         while sent < frames and 0.02 * sent <= now:  # the pacer sends each reply frame as it is due
             playout.sent(far[2 * CHUNK * sent : 2 * CHUNK * (sent + 1)], PHONE, 0.02 * sent)
             sent += 1
-        verdicts += [frame.voiced for frame in audio.push(near[2 * CHUNK * k : 2 * CHUNK * (k + 1)], now)]
+        verdicts += audio.push(near[2 * CHUNK * k : 2 * CHUNK * (k + 1)], now)
     return verdicts
 
 
@@ -63,6 +69,17 @@ def test_talking_over_it_is() -> None:
     assert longest_run(verdicts[:talk]) <= 2
     # When 300 ms of speech (a barge-in) has been heard since the talk-over began: as soon as without echo.
     assert barge_in_frame(verdicts, talk) <= barge_in_frame(alone, talk) + 2
+
+
+def test_only_the_frames_heard_while_the_gate_settles_are_echo_unsure() -> None:
+    """Before the lock the prior bounds the echo (a sound it lets through pauses the reply at once); in the
+    ``settle_ms`` after it a voiced frame may be a leak of the echo; then the learned gain bounds it."""
+    unsure = [frame.echo_unsure for frame in call_frames(None, guarded=True)]
+    first = unsure.index(True)
+    last = len(unsure) - unsure[::-1].index(True)
+    assert first * 20 >= 500 + 1000  # the reply starts at 0.5 s; the lock needs 1 s of it
+    assert all(unsure[first:last]) and not any(unsure[:first]) and not any(unsure[last:])
+    assert (last - first) * 20 >= EchoPolicy().settle_ms
 
 
 def barge_in_frame(verdicts: list[bool], start: int) -> int:
