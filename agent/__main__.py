@@ -1,8 +1,9 @@
 """``python -m agent``: start the voice agent server.
 
 Reads settings once (environment ``AGENT_*`` and an optional ``--env-file``), refuses an unsafe exposure
-(``agent.exposure``: exit code 2), configures logging, starts listening at once and loads the models in the
-background (``/healthz`` is 503 until they are loaded). Invalid settings also exit with code 2.
+(``agent.exposure``: exit code 2), configures logging (``agent.logsafe``: no credential in any record, at any
+level), starts listening at once and loads the models in the background (``/healthz`` is 503 until they are
+loaded). Invalid settings also exit with code 2.
 
 SIGTERM or SIGINT drains (``RunningServer.drain``): no new calls, live calls finish their reply, hear the
 goodbye and close 1001 within ``AGENT_SERVER__DRAIN_S``; then exit 0. A second signal closes them at once.
@@ -21,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
-from agent import endpoint, tokens_cli, voices_cli
+from agent import endpoint, logsafe, tokens_cli, voices_cli
 from agent.auth import DEFAULT_TENANT, Authenticator
 from agent.config import Settings, load_settings
 from agent.errors import ConfigError
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from agent.runtime.server import RunningServer
 
 log = logging.getLogger("agent")
+CLI_LOG_FORMAT = "%(levelname)s %(name)s: %(message)s"
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -149,21 +151,17 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "tokens":
         return tokens_cli.run(args, settings)
     if args.command == "voices":
-        logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+        logsafe.configure(logging.WARNING, fmt=CLI_LOG_FORMAT)
         return voices_cli.run(args, settings)
     if args.command == "endpoint":
-        logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+        logsafe.configure(logging.WARNING, fmt=CLI_LOG_FORMAT)
         return endpoint.run(args, settings)
     exposure = check_exposure(settings)
     if exposure.refusals:
         for refusal in exposure.refusals:
             print(f"refusing to start: {refusal}", file=sys.stderr)
         return 2
-    logging.basicConfig(
-        level=settings.log_level.upper(),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
+    logsafe.configure(settings.log_level.upper())  # no credential in any record, at any level
     for warning in exposure.warnings:
         log.warning("%s", warning)
     try:

@@ -8,15 +8,35 @@ documents each one. Settings are read once in ``agent.__main__`` and passed down
 from __future__ import annotations
 
 import ipaddress
+import typing
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal, Self
 
-from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    Field,
+    ModelWrapValidatorHandler,
+    PrivateAttr,
+    SecretStr,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from agent.audio.rates import SUPPORTED_OUTPUT_RATES
 from agent.core.endpointing import BACKCHANNELS
 from agent.origins import normalize_origin
+
+
+def cidrs(value: list[str]) -> list[str]:
+    """Addresses or networks (CIDR), normalised; raises ``ValueError`` naming the first that is neither."""
+    networks = []
+    for peer in value:
+        try:
+            networks.append(str(ipaddress.ip_network(peer.strip(), strict=False)))
+        except ValueError:
+            raise ValueError(f"not an IP address or network (CIDR): {peer!r}") from None
+    return networks
 
 
 class ServerSettings(BaseModel):
@@ -30,13 +50,36 @@ class ServerSettings(BaseModel):
     ping_timeout_s: float = Field(20.0, gt=0)
     open_timeout_s: float = Field(10.0, gt=0)
     close_timeout_s: float = Field(5.0, gt=0)
-    max_sessions: int = Field(16, ge=1, description="Concurrent sessions; more are refused with 503.")
+    max_sessions: int = Field(
+        64,
+        ge=1,
+        description="Concurrent sessions (started: session.start, a phone call's start), a memory bound; more are "
+        "refused with 503 full. Load is judged by work (admission_wait_ms), not by this.",
+    )
+    max_opening: int = Field(
+        64,
+        ge=1,
+        description="Connections whose session has not started yet (before session.start or a phone call's "
+        "start, authenticated or not), in total; more are refused with 503. They are never counted as load.",
+    )
+    max_opening_per_peer: int = Field(
+        8,
+        ge=0,
+        description="Connections whose session has not started yet, per client address (IPv6: per /64); more are "
+        "refused with 429. 0 = no bound per address. Behind your own proxies, set trusted_proxies.",
+    )
+    trusted_proxies: list[str] = Field(
+        default_factory=list,
+        description="Addresses or networks (CIDR) of your own proxies (load balancer, ingress): a connection from "
+        "one is counted under the right-most X-Forwarded-For address that is not one of them; from anywhere "
+        "else the header is ignored.",
+    )
     admission_wait_ms: int = Field(
         500,
         ge=0,
         description="A new call is refused (503 busy) while a new first sentence would wait longer than this "
-        "for the models, behind the work queued and the first turns of calls not answered yet; 0 = never "
-        "refuse for load.",
+        "for the models, behind the work queued and running and one turn for every caller speaking now (idle "
+        "sessions and connections that have not started count nothing); 0 = never refuse for load.",
     )
     model_workers: int = Field(
         0,
@@ -58,6 +101,19 @@ class ServerSettings(BaseModel):
     send_timeout_s: float = Field(
         10.0, gt=0, description="Longest wait to hand one message to a client; a client that does not read is closed."
     )
+    max_outbox_bytes: int = Field(
+        1 << 20,
+        ge=65536,
+        description="Messages (text and audio) queued for one client beyond its audio buffer; a client that lets "
+        "more pile up is not reading: closed 1008 at once.",
+    )
+    send_buffer_bytes: int = Field(
+        65536,
+        ge=0,
+        description="The kernel's send buffer of each client socket (SO_SNDBUF); small, so that a client that "
+        "stops reading blocks the next send within seconds (send_timeout_s) instead of absorbing minutes of "
+        "audio; 0 = the system's default.",
+    )
     max_input_rate: float = Field(1.5, gt=1.0, description="Caller audio allowed, as a multiple of real time.")
     input_rate_window_s: float = Field(5.0, gt=0, description="Burst of audio allowed: max_input_rate x this.")
     allowed_origins: list[str] = Field(
@@ -65,6 +121,11 @@ class ServerSettings(BaseModel):
         description="Browser origins (scheme://host[:port]) allowed on the WebSocket paths, besides the "
         "server's own address and localhost; any other Origin gets HTTP 403.",
     )
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _proxies(cls, value: list[str]) -> list[str]:
+        return cidrs(value)
 
     @field_validator("allowed_origins")
     @classmethod
@@ -180,6 +241,11 @@ class TurnSettings(BaseModel):
         "Sorry, I have to end the call now. Goodbye.",
         description="Spoken before a call is closed because the server shuts down; empty = closed without a word.",
     )
+    no_voice_text: str = Field(
+        "Sorry, this line cannot take your call right now. Please try again later. Goodbye.",
+        description="Spoken in the fallback voice to a phone caller whose voice (and the default voice) is not "
+        "enrolled, before the call is closed; empty = closed without a word.",
+    )
     asr_deadline_s: float = Field(15.0, ge=0, description="End of utterance -> transcript; 0 = no deadline.")
     reply_first_text_deadline_s: float = Field(15.0, ge=0, description="Transcript -> first reply text; 0 = none.")
     first_audio_deadline_s: float = Field(15.0, ge=0, description="Sentence queued -> its first audio; 0 = none.")
@@ -218,7 +284,41 @@ class AsrSettings(BaseModel):
     )
 
 
-class LlmSettings(BaseModel):
+def is_blank(value: object) -> bool:
+    """An empty or whitespace-only secret (``AGENT_TWILIO__AUTH_TOKEN=``): a mistake, never a key."""
+    text = value.get_secret_value() if isinstance(value, SecretStr) else value
+    return isinstance(text, str) and not text.strip()
+
+
+class WithSecrets(BaseModel):
+    """A section whose ``SecretStr | None`` fields are credentials: one given empty or blank is unset (None),
+    never the HMAC key ``''`` anyone can sign with, and its name is kept in ``blank_secrets`` so that the start-up
+    check (``agent.exposure``) can say it was set but empty."""
+
+    _blank: frozenset[str] = PrivateAttr(default_factory=frozenset)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _blank_is_unset(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
+        if not isinstance(data, dict):
+            return handler(data)  # a section built already keeps what it noted
+        blank = frozenset(name for name in cls.secret_fields() if is_blank(data.get(name)))
+        section = handler({k: None if k in blank else v for k, v in data.items()})
+        section._blank = blank
+        return section
+
+    @classmethod
+    def secret_fields(cls) -> tuple[str, ...]:
+        """The fields holding credentials (annotated ``SecretStr | None``)."""
+        return tuple(name for name, info in cls.model_fields.items() if SecretStr in typing.get_args(info.annotation))
+
+    @property
+    def blank_secrets(self) -> frozenset[str]:
+        """The secret fields given empty or blank, now unset."""
+        return self._blank
+
+
+class LlmSettings(WithSecrets):
     """Where reply text comes from: the offline responder, Amazon Bedrock, or an OpenAI-compatible server."""
 
     backend: Literal["local", "bedrock", "openai"] = "local"
@@ -242,7 +342,7 @@ class LlmSettings(BaseModel):
         return self
 
 
-class TtsSettings(BaseModel):
+class TtsSettings(WithSecrets):
     """How replies are spoken."""
 
     backend: Literal["piper", "sagemaker", "vllm-omni"] = "piper"
@@ -293,7 +393,8 @@ class TtsSettings(BaseModel):
 
 
 class VoicesSettings(BaseModel):
-    """Where enrolled (cloned) voices are stored, and whether clients may enrol them over /ws."""
+    """Where enrolled (cloned) voices are stored, whether clients may enrol them over /ws, and how many and how
+    fast one tenant may enrol (``agent.enrollment.EnrollmentLimits``)."""
 
     backend: Literal["file", "s3"] = "file"
     dir: Path = Field(
@@ -304,9 +405,25 @@ class VoicesSettings(BaseModel):
     s3_region: str | None = None
     s3_endpoint_url: str | None = Field(None, description="S3-compatible endpoint (MinIO, a test server).")
     allow_ws_enrollment: bool = Field(True, description="Accept voice.enroll.* messages over /ws.")
+    max_voices_per_tenant: int = Field(
+        20,
+        ge=0,
+        description="Voices one tenant may hold (stored plus being enrolled); more are refused with "
+        "quota_exceeded. The voices CLI keeps to it too unless given --ignore-quota. 0 = no quota.",
+    )
+    enroll_burst: int = Field(
+        5, ge=1, description="Enrollments one tenant may start at once before enroll_per_hour applies."
+    )
+    enroll_per_hour: float = Field(
+        20.0,
+        ge=0,
+        description="Enrollments per hour per tenant after the burst (each decodes an upload, whether accepted "
+        "or not); more are refused with rate_limited and a retry time. Per server process; the CLI is not "
+        "limited. 0 = no rate limit.",
+    )
 
 
-class TwilioSettings(BaseModel):
+class TwilioSettings(WithSecrets):
     """The phone gateway at ``/twilio`` (Twilio Media Streams); see docs/telephony.md."""
 
     auth_token: SecretStr | None = Field(
@@ -319,7 +436,7 @@ class TwilioSettings(BaseModel):
     lead_ms: int = Field(100, ge=20, le=2000, description="Reply audio sent ahead of real time to the caller.")
 
 
-class TelnyxSettings(BaseModel):
+class TelnyxSettings(WithSecrets):
     """The phone gateway at ``/telnyx`` (Telnyx media streaming); see docs/telephony.md."""
 
     stream_auth_token: SecretStr | None = Field(
@@ -330,7 +447,7 @@ class TelnyxSettings(BaseModel):
     lead_ms: int = Field(100, ge=20, le=2000, description="Reply audio sent ahead of real time to the caller.")
 
 
-class VonageSettings(BaseModel):
+class VonageSettings(WithSecrets):
     """The phone gateway at ``/vonage`` (Vonage Voice API WebSockets); see docs/telephony.md."""
 
     signature_secret: SecretStr | None = Field(
@@ -372,13 +489,7 @@ class AudioSocketSettings(BaseModel):
     @field_validator("allowed_peers")
     @classmethod
     def _networks(cls, value: list[str]) -> list[str]:
-        networks = []
-        for peer in value:
-            try:
-                networks.append(str(ipaddress.ip_network(peer.strip(), strict=False)))
-            except ValueError:
-                raise ValueError(f"not an IP address or network (CIDR): {peer!r}") from None
-        return networks
+        return cidrs(value)
 
 
 MIN_SECRET_BYTES = 32

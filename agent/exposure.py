@@ -5,6 +5,9 @@ a non-loopback address with auth off, which also leaves the phone gateways (``/t
 ``/vonage``) open unless their provider's credential is set; an AudioSocket listener whose
 allowed peers include everyone (``0.0.0.0/0``: AudioSocket has no authentication of its own).
 ``AGENT_AUTH__ALLOW_ANONYMOUS=true`` turns the refusals into warnings, for a trusted network.
+
+A credential given empty or blank (``AGENT_TWILIO__AUTH_TOKEN=``) is unset (``agent.config.WithSecrets``), and
+every sentence about it says it was set but empty, so that a forgotten value is not mistaken for a check.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass, field
 
-from agent.config import Settings
+from agent.config import Settings, WithSecrets
 
 MAKE_SECRET = "python -c 'import secrets; print(secrets.token_urlsafe(48))'"
 
@@ -41,38 +44,69 @@ class _Gateway:
     path: str
     signed: bool
     setting: str
-    """The setting(s) that turn the provider's check on, as the operator writes them."""
+    """The setting that turns the provider's check on, as the operator writes it."""
+    missing: str
+    """Why the check is off: ``AGENT_TWILIO__AUTH_TOKEN is not set`` (or ``is set but empty ...``)."""
+    blank: tuple[str, ...]
+    """Its settings given empty or blank, which ``missing`` names."""
     fix: str
     """How to set them (a clause after ``Fix:``)."""
     sends_bearer: bool
     """The provider can be told to send our bearer token (so auth on is enough to take its calls)."""
 
 
-def _gateways(settings: Settings) -> list[_Gateway]:
+def env_name(section: str, field: str) -> str:
+    """``("twilio", "auth_token")`` -> ``AGENT_TWILIO__AUTH_TOKEN``."""
+    return f"AGENT_{section}__{field}".upper()
+
+
+def blank_secrets(settings: Settings) -> list[str]:
+    """The credentials given empty or blank (now unset), as the operator writes them."""
+    names = []
+    for section in type(settings).model_fields:
+        value = getattr(settings, section)
+        if isinstance(value, WithSecrets):
+            names += [env_name(section, field) for field in value.secret_fields() if field in value.blank_secrets]
+    return names
+
+
+def _missing(setting: str, names: tuple[str, ...], blank: list[str]) -> tuple[str, tuple[str, ...]]:
+    """Why a gateway's check is off, naming ``setting``, or the ones of ``names`` that were given empty."""
+    given_empty = tuple(name for name in names if name in blank)
+    if not given_empty:
+        return f"{setting} is not set", ()
+    verb = "is" if len(given_empty) == 1 else "are"
+    return f"{' and '.join(given_empty)} {verb} set but empty (treated as unset)", given_empty
+
+
+def _gateways(settings: Settings, blank: list[str]) -> list[_Gateway]:
     vonage = settings.vonage
+    twilio_token, telnyx_token = "AGENT_TWILIO__AUTH_TOKEN", "AGENT_TELNYX__STREAM_AUTH_TOKEN"
+    vonage_secret, vonage_custom = "AGENT_VONAGE__SIGNATURE_SECRET", "AGENT_VONAGE__AUTHORIZATION"
     return [
         _Gateway(
             "/twilio",
             settings.twilio.auth_token is not None,
-            "AGENT_TWILIO__AUTH_TOKEN",
-            "set AGENT_TWILIO__AUTH_TOKEN (and AGENT_TWILIO__PUBLIC_URL) so every handshake must carry Twilio's "
-            "signature",
+            twilio_token,
+            *_missing(twilio_token, (twilio_token,), blank),
+            f"set {twilio_token} (and AGENT_TWILIO__PUBLIC_URL) so every handshake must carry Twilio's signature",
             False,
         ),
         _Gateway(
             "/telnyx",
             settings.telnyx.stream_auth_token is not None,
-            "AGENT_TELNYX__STREAM_AUTH_TOKEN",
-            "set AGENT_TELNYX__STREAM_AUTH_TOKEN (and give Telnyx the same stream_auth_token) so every handshake "
-            "must carry it",
+            telnyx_token,
+            *_missing(telnyx_token, (telnyx_token,), blank),
+            f"set {telnyx_token} (and give Telnyx the same stream_auth_token) so every handshake must carry it",
             False,
         ),
         _Gateway(
             "/vonage",
             vonage.signature_secret is not None or vonage.authorization is not None,
-            "AGENT_VONAGE__SIGNATURE_SECRET",
-            "set AGENT_VONAGE__SIGNATURE_SECRET (NCCO authorization type vonage) or AGENT_VONAGE__AUTHORIZATION "
-            "(type custom) so every handshake must carry it",
+            vonage_secret,
+            *_missing(vonage_secret, (vonage_secret, vonage_custom), blank),
+            f"set {vonage_secret} (NCCO authorization type vonage) or {vonage_custom} (type custom) so every "
+            "handshake must carry it",
             True,
         ),
     ]
@@ -99,9 +133,16 @@ def check_exposure(settings: Settings) -> Exposure:
                 "and give callers tokens (python -m agent tokens mint ...), or listen on 127.0.0.1, or, on a "
                 "trusted network only, set AGENT_AUTH__ALLOW_ANONYMOUS=true"
             )
-    for gateway in _gateways(settings):
-        if not gateway.signed:
-            _open_gateway(gateway, host, exposed, auth_on, allowed, refusals, warnings)
+    blank = blank_secrets(settings)
+    told: set[str] = set()
+    for gateway in _gateways(settings, blank):
+        if not gateway.signed and _open_gateway(gateway, host, exposed, auth_on, allowed, refusals, warnings):
+            told.update(gateway.blank)
+    warnings += [
+        f"{name} is set but empty: treated as unset (give it its value, or remove the line)"
+        for name in blank
+        if name not in told
+    ]
     _audiosocket(settings, refusals, warnings)
     return Exposure(refusals=refusals, warnings=warnings)
 
@@ -114,11 +155,12 @@ def _open_gateway(
     allowed: bool,
     refusals: list[str],
     warnings: list[str],
-) -> None:
-    """A gateway whose provider's credential is not configured: open with auth off, bearer-only with it on."""
-    path, setting = gateway.path, gateway.setting
+) -> bool:
+    """A gateway whose provider's credential is not configured: open with auth off, bearer-only with it on.
+    Returns whether a refusal or warning said so (naming the settings given empty, if any)."""
+    path, setting, missing = gateway.path, gateway.setting, gateway.missing
     if exposed and not auth_on:
-        problem = f"{path} is open on {host!r}: {setting} is not set, so any client can place calls there"
+        problem = f"{path} is open on {host!r}: {missing}, so any client can place calls there"
         if allowed:
             warnings.append(f"{problem} (allowed by AGENT_AUTH__ALLOW_ANONYMOUS=true)")
         else:
@@ -127,15 +169,18 @@ def _open_gateway(
             )
     elif not auth_on:
         warnings.append(
-            f"{path} is open: {setting} is not set, so anyone who can reach this server can place calls there "
+            f"{path} is open: {missing}, so anyone who can reach this server can place calls there "
             f"(fine for local tests; set it before exposing {path} through a tunnel)"
         )
     elif not gateway.sends_bearer:
         provider = path.strip("/").capitalize()
         warnings.append(
-            f"{path} needs a bearer token ({setting} is not set); {provider} itself cannot send one, so set "
+            f"{path} needs a bearer token ({missing}); {provider} itself cannot send one, so set "
             f"{setting} to take phone calls"
         )
+    else:
+        return False
+    return True
 
 
 def _audiosocket(settings: Settings, refusals: list[str], warnings: list[str]) -> None:

@@ -16,7 +16,8 @@ clear. ``TelephonyWire`` does the rest, the same for all of them:
   a new segment, so that the marks echoed for the cleared audio are told apart and dropped. A provider without a
   clear (``Gateway.clear`` returns ``None``) cannot pause (``can_pause`` is false);
 - **bad input**: malformed or out-of-order messages are counted in ``dropped`` and refused (the connection
-  logs and counts them; the call goes on); DTMF is logged.
+  logs and counts them; the call goes on); DTMF is logged. What a peer sent goes into log lines through
+  ``agent.logsafe.shown`` (the codecs check ids and digits too): one record stays one line.
 
 The opening (the provider's start message, the voice it asks for) is ``PreStart.open_call`` with a
 ``StartDecoder`` from the provider's module; ``PhoneStart`` is what it yields.
@@ -42,6 +43,7 @@ from agent.core.events import (
     SessionEnded,
 )
 from agent.errors import ProtocolError
+from agent.logsafe import shown
 from agent.runtime.outbox import Payload
 from agent.runtime.pacing import Pacer
 from agent.runtime.wire import Inbound
@@ -174,7 +176,7 @@ class TelephonyWire:
 
     def summary(self) -> str:
         """One line for the end of the call: its provider, id and the messages dropped."""
-        return f"{self.gateway.provider} call {self.gateway.call_id}: dropped messages {dict(self.dropped)}"
+        return f"{self.gateway.provider} call {shown(self.gateway.call_id)}: dropped messages {dict(self.dropped)}"
 
     def decode(self, message: str | bytes) -> Inbound:
         try:
@@ -198,7 +200,7 @@ class TelephonyWire:
             case HungUp():
                 return ClientEnded()
             case Keypress(digit=digit):
-                log.info("%s call %s: DTMF %s", self.gateway.provider, self.gateway.call_id, digit)
+                log.info("%s call %s: DTMF %s", self.gateway.provider, shown(self.gateway.call_id), shown(digit))
                 return None
             case None:
                 return None
@@ -216,7 +218,7 @@ class TelephonyWire:
             self._clears.append((event.turn, event.played_ms))
             return [self._clear]
         if isinstance(event, SessionEnded):
-            log.info("%s call %s ended: %s", self.gateway.provider, self.gateway.call_id, event.reason)
+            log.info("%s call %s ended: %s", self.gateway.provider, shown(self.gateway.call_id), event.reason)
         return []  # phone gateways have no messages for transcripts, metrics or errors
 
     def _cleared_now(self) -> None:

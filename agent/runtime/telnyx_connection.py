@@ -4,7 +4,8 @@ one call (``TelnyxGateway``) and the start decoder its opening (``PreStart.open_
 Telnyx sends ``connected`` then ``start``; the voice comes from ``start.custom_parameters.voice`` (a TeXML
 ``<Parameter>`` or a Call Control ``custom_parameters`` entry). Caller audio arrives in the stream's format
 (PCMU or PCMA at 8 kHz, L16 at 8 or 16 kHz) and replies leave in the same one, as ``media`` messages each
-followed by a ``mark``; barge-in and pauses send ``clear``. Telnyx's ``error`` frames are logged.
+followed by a ``mark``; barge-in and pauses send ``clear``. Telnyx's ``error`` frames are logged (their
+fields escaped: ``agent.logsafe.shown``).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import logging
 
 from agent.errors import ProtocolError
+from agent.logsafe import shown
 from agent.runtime.outbox import Payload
 from agent.runtime.telephony import CallMessage, Heard, HungUp, Keypress, PhoneStart
 from agent.transport import telnyx
@@ -50,7 +52,10 @@ class TelnyxGateway:
             case telnyx.Dtmf(digit=digit):
                 return Keypress(digit)
             case telnyx.Error(code=code, title=title, detail=detail):
-                log.warning("telnyx call %s: Telnyx reports error %s %s: %s", self.call_id, code, title, detail)
+                log.warning(
+                    "telnyx call %s: Telnyx reports error %s %s: %s",
+                    shown(self.call_id), shown(code), shown(title), shown(detail),
+                )  # fmt: skip
                 return None
             case telnyx.Start() | telnyx.Connected():
                 raise ProtocolError("already_started", "the stream has already started")

@@ -13,7 +13,7 @@ from __future__ import annotations
 from agent.errors import ProtocolError
 from agent.runtime.outbox import Payload
 from agent.runtime.telephony import CallMessage, Heard, HungUp, Keypress, PhoneStart
-from agent.transport import vonage
+from agent.transport import ids, vonage
 
 
 class VonageGateway:
@@ -56,7 +56,8 @@ class VonageGateway:
 
 
 CALL_ID_HEADERS = ("call_uuid", "uuid", "conversation_uuid")
-"""Endpoint headers that may name the call (set them in the NCCO to see the call's id in the logs)."""
+"""Endpoint headers that may name the call (set them in the NCCO to see the call's id in the logs); the first
+one with an id's shape (``agent.transport.ids``) does, else the call is ``-``."""
 
 
 def vonage_start(message: str | bytes) -> PhoneStart | HungUp | None:
@@ -64,7 +65,7 @@ def vonage_start(message: str | bytes) -> PhoneStart | HungUp | None:
     match vonage.decode(message):
         case vonage.Connected() as connected:
             headers = connected.headers
-            call_id = next((headers[k] for k in CALL_ID_HEADERS if headers.get(k)), "-")
+            call_id = next((headers[k] for k in CALL_ID_HEADERS if ids.is_id(headers.get(k))), "-")
             return PhoneStart(VonageGateway(connected, call_id), headers.get("voice") or None)
         case _:
             raise ProtocolError("not_started", "the call starts with websocket:connected")

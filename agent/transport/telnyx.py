@@ -13,7 +13,8 @@ Formats: PCMU and PCMA at 8 kHz; L16 (linear PCM, network byte order as RTP's L1
 16 kHz. What we send back uses the same format as what Telnyx sends, so the stream must be started with
 ``bidirectionalCodec`` (``stream_bidirectional_codec``) and its sampling rate equal to the streamed ones
 (docs/telephony.md). ``decode`` raises ``ProtocolError`` with protocol v1's codes; the connection counts and
-drops such messages and the call goes on.
+drops such messages and the call goes on: among them a ``call_control_id`` that is not an id and a DTMF digit
+not of ``0-9 * # A-D`` (``agent.transport.ids``: both reach log lines).
 References: https://developers.telnyx.com/docs/voice/programmable-voice/media-streaming and the AsyncAPI
 description at https://developers.telnyx.com/api-reference/websockets/stream-call-media-over-websocket
 """
@@ -31,7 +32,7 @@ import numpy as np
 
 from agent.audio import alaw, mulaw
 from agent.errors import ProtocolError
-from agent.transport import fields
+from agent.transport import fields, ids
 
 FRAME_MS = 20
 MAX_MEDIA_MS = 200  # a payload over 200 ms is not what Telnyx sends
@@ -160,11 +161,11 @@ def decode(text: str | bytes) -> TelnyxMessage:
         media_format = _media_format(start.get("media_format"))
         params = fields.parameters(start.get("custom_parameters"), "custom_parameters")
         stream = fields.text(message if message.get("stream_id") else start, "stream_id", "start")
-        return Start(stream, fields.text(start, "call_control_id", "start"), media_format, params)
+        return Start(stream, ids.call_id(start, "call_control_id", "start"), media_format, params)
     if event == "mark":
         return Mark(fields.text(fields.obj(message.get("mark"), "mark"), "name", "mark"))
     if event == "dtmf":
-        return Dtmf(fields.text(fields.obj(message.get("dtmf"), "dtmf"), "digit", "dtmf"))
+        return Dtmf(ids.dtmf_digit(fields.obj(message.get("dtmf"), "dtmf"), "digit", "dtmf"))
     if event == "connected":
         return Connected(_short(message.get("version")))
     if event == "error":
@@ -199,7 +200,8 @@ def clear() -> str:
 
 
 def valid_auth_token(expected: str, presented: str | None) -> bool:
-    """Constant-time check of the ``stream_auth_token`` a handshake presents."""
-    if not presented:
+    """Constant-time check of the ``stream_auth_token`` a handshake presents. An empty ``expected`` accepts
+    nothing."""
+    if not expected or not presented:
         return False
     return hmac.compare_digest(expected.encode(), presented.encode())

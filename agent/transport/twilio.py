@@ -7,7 +7,9 @@ Server → Twilio: ``media`` (base64 μ-law 8 kHz, no header), ``mark`` (a name)
 
 Our mark names are ``"<turn>:<played_ms>"``: the reply audio of ``turn`` the caller has heard once Twilio
 echoes the mark. ``decode`` raises ``ProtocolError``; the connection counts and drops such messages and
-the call goes on. Reference: https://www.twilio.com/docs/voice/media-streams/websocket-messages
+the call goes on: among them a ``callSid`` that is not an id and a DTMF digit not of ``0-9 * # A-D``
+(``agent.transport.ids``: both reach log lines).
+Reference: https://www.twilio.com/docs/voice/media-streams/websocket-messages
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from typing import Any
 
 from agent.audio import mulaw
 from agent.errors import ProtocolError
-from agent.transport import fields, marks
+from agent.transport import fields, ids, marks
 
 RATE = 8000
 FRAME_MS = 20
@@ -105,11 +107,11 @@ def decode(text: str | bytes) -> TwilioMessage:
         _media_format(start.get("mediaFormat"))
         params = fields.parameters(start.get("customParameters"), "customParameters")
         sid = fields.text(message if message.get("streamSid") else start, "streamSid", "start")
-        return Start(sid, fields.text(start, "callSid", "start"), params)
+        return Start(sid, ids.call_id(start, "callSid", "start"), params)
     if event == "mark":
         return Mark(fields.text(fields.obj(message.get("mark"), "mark"), "name", "mark"))
     if event == "dtmf":
-        return Dtmf(fields.text(fields.obj(message.get("dtmf"), "dtmf"), "digit", "dtmf"))
+        return Dtmf(ids.dtmf_digit(fields.obj(message.get("dtmf"), "dtmf"), "digit", "dtmf"))
     if event == "connected":
         protocol = message.get("protocol", "")
         return Connected(protocol[: fields.MAX_NAME_CHARS] if isinstance(protocol, str) else "")
@@ -152,7 +154,8 @@ def signature(auth_token: str, url: str, params: dict[str, str] | None = None) -
 
 
 def valid_signature(auth_token: str, url: str, header: str | None) -> bool:
-    """Constant-time check of a handshake's ``X-Twilio-Signature`` against the public ``url``."""
-    if not header:
+    """Constant-time check of a handshake's ``X-Twilio-Signature`` against the public ``url``. An empty
+    ``auth_token`` accepts nothing (anyone could sign with it)."""
+    if not auth_token or not header:
         return False
     return hmac.compare_digest(signature(auth_token, url).encode(), header.encode())

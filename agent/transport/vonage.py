@@ -13,7 +13,8 @@ Authentication: the endpoint's ``authorization`` sets the handshake's ``Authoriz
 "vonage"}`` sends ``Bearer <JWT>`` signed (HS256) with the account's signature secret, as signed webhooks
 are (``valid_jwt``); ``{"type": "custom", "value": ...}`` sends the value verbatim (``valid_authorization``).
 ``decode`` raises ``ProtocolError`` with protocol v1's codes; the connection counts and drops such messages
-and the call goes on. Reference: https://developer.vonage.com/en/voice/voice-api/concepts/websockets
+and the call goes on: among them a DTMF digit not of ``0-9 * # A-D`` (``agent.transport.ids``).
+Reference: https://developer.vonage.com/en/voice/voice-api/concepts/websockets
 """
 
 from __future__ import annotations
@@ -28,14 +29,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent.errors import ProtocolError
-from agent.transport import fields
+from agent.transport import fields, ids
 
 FRAME_MS = 20
 RATES = (8000, 16000)
 MAX_AUDIO_BYTES = 16000 * 2 * 200 // 1000  # over 200 ms in one message is not what Vonage sends
 _CONTENT_TYPE = re.compile(r"audio/l16;\s*rate=([0-9]{4,5})", re.IGNORECASE)
 CLOCK_SKEW_S = 60
-"""A JWT issued up to this far in the future (Vonage's clock ahead of ours) is still accepted."""
+"""A JWT issued (``iat``) or valid from (``nbf``) up to this far in the future (Vonage's clock ahead of ours)
+is still accepted."""
 
 
 def frame_bytes(rate: int) -> int:
@@ -101,7 +103,7 @@ def decode(message: str | bytes) -> VonageMessage:
     body = fields.json_object(message, "Vonage")
     event = fields.event(body)
     if event == "websocket:dtmf":
-        return Dtmf(fields.text(body, "digit", "websocket:dtmf"))
+        return Dtmf(ids.dtmf_digit(body, "digit", "websocket:dtmf"))
     if event == "websocket:notify":
         payload = body.get("payload")
         name = payload.get("mark") if isinstance(payload, dict) else None
@@ -148,12 +150,23 @@ def jwt(secret: str, claims: dict[str, Any]) -> str:
     return f"{head}.{body}.{_b64url(signature)}"
 
 
+def _time(claims: dict[str, Any], name: str) -> float | None:
+    """A time claim (seconds since the epoch); NaN when present but not a number, so that every comparison
+    with it fails (and a bool is not a number here)."""
+    value = claims.get(name)
+    if value is None:
+        return None
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else float("nan")
+
+
 def valid_jwt(secret: str, authorization: str | None, now: float, max_age_s: float) -> bool:
     """``Authorization: Bearer <jwt>`` signed HS256 with ``secret`` (checked in constant time before the
-    claims are read), issued (``iat``) within ``max_age_s`` of ``now`` and not expired (``exp``, if any)."""
+    claims are read), issued (``iat``) within ``max_age_s`` of ``now`` and not in the future, already valid
+    (``nbf``, if any) and not expired (``exp``, if any); the future allows ``CLOCK_SKEW_S``. An empty
+    ``secret`` accepts nothing."""
     scheme, _, token = (authorization or "").partition(" ")
     parts = token.strip().split(".")
-    if scheme.lower() != "bearer" or len(parts) != 3 or len(token) > 4096:
+    if not secret or scheme.lower() != "bearer" or len(parts) != 3 or len(token) > 4096:
         return False
     head, body, signature = parts
     expected = _b64url(hmac.new(secret.encode(), f"{head}.{body}".encode(), hashlib.sha256).digest())
@@ -165,14 +178,17 @@ def valid_jwt(secret: str, authorization: str | None, now: float, max_age_s: flo
         return False
     if not isinstance(header, dict) or header.get("alg") != "HS256" or not isinstance(claims, dict):
         return False
-    iat, exp = claims.get("iat"), claims.get("exp")
-    if isinstance(iat, bool) or not isinstance(iat, int | float) or not now - max_age_s <= iat <= now + CLOCK_SKEW_S:
+    iat, nbf, exp = _time(claims, "iat"), _time(claims, "nbf"), _time(claims, "exp")
+    if iat is None or not now - max_age_s <= iat <= now + CLOCK_SKEW_S:
         return False
-    return exp is None or (isinstance(exp, int | float) and not isinstance(exp, bool) and now < exp)
+    if nbf is not None and not nbf <= now + CLOCK_SKEW_S:
+        return False
+    return exp is None or now < exp
 
 
 def valid_authorization(expected: str, authorization: str | None) -> bool:
-    """Constant-time check of an ``Authorization`` header set verbatim (``authorization.type`` custom)."""
-    if not authorization:
+    """Constant-time check of an ``Authorization`` header set verbatim (``authorization.type`` custom). An empty
+    ``expected`` accepts nothing."""
+    if not expected or not authorization:
         return False
     return hmac.compare_digest(expected.encode(), authorization.encode())

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from websockets.exceptions import InvalidHandshake
+from websockets.sync.client import connect as ws_connect
 
 from agent.auth import ANONYMOUS, Authenticator
 
@@ -122,3 +127,85 @@ def test_print_token_at_start_up_gives_the_page_a_working_token() -> None:
     assert proc.returncode == 0, err
     assert "Traceback" not in err
     assert "/twilio needs a bearer token" in err  # the start-up warning: Twilio itself cannot send one
+
+
+# --- credentials given empty, and no credential in the log at DEBUG (issue 19) ----------------------------------
+
+
+def test_an_empty_twilio_token_on_a_public_address_is_refused_naming_it() -> None:
+    port = free_port()
+    env = clean_env(
+        AGENT_TWILIO__AUTH_TOKEN="",
+        AGENT_TELNYX__STREAM_AUTH_TOKEN="telnyx-token",
+        AGENT_VONAGE__SIGNATURE_SECRET="vonage-secret",
+        AGENT_AUTH__ALLOW_ANONYMOUS="false",
+    )
+    result = agent("--host", "0.0.0.0", "--port", str(port), env=env)
+    assert result.returncode == 2, result
+    refusals = [line for line in result.stderr.splitlines() if line.startswith("refusing to start")]
+    assert len(refusals) == 2  # auth off, and /twilio open: the empty token is no check at all
+    assert "/twilio is open" in refusals[1] and "AGENT_TWILIO__AUTH_TOKEN is set but empty" in refusals[1]
+    assert not listening(port)
+
+
+@contextlib.contextmanager
+def serving(env: dict[str, str], *args: str) -> Iterator[tuple[int, list[str]]]:
+    """``python -m agent`` on a free loopback port, its stderr lines collected as they come (a thread drains
+    the pipe, so a chatty DEBUG log never blocks the server); yields once it listens, then stops it (SIGTERM)
+    and yields control back with every line it wrote."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agent", "--port", str(port), *args],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    lines: list[str] = []
+    up = threading.Event()
+
+    def drain() -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            lines.append(line.rstrip("\n"))
+            if " agent: listening on " in line:  # logged once SIGTERM drains (websockets logs its own before)
+                up.set()
+        up.set()  # the process ended: let the test see why
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    try:
+        assert up.wait(120) and listening(port), "\n".join(lines[-20:])
+        yield port, lines
+    finally:
+        proc.terminate()
+        proc.wait(timeout=120)
+        reader.join(timeout=120)
+        assert proc.stderr is not None
+        proc.stderr.close()
+    assert proc.returncode == 0, "\n".join(lines[-20:])
+
+
+def test_an_empty_vonage_secret_on_loopback_is_warned_about_at_start_up() -> None:
+    with serving(clean_env(AGENT_VONAGE__SIGNATURE_SECRET="")) as (_, lines):
+        pass
+    warned = [line for line in lines if " WARNING agent: " in line and "/vonage is open" in line]
+    assert len(warned) == 1 and "AGENT_VONAGE__SIGNATURE_SECRET is set but empty (treated as unset)" in warned[0]
+
+
+def test_at_debug_the_log_shows_no_credential() -> None:
+    secret = "SECRETVALUE"
+    env = clean_env(AGENT_TELNYX__STREAM_AUTH_TOKEN=secret)
+    with serving(env, "--log-level", "DEBUG") as (port, lines):
+        base = f"ws://127.0.0.1:{port}"
+        with (
+            contextlib.suppress(InvalidHandshake),
+            ws_connect(f"{base}/ws", additional_headers={"Authorization": f"Bearer {secret}"}),
+        ):
+            pass
+        with contextlib.suppress(InvalidHandshake), ws_connect(f"{base}/telnyx?token={secret}"):
+            pass  # refused while the models load (503), but the request line is logged either way
+    log = "\n".join(lines)
+    assert "< Authorization: [redacted]" in log and "/telnyx?token=[redacted]" in log  # the handshakes were logged
+    assert secret not in log

@@ -3,10 +3,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from pydantic import ValidationError
+from pydantic import SecretStr, ValidationError
 
 from agent.__main__ import parse_args, settings_from
-from agent.config import Settings, load_settings
+from agent.config import Settings, TwilioSettings, WithSecrets, load_settings
 from agent.runtime.policy import session_config
 from agent.runtime.stages import transcript_job
 
@@ -67,3 +67,58 @@ def test_the_speculative_transcript_comes_earlier_where_the_reply_is_remote() ->
     remote = Settings(tts={"backend": "sagemaker"})
     assert session_config(remote, 24000).endpointing.speculative_ms == 60  # what the core is given
     assert transcript_job("speculative", remote).slack_s == (420 - 60) / 1000
+
+
+# --- secrets given empty or blank are unset (issue 19) --------------------------------------------------------
+
+SECRET_SETTINGS = [
+    ("AGENT_TWILIO__AUTH_TOKEN", "twilio", "auth_token"),
+    ("AGENT_TELNYX__STREAM_AUTH_TOKEN", "telnyx", "stream_auth_token"),
+    ("AGENT_VONAGE__SIGNATURE_SECRET", "vonage", "signature_secret"),
+    ("AGENT_VONAGE__AUTHORIZATION", "vonage", "authorization"),
+    ("AGENT_LLM__API_KEY", "llm", "api_key"),
+    ("AGENT_TTS__API_KEY", "tts", "api_key"),
+]
+
+
+@pytest.mark.parametrize(("env", "section", "field"), SECRET_SETTINGS)
+@pytest.mark.parametrize("blank", ["", " ", "\t\n "])
+def test_an_empty_or_blank_secret_is_unset_and_remembered(
+    monkeypatch: pytest.MonkeyPatch, env: str, section: str, field: str, blank: str
+) -> None:
+    monkeypatch.setenv(env, blank)
+    settings = load_settings()
+    part = getattr(settings, section)
+    assert getattr(part, field) is None  # never the HMAC key ''
+    assert part.blank_secrets == {field}
+    assert getattr(settings.model_copy(update={"log_level": "DEBUG"}), section).blank_secrets == {field}
+
+
+@pytest.mark.parametrize(("env", "section", "field"), SECRET_SETTINGS)
+def test_a_secret_with_a_value_is_kept_as_given(
+    monkeypatch: pytest.MonkeyPatch, env: str, section: str, field: str
+) -> None:
+    monkeypatch.setenv(env, " s3cret ")
+    part = getattr(load_settings(), section)
+    assert getattr(part, field).get_secret_value() == " s3cret " and part.blank_secrets == frozenset()
+    assert getattr(Settings(), section).blank_secrets == frozenset()
+
+
+def test_blank_secrets_from_arguments_and_from_an_env_file(tmp_path: Path) -> None:
+    assert TwilioSettings(auth_token="").blank_secrets == {"auth_token"}
+    assert TwilioSettings(auth_token=SecretStr(" ")).auth_token is None
+    env = tmp_path / "agent.env"
+    env.write_text("AGENT_VONAGE__SIGNATURE_SECRET=\nAGENT_VONAGE__AUTHORIZATION=Bearer x\n")
+    vonage = load_settings(env).vonage
+    assert vonage.signature_secret is None and vonage.blank_secrets == {"signature_secret"}
+    assert vonage.authorization is not None and vonage.authorization.get_secret_value() == "Bearer x"
+    built = Settings(twilio=TwilioSettings(auth_token=""))  # a section built already keeps what it noted
+    assert built.twilio.blank_secrets == {"auth_token"}
+
+
+def test_every_secret_of_these_sections_is_covered_by_the_shared_check() -> None:
+    sections = {section for _, section, _ in SECRET_SETTINGS}
+    for name in sections:
+        model = type(getattr(Settings(), name))
+        assert issubclass(model, WithSecrets)
+        assert set(model.secret_fields()) == {field for _, s, field in SECRET_SETTINGS if s == name}

@@ -5,6 +5,7 @@ pause, refusals counted, and Vonage's exact binary frames. No event loop timing 
 from __future__ import annotations
 
 import json
+import logging
 from collections import Counter
 
 import pytest
@@ -159,3 +160,44 @@ async def test_twilio_keeps_its_messages() -> None:
     payload: Payload = socket.sent[1]
     assert json.loads(socket.sent[0])["streamSid"] == "MZ1"
     assert payload == twilio.mark("MZ1", 1, 20.0)
+
+
+# --- what a peer sent stays on one log line (issue 19) -----------------------------------------------------------
+
+FORGED = "\nCRITICAL agent.auth: forged"
+
+
+def test_a_telnyx_error_is_logged_on_one_line_however_its_fields_read(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="agent.runtime")
+    wire = TelephonyWire(TelnyxGateway(telnyx.Start("S1", "v3:c1")), lead_ms=60)
+    error = {"code": "1" + FORGED, "title": "t\r\n" + "x" * 500, "detail": "d" + FORGED}
+    assert wire.decode(json.dumps({"event": "error", "payload": error})) is None
+    (line,) = [r.getMessage() for r in caplog.records if "reports error" in r.getMessage()]
+    assert "\n" not in line and "\r" not in line and line.isprintable()
+    assert repr("d" + FORGED) in line and len(line) < 400
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        '{"event": "dtmf", "dtmf": {"digit": "5' + FORGED.replace("\n", "\\n") + '"}}',
+        '{"event": "dtmf", "dtmf": {"digit": "\\r"}}',
+    ],
+)
+def test_a_keypress_that_is_not_a_digit_is_dropped_not_logged(caplog: pytest.LogCaptureFixture, message: str) -> None:
+    caplog.set_level(logging.INFO, logger="agent.runtime")
+    dropped: Counter[str] = Counter()
+    wire = TelephonyWire(TelnyxGateway(telnyx.Start("S1", "v3:c1")), lead_ms=60, dropped=dropped)
+    with pytest.raises(ProtocolError):
+        wire.decode(message)
+    assert dropped["bad_message"] == 1 and not [r for r in caplog.records if "DTMF" in r.getMessage()]
+    assert wire.decode('{"event": "dtmf", "dtmf": {"digit": "5"}}') is None
+    assert [r.getMessage() for r in caplog.records if "DTMF" in r.getMessage()] == ["telnyx call v3:c1: DTMF 5"]
+
+
+def test_a_vonage_call_id_header_that_is_not_an_id_is_not_used() -> None:
+    connected = {"event": "websocket:connected", "content-type": "audio/l16;rate=16000"}
+    forged = vonage_start(json.dumps({**connected, "call_uuid": "a" + FORGED, "uuid": "aaaa-0002"}))
+    assert isinstance(forged, PhoneStart) and forged.gateway.call_id == "aaaa-0002"
+    none = vonage_start(json.dumps({**connected, "call_uuid": "a" + FORGED}))
+    assert isinstance(none, PhoneStart) and none.gateway.call_id == "-"

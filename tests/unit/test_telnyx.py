@@ -145,3 +145,35 @@ def test_stream_auth_token_check() -> None:
     assert telnyx.valid_auth_token("s3cret", "s3cret")
     for presented in (None, "", "s3cre", "s3cret ", "S3CRET", "é"):
         assert not telnyx.valid_auth_token("s3cret", presented)
+
+
+# --- what reaches a log line: ids and keypresses of an id's and a digit's shape (issue 19) ---------------------
+
+FORGED = "\nCRITICAL agent.auth: forged"
+
+
+@pytest.mark.parametrize("call", ["v3:x" + FORGED, "v3:x\r", "v3 x", "", "v" * 129, "v3:\u2028"])
+def test_a_call_control_id_that_is_not_an_id_is_a_bad_message(call: str) -> None:
+    with pytest.raises(ProtocolError) as info:
+        telnyx.decode(start(call_control_id=call))
+    assert info.value.code == "bad_message"
+
+
+def test_a_real_call_control_id_is_an_id() -> None:
+    call = "v3:T02llQxIyaRkhfRKxgAP8nY511EhFLizdvdUKJiSw8d6A9BborherQ"
+    decoded = telnyx.decode(start(call_control_id=call))
+    assert isinstance(decoded, telnyx.Start) and decoded.call_control_id == call
+
+
+@pytest.mark.parametrize("digit", ["5" + FORGED, "55", "", "x", 5])
+def test_anything_but_one_dtmf_digit_is_a_bad_message(digit: object) -> None:
+    with pytest.raises(ProtocolError) as info:
+        telnyx.decode(json.dumps({"event": "dtmf", "dtmf": {"digit": digit}}))
+    assert info.value.code == "bad_message"
+    assert telnyx.decode(json.dumps({"event": "dtmf", "dtmf": {"digit": "#"}})) == telnyx.Dtmf("#")
+
+
+def test_an_empty_stream_auth_token_accepts_nothing() -> None:
+    assert not telnyx.valid_auth_token("", "")
+    assert not telnyx.valid_auth_token("", "anything")
+    assert telnyx.valid_auth_token("tok", "tok")

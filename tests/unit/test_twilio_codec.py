@@ -145,3 +145,42 @@ def test_odd_chunk_numbers_are_ignored(chunk: object) -> None:
 )
 def test_mark_names_we_did_not_send_parse_to_none(name: str) -> None:
     assert twilio.parse_mark(name) is None
+
+
+# --- what reaches a log line: ids and keypresses of an id's and a digit's shape (issue 19) ---------------------
+
+FORGED = "\nCRITICAL agent.auth: forged"
+
+
+@pytest.mark.parametrize("sid", ["CA1" + FORGED, "CA1\r", "CA 1", "CA1\x1b[2J", "CA1é", "", "C" * 129])
+def test_a_call_sid_that_is_not_an_id_is_a_bad_message(sid: str) -> None:
+    with pytest.raises(ProtocolError) as info:
+        twilio.decode(_start(callSid=sid))
+    assert info.value.code == "bad_message"
+
+
+def test_a_real_call_sid_is_an_id() -> None:
+    sid = "CA" + "0123456789abcdef" * 2
+    start = twilio.decode(_start(callSid=sid))
+    assert isinstance(start, twilio.Start) and start.call_sid == sid
+
+
+def _dtmf(digit: object) -> str:
+    return json.dumps({"event": "dtmf", "streamSid": "MZ1", "dtmf": {"track": "inbound_track", "digit": digit}})
+
+
+@pytest.mark.parametrize("digit", [*"0123456789", "*", "#", "A", "B", "C", "D"])
+def test_every_dtmf_digit_decodes(digit: str) -> None:
+    assert twilio.decode(_dtmf(digit)) == twilio.Dtmf(digit)
+
+
+@pytest.mark.parametrize("digit", ["5" + FORGED, "5\n", "12", "", "a", "E", " 5", "٣", 5, None])
+def test_anything_but_one_dtmf_digit_is_a_bad_message(digit: object) -> None:
+    with pytest.raises(ProtocolError) as info:
+        twilio.decode(_dtmf(digit))
+    assert info.value.code == "bad_message"
+
+
+def test_an_empty_auth_token_accepts_no_signature() -> None:
+    url = "wss://agent.example.com/twilio"
+    assert not twilio.valid_signature("", url, twilio.signature("", url))  # anyone can sign with ''

@@ -119,3 +119,51 @@ def test_custom_authorization_check() -> None:
     assert vonage.valid_authorization("Bearer abc", "Bearer abc")
     for header in (None, "", "Bearer ab", "bearer abc", "Bearer abc "):
         assert not vonage.valid_authorization("Bearer abc", header)
+
+
+# --- a token not valid yet, an empty key, a keypress of a digit's shape (issue 19) ------------------------------
+
+
+def _bearer(**claims: object) -> str:
+    return "Bearer " + vonage.jwt(SECRET, claims)
+
+
+def test_a_jwt_not_valid_yet_is_refused() -> None:
+    iat = int(NOW) - 5
+    assert not vonage.valid_jwt(SECRET, _bearer(iat=iat, nbf=NOW + 3600), NOW, 300)  # an hour ahead
+    assert not vonage.valid_jwt(SECRET, _bearer(iat=iat, nbf=NOW + vonage.CLOCK_SKEW_S + 1), NOW, 300)
+    assert vonage.valid_jwt(SECRET, _bearer(iat=iat, nbf=NOW + vonage.CLOCK_SKEW_S), NOW, 300)  # their clock ahead
+    assert vonage.valid_jwt(SECRET, _bearer(iat=iat, nbf=iat), NOW, 300)
+    assert vonage.valid_jwt(SECRET, _bearer(iat=iat, nbf=None), NOW, 300)  # null: no such claim
+    for odd in ("0", True, [1], {"t": 1}):
+        assert not vonage.valid_jwt(SECRET, _bearer(iat=iat, nbf=odd), NOW, 300)
+
+
+def test_a_jwt_issued_in_the_future_is_refused_beyond_the_clock_skew() -> None:
+    assert vonage.valid_jwt(SECRET, _bearer(iat=NOW + vonage.CLOCK_SKEW_S), NOW, 300)
+    assert not vonage.valid_jwt(SECRET, _bearer(iat=NOW + vonage.CLOCK_SKEW_S + 1), NOW, 300)
+
+
+def test_odd_time_claims_are_refused() -> None:
+    for claims in ({"iat": "1700000000"}, {"iat": int(NOW), "exp": "never"}, {"iat": int(NOW), "exp": False}):
+        assert not vonage.valid_jwt(SECRET, "Bearer " + vonage.jwt(SECRET, claims), NOW, 300)
+    # JSON's NaN and Infinity (Python's json reads them): never a valid time
+    head = _b64url(b'{"alg":"HS256","typ":"JWT"}')
+    for body in (b'{"iat":NaN}', b'{"iat":1700000000,"nbf":NaN}', b'{"iat":1700000000,"exp":NaN}'):
+        signed = f"{head}.{_b64url(body)}"
+        signature = _b64url(hmac.new(SECRET.encode(), signed.encode(), hashlib.sha256).digest())
+        assert not vonage.valid_jwt(SECRET, f"Bearer {signed}.{signature}", NOW, 300)
+
+
+def test_an_empty_secret_or_custom_value_accepts_nothing() -> None:
+    assert not vonage.valid_jwt("", "Bearer " + vonage.jwt("", {"iat": int(NOW)}), NOW, 300)
+    assert not vonage.valid_authorization("", "")
+    assert not vonage.valid_authorization("", "Bearer x")
+
+
+@pytest.mark.parametrize("digit", ["5\nCRITICAL agent.auth: forged", "55", "", "*#", 5])
+def test_anything_but_one_dtmf_digit_is_a_bad_message(digit: object) -> None:
+    with pytest.raises(ProtocolError) as info:
+        vonage.decode(json.dumps({"event": "websocket:dtmf", "digit": digit, "duration": 260}))
+    assert info.value.code == "bad_message"
+    assert vonage.decode('{"event": "websocket:dtmf", "digit": "D"}') == vonage.Dtmf("D")
