@@ -8,11 +8,20 @@ and the speaker to the SHA-256 of the normalised reference audio, the time and w
 refusal is an ``EnrollmentRejected`` whose ``code`` is the wire error code (see docs/protocol.md); store
 failures are ``ProviderError``. Used by the ``voices`` CLI and the WebSocket enrollment exchange. Name
 rules and record forms live in ``agent.voice_records`` (shared with the stores).
+
+``EnrollmentLimits`` bounds what one tenant may take: at most ``max_voices`` voices (a disk quota: the
+stored voices plus the enrollments under way, so two uploads at once cannot both take the last place), and
+a rate of enrollments (a token bucket per tenant: ``burst`` at once, then ``per_hour``), because each one
+decodes an upload and may run the ASR. A token is taken when an upload is about to be decoded, whether it is
+then accepted or not; a refusal before that (bad fields, a taken name, the quota, the rate) costs nothing.
+The limits are pure (the clock is a parameter) and kept in memory: per server process, not across replicas.
 """
 
 from __future__ import annotations
 
 import asyncio
+import math
+import time
 import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -83,13 +92,97 @@ def _utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-class Enrollment:
-    """Enrolls voices into ``store``; ``stt`` transcribes uploads sent without a transcript (``None`` = refuse)."""
+class EnrollmentLimits:
+    """Per-tenant voice quota and enrollment rate, shared by every enrollment of a server (see the module doc).
 
-    def __init__(self, store: VoiceStore, stt: SpeechToText | None, now: Callable[[], datetime] = _utc_now) -> None:
+    ``max_voices`` (0 = no quota) counts stored voices plus enrollments admitted and not ``done``; the rate
+    lets ``burst`` enrollments through at once and refills at ``per_hour`` (0 = no rate limit). Pure: ``now``
+    is a monotonic time in seconds, given by the caller. Not thread-safe: use it from one event loop.
+    """
+
+    _PRUNE_AT = 1024  # tenants with a bucket; beyond this, the full ones (no different from none) are dropped
+
+    def __init__(self, max_voices: int = 0, burst: int = 1, per_hour: float = 0.0) -> None:
+        if max_voices < 0 or burst < 1 or per_hour < 0:
+            raise ValueError("max_voices and per_hour must be >= 0 and burst >= 1")
+        self.max_voices = max_voices
+        self.burst = burst
+        self.per_hour = per_hour
+        self._buckets: dict[str, tuple[float, float]] = {}  # tenant -> (tokens, when counted)
+        self._running: dict[str, int] = {}
+
+    def running(self, tenant: str) -> int:
+        """Enrollments admitted for ``tenant`` and not ``done`` yet."""
+        return self._running.get(tenant, 0)
+
+    def check(self, tenant: str, stored: int, now: float) -> None:
+        """Raise ``EnrollmentRejected`` (``quota_exceeded`` or ``rate_limited``, the latter with
+        ``retry_after_s``) if ``tenant``, holding ``stored`` voices, may not start an enrollment at ``now``."""
+        held = stored + self.running(tenant)
+        if self.max_voices and held >= self.max_voices:
+            under_way = f" ({self.running(tenant)} of them being enrolled)" if self.running(tenant) else ""
+            raise EnrollmentRejected(
+                "quota_exceeded",
+                f"this tenant has {held} voices{under_way}, the most allowed ({self.max_voices}); "
+                "remove one before enrolling another",
+            )
+        wait_s = self._wait_s(tenant, now)
+        if wait_s > 0:
+            retry = max(1, math.ceil(wait_s))
+            raise EnrollmentRejected(
+                "rate_limited",
+                f"too many enrollments: {self.burst} at once, then {self.per_hour:g} per hour for a tenant; "
+                f"try again in {retry} s",
+                retry_after_s=retry,
+            )
+
+    def admit(self, tenant: str, stored: int, now: float) -> None:
+        """``check``, then take one enrollment from the rate and count it toward the quota until ``done``."""
+        self.check(tenant, stored, now)
+        if self.per_hour:
+            if len(self._buckets) >= self._PRUNE_AT:
+                self._buckets = {t: b for t, b in self._buckets.items() if self._tokens(t, now) < self.burst}
+            self._buckets[tenant] = (self._tokens(tenant, now) - 1.0, now)
+        self._running[tenant] = self.running(tenant) + 1
+
+    def done(self, tenant: str) -> None:
+        """The enrollment ``admit`` let in has ended (stored, refused or failed)."""
+        left = self.running(tenant) - 1
+        if left > 0:
+            self._running[tenant] = left
+        else:
+            self._running.pop(tenant, None)
+
+    def _tokens(self, tenant: str, now: float) -> float:
+        tokens, then = self._buckets.get(tenant, (float(self.burst), now))
+        return min(float(self.burst), tokens + max(0.0, now - then) * self.per_hour / 3600.0)
+
+    def _wait_s(self, tenant: str, now: float) -> float:
+        if not self.per_hour:
+            return 0.0
+        missing = 1.0 - self._tokens(tenant, now)
+        return missing * 3600.0 / self.per_hour if missing > 1e-9 else 0.0
+
+
+class Enrollment:
+    """Enrolls voices into ``store``; ``stt`` transcribes uploads sent without a transcript (``None`` = refuse).
+
+    ``limits`` (``None`` = none) is shared by every ``Enrollment`` of a server; ``clock`` is its monotonic time.
+    """
+
+    def __init__(
+        self,
+        store: VoiceStore,
+        stt: SpeechToText | None,
+        now: Callable[[], datetime] = _utc_now,
+        limits: EnrollmentLimits | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._store = store
         self._stt = stt
         self._now = now
+        self._limits = limits
+        self._clock = clock
 
     @staticmethod
     def authorize(principal: Principal) -> None:
@@ -125,12 +218,23 @@ class Enrollment:
             return
         raise EnrollmentRejected("voice_exists", f"a voice named {name!r} already exists; remove it first")
 
+    async def ensure_allowed(self, tenant: str) -> None:
+        """Raise ``EnrollmentRejected("quota_exceeded" | "rate_limited")`` if ``tenant`` may not enrol now (a hint
+        before an upload, which takes nothing; ``enroll`` decides)."""
+        if self._limits is not None:
+            self._limits.check(tenant, await self._stored(tenant), self._clock())
+
+    async def _stored(self, tenant: str) -> int:
+        limits = self._limits
+        return len(await self._store.list(tenant)) if limits is not None and limits.max_voices else 0
+
     async def enroll(
         self, request: EnrollmentRequest, principal: Principal, progress: Progress = _quiet
     ) -> EnrollmentResult:
         """Validate, normalise, transcribe if needed and store in ``principal``'s tenant.
 
-        Raises ``EnrollmentRejected`` (``forbidden`` without the ``enroll`` scope) or ``ProviderError``.
+        Raises ``EnrollmentRejected`` (``forbidden`` without the ``enroll`` scope; ``quota_exceeded`` and
+        ``rate_limited`` before the audio is decoded) or ``ProviderError``.
         """
         self.authorize(principal)
         tenant = principal.tenant
@@ -138,6 +242,19 @@ class Enrollment:
             request.name, request.consent, request.transcript, request.language, request.speaker
         )
         await self.ensure_free(tenant, name)
+        limits = self._limits
+        if limits is None:
+            return await self._enroll(request, principal, name, language, progress)
+        limits.admit(tenant, await self._stored(tenant), self._clock())  # no await between counting and taking
+        try:
+            return await self._enroll(request, principal, name, language, progress)
+        finally:
+            limits.done(tenant)
+
+    async def _enroll(
+        self, request: EnrollmentRequest, principal: Principal, name: str, language: str, progress: Progress
+    ) -> EnrollmentResult:
+        tenant = principal.tenant
         progress(f"decoding {len(request.audio):,} bytes of audio")
         try:
             reference = await asyncio.get_running_loop().run_in_executor(_POOL, prepare_reference, request.audio)

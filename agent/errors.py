@@ -58,12 +58,16 @@ class RejectedAudio(AudioFormatError):
 
 
 class EnrollmentRejected(AgentError):
-    """An enrollment that cannot be accepted; ``code`` is the wire error code, ``message`` says why."""
+    """An enrollment that cannot be accepted; ``code`` is the wire error code, ``message`` says why.
 
-    def __init__(self, code: str, message: str) -> None:
+    ``retry_after_s``: when the same request may succeed (a rate limit), else ``None``.
+    """
+
+    def __init__(self, code: str, message: str, retry_after_s: int | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
+        self.retry_after_s = retry_after_s
 
 
 class UnknownVoice(AgentError):

@@ -3,6 +3,11 @@
 Every command works in one tenant (``--tenant``, default ``default``: the tenant of every caller when auth is
 off). The CLI acts as the operator (principal ``cli``, all scopes). Progress goes to stderr, results to
 stdout. Exit codes: 0 done, 1 refused or failed (the reason is printed), 2 bad command line (argparse).
+
+``add`` keeps to the tenant's voice quota (``AGENT_VOICES__MAX_VOICES_PER_TENANT``) unless given
+``--ignore-quota``: the operator decides, but should not fill a tenant past what its callers are allowed by
+mistake. The enrollment rate does not apply: it guards the server against its callers, and the operator,
+running on the machine, is not one of them.
 """
 
 from __future__ import annotations
@@ -17,7 +22,14 @@ from pathlib import Path
 from agent.audio.reference import MAX_UPLOAD_BYTES
 from agent.auth import CLI, DEFAULT_TENANT, MAX_TENANT, Principal, is_valid_tenant
 from agent.config import Settings
-from agent.enrollment import DEFAULT_LANGUAGE, LANGUAGES, MAX_SPEAKER, Enrollment, EnrollmentRequest
+from agent.enrollment import (
+    DEFAULT_LANGUAGE,
+    LANGUAGES,
+    MAX_SPEAKER,
+    Enrollment,
+    EnrollmentLimits,
+    EnrollmentRequest,
+)
 from agent.errors import AgentError, EnrollmentRejected, UnknownVoice
 from agent.ports import SpeechToText, VoiceRecord
 from agent.voice_records import record_to_dict as _as_dict
@@ -75,6 +87,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argp
         help="consent statement: who the speaker is and that they agree to this voice being cloned",
     )
     add.add_argument("--speaker", default="", help=f"who consented: the speaker's name (at most {MAX_SPEAKER} chars)")
+    add.add_argument(
+        "--ignore-quota",
+        action="store_true",
+        help="enrol even if the tenant already has AGENT_VOICES__MAX_VOICES_PER_TENANT voices "
+        "(the enrollment rate never applies to this command)",
+    )
     _add_tenant(add)
     texts = (
         ("list", "list the tenant's enrolled voices"),
@@ -145,7 +163,10 @@ async def _add(args: argparse.Namespace, settings: Settings) -> int:
         _progress("loading the speech recogniser (no --transcript given)")
         stt = await asyncio.to_thread(build_stt, settings)
     request = EnrollmentRequest(args.name, audio, args.consent, args.transcript, args.language, args.speaker)
-    result = await Enrollment(store, stt).enroll(request, _principal(args), _progress)
+    quota = 0 if args.ignore_quota else settings.voices.max_voices_per_tenant
+    result = await Enrollment(store, stt, limits=EnrollmentLimits(max_voices=quota)).enroll(
+        request, _principal(args), _progress
+    )
     for warning in result.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     print(f"enrolled voice {result.record.name!r} in tenant {args.tenant!r} ({result.record.duration_s:.1f} s)")
@@ -188,6 +209,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         return asyncio.run(_run(args, settings))
     except EnrollmentRejected as exc:
         print(f"error [{exc.code}]: {exc.message}", file=sys.stderr)
+        if exc.code == "quota_exceeded":
+            print("(add --ignore-quota to enrol past the quota anyway)", file=sys.stderr)
     except UnknownVoice as exc:
         tenant = getattr(args, "tenant", DEFAULT_TENANT)
         print(f"error [unknown_voice]: no voice named {exc.name!r} in tenant {tenant!r}", file=sys.stderr)

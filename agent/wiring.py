@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable
 
 from agent.config import Settings
+from agent.enrollment import EnrollmentLimits
 from agent.errors import ConfigError
 from agent.ports import LanguageModel, SpeechDetector, SpeechToText, TextToSpeech, VoiceStore
 from agent.resilience import CircuitBreaker
@@ -130,6 +131,12 @@ def build_voice_store(settings: Settings) -> VoiceStore:
     raise ConfigError(f"unknown voice store backend {voices.backend!r}")
 
 
+def build_enrollment_limits(settings: Settings) -> EnrollmentLimits:
+    """The per-tenant voice quota and enrollment rate, shared by every connection of the server."""
+    voices = settings.voices
+    return EnrollmentLimits(voices.max_voices_per_tenant, voices.enroll_burst, voices.enroll_per_hour)
+
+
 def build_components(settings: Settings) -> Components:
     """Load every model once (blocking; call it in a thread). Raises ``ConfigError`` for bad settings."""
     started = time.perf_counter()
@@ -142,6 +149,7 @@ def build_components(settings: Settings) -> Components:
         tts=tts,
         new_detector=build_detector_factory(settings),
         voices=voices,
+        enrollment_limits=build_enrollment_limits(settings),
         fallback=build_fallback(settings, pool),
         breakers=speech_breakers(tts),
         phrases=PhraseBook(voices),

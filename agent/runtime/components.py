@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from agent.config import Settings
+from agent.enrollment import EnrollmentLimits
 from agent.ports import LanguageModel, SpeechDetector, SpeechToText, TextToSpeech, VoiceStore
 from agent.resilience import BreakerState, BreakerStatus, CircuitBreaker
 from agent.runtime.phrases import PhraseBook
@@ -36,6 +37,8 @@ class Components:
     """Speaks when ``tts`` fails or its breaker is open (the local voice when ``tts`` is a remote one)."""
     voices: VoiceStore | None = None
     """Enrolled voices (enrollment over /ws, ``voices.list``); ``None`` = enrollment is not offered."""
+    enrollment_limits: EnrollmentLimits | None = None
+    """Every connection's share of the per-tenant voice quota and enrollment rate; ``None`` = no limits."""
     breakers: tuple[CircuitBreaker, ...] = ()
     """The circuit breakers of the remote speech endpoints (shown by ``/metrics`` and ``/healthz``)."""
     phrases: PhraseBook | None = None
@@ -51,8 +54,9 @@ class Components:
         sources: list[Scheduled] = [self.work, *self.queues] if self.work is not None else list(self.queues)
         return merge([source.stats(pending_turns) for source in sources]) if sources else None
 
-    def voicing(self, settings: Settings, voice: str) -> Voicing:
-        """How a session speaking in ``voice`` (a handle from ``tts.resolve_voice``) speaks."""
+    def voicing(self, settings: Settings, voice: str, *, fallback: bool = False) -> Voicing:
+        """How a session speaking in ``voice`` (a handle from ``tts.resolve_voice``; with ``fallback``, the fallback
+        voice's handle, spoken by the fallback's engine when there is one) speaks."""
         turn = settings.turn
         # The greeting is needed at once; the goodbye next, so a shutdown never waits for the endpoint.
         texts = {
@@ -63,7 +67,7 @@ class Components:
             "idle_prompt": turn.idle_prompt_text if turn.idle_prompt_s > 0 else "",
         }
         return Voicing(
-            tts=self.tts,
+            tts=self.fallback.tts if fallback and self.fallback is not None else self.tts,
             voice=voice,
             fallback=self.fallback,
             phrases=self.phrases if self.phrases is not None else PhraseBook(self.voices),

@@ -10,6 +10,9 @@ transcription, storing) runs in the channel's own task, so the connection keeps 
 ``close()`` cancels it when the connection ends.
 
 Memory is bounded per connection: one upload at a time, at most ``MAX_UPLOAD_BYTES``, declared up front.
+Every connection of a server shares one ``EnrollmentLimits`` (per-tenant quota and rate, from
+``settings.voices``, built once with the components); ``voice.enroll.begin`` is refused at once when the tenant
+is over either, before any upload.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from agent.auth import Principal
 from agent.config import Settings
 from agent.enrollment import Enrollment, EnrollmentRequest
 from agent.errors import AgentError, EnrollmentRejected, ProtocolError, ProviderError, UnknownVoice
+from agent.logsafe import shown
 from agent.ports import VoiceStore
 from agent.runtime.components import Components
 from agent.transport import browser
@@ -34,6 +38,15 @@ log = logging.getLogger(__name__)
 
 Send = Callable[[str], None]
 """Puts one text payload on the connection's outbox."""
+
+
+def refusal(exc: ProtocolError | EnrollmentRejected) -> dict[str, Any]:
+    """The ``error`` message for a refusal; ``retry_after_s`` when the same request may succeed later."""
+    body = browser.error_body(exc.code, exc.message)
+    retry = getattr(exc, "retry_after_s", None)
+    if retry is not None:
+        body["retry_after_s"] = retry
+    return body
 
 
 def max_chunk_bytes(max_message_bytes: int) -> int:
@@ -54,8 +67,10 @@ class EnrollmentChannel:
     """One connection's enrollment and voice listing, as ``principal``; answers go to ``send``."""
 
     def __init__(self, components: Components, settings: Settings, principal: Principal, send: Send) -> None:
-        self._store = components.voices
-        self._service = None if components.voices is None else Enrollment(components.voices, components.stt)
+        self._store = store = components.voices
+        self._service = (
+            None if store is None else Enrollment(store, components.stt, limits=components.enrollment_limits)
+        )
         self._allowed = settings.voices.allow_ws_enrollment
         self._max_chunk = max_chunk_bytes(settings.server.max_message_bytes)
         self._principal = principal
@@ -89,7 +104,7 @@ class EnrollmentChannel:
                     assert_never(message)
         except (ProtocolError, EnrollmentRejected) as exc:
             log.info("enrollment message refused: %s (tenant %s)", exc.code, self._principal.tenant)
-            self._send(browser.error_body(exc.code, exc.message))
+            self._send(refusal(exc))
         except ProviderError as exc:
             log.warning("voice store failed: %s", exc)
             self._send(browser.error_body("store_failed", "the voice store failed; nothing was changed"))
@@ -126,6 +141,7 @@ class EnrollmentChannel:
             )
         name, _ = service.check(begin.name, begin.consent, begin.transcript, begin.language, begin.speaker)
         await service.ensure_free(self._principal.tenant, name)
+        await service.ensure_allowed(self._principal.tenant)
         self._upload = _Upload(begin, name)
         self._send({"type": "voice.enroll.ready", "name": name, "max_chunk_bytes": self._max_chunk})
 
@@ -160,25 +176,25 @@ class EnrollmentChannel:
         try:
             result = await self._service_or_refuse().enroll(request, principal)
         except EnrollmentRejected as exc:
-            log.info("enrollment of %r refused: %s", request.name, exc.code)
-            self._send(browser.error_body(exc.code, exc.message))
+            log.info("enrollment of %s refused: %s", shown(request.name, quote=True), exc.code)
+            self._send(refusal(exc))
             return
         except ProviderError as exc:
-            log.warning("enrollment of %r failed: %s", request.name, exc)
+            log.warning("enrollment of %s failed: %s", shown(request.name, quote=True), exc)
             self._send(browser.error_body("store_failed", "the voice store failed; nothing was stored"))
             return
         except AgentError as exc:
-            log.warning("enrollment of %r failed: %s", request.name, exc)
+            log.warning("enrollment of %s failed: %s", shown(request.name, quote=True), exc)
             self._send(browser.error_body("enroll_failed", "enrollment failed"))
             return
         except Exception:  # never let a bug end the connection silently
-            log.exception("enrollment of %r failed unexpectedly", request.name)
+            log.exception("enrollment of %s failed unexpectedly", shown(request.name, quote=True))
             self._send(browser.error_body("enroll_failed", "enrollment failed"))
             return
         record = result.record
         log.info(
-            "enrolled voice %r (%.1f s) in tenant %s by %s",
-            record.name, record.duration_s, record.tenant, principal.subject,
+            "enrolled voice %s (%.1f s) in tenant %s by %s",
+            shown(record.name, quote=True), record.duration_s, record.tenant, principal.subject,
         )  # fmt: skip
         body = {
             "type": "voice.enrolled",
@@ -200,5 +216,10 @@ class EnrollmentChannel:
             await store.remove(self._principal.tenant, name)
         except UnknownVoice:
             raise ProtocolError("unknown_voice", f"no voice named {name[:64]!r}") from None
-        log.info("removed voice %r from tenant %s by %s", name, self._principal.tenant, self._principal.subject)
+        log.info(
+            "removed voice %s from tenant %s by %s",
+            shown(name, quote=True),
+            self._principal.tenant,
+            self._principal.subject,
+        )
         self._send({"type": "voices.removed", "name": name.strip().lower()})

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
 from agent.config import Settings
+from agent.ports import VoiceStore
 from agent.runtime.components import Components
 from agent.runtime.server import RunningServer, running_server
-from agent.wiring import build_components
+from agent.wiring import build_components, build_enrollment_limits
 
 
 def local_settings(**sections: dict[str, Any]) -> Settings:
@@ -22,6 +24,13 @@ def local_settings(**sections: dict[str, Any]) -> Settings:
     for name, values in sections.items():
         data.setdefault(name, {}).update(values)
     return Settings(**data)
+
+
+def with_voice_store(components: Components, store: VoiceStore | None, settings: Settings | None = None) -> Components:
+    """``components`` enrolling into ``store``, with enrollment limits of their own (``settings``, else the local
+    defaults): the limits count what a server's tenants enrolled, so a new store starts with none used."""
+    limits = build_enrollment_limits(settings if settings is not None else local_settings())
+    return dataclasses.replace(components, voices=store, enrollment_limits=limits)
 
 
 @pytest.fixture(scope="session")

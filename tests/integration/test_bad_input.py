@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import dataclasses
 import hashlib
 import json
 import re
@@ -33,7 +32,7 @@ from agent.ports import ConsentRecord, Voice, VoiceRecord
 from agent.runtime.components import Components
 from agent.runtime.server import RunningServer, running_server
 from agent.transport import twilio
-from tests.integration.conftest import local_settings
+from tests.integration.conftest import local_settings, with_voice_store
 from tests.integration.standins import standin_components, utterance
 
 START = json.dumps({"type": "session.start", "sample_rate": 16000, "voice": None})
@@ -61,7 +60,7 @@ async def served(tmp_path: Path) -> AsyncIterator[Served]:
     directory = tmp_path / "voices"
     store = FileVoiceStore(directory)
     await store.add(keeper())
-    components = dataclasses.replace(standin_components(REPLY_S), voices=store)
+    components = with_voice_store(standin_components(REPLY_S), store)
     async with running_server(local_settings(), lambda: components) as running:
         await running.wait_ready()
         yield Served(running, directory)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import dataclasses
 import hashlib
 import json
 from collections.abc import AsyncIterator, Callable
@@ -21,7 +20,7 @@ from agent.auth import DEFAULT_TENANT
 from agent.ports import ConsentRecord, Voice, VoiceRecord
 from agent.runtime.components import Components
 from agent.runtime.server import RunningServer, running_server
-from tests.integration.conftest import local_settings
+from tests.integration.conftest import local_settings, with_voice_store
 from tests.reference_files import encode
 from tests.speech import silence, speech_pcm16
 
@@ -121,7 +120,7 @@ async def store_server(components: Components, tmp_path: Path) -> AsyncIterator[
     directory = tmp_path / "voices"
     store = FileVoiceStore(directory)
     await store.add(taken_voice())
-    with_store = dataclasses.replace(components, voices=store)
+    with_store = with_voice_store(components, store)
     async with running_server(local_settings(), lambda: with_store) as running:
         await running.wait_ready()
         yield running, directory

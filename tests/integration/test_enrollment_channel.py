@@ -22,7 +22,7 @@ from agent.auth import Principal
 from agent.runtime.components import Components
 from agent.runtime.enrollment import EnrollmentChannel
 from agent.transport import browser
-from tests.integration.conftest import local_settings
+from tests.integration.conftest import local_settings, with_voice_store
 from tests.reference_files import encode
 from tests.speech import silence, speech_pcm16
 
@@ -73,7 +73,7 @@ class Caller:
 
 @pytest.fixture
 def with_store(components: Components, tmp_path: Path) -> Components:
-    return dataclasses.replace(components, voices=FileVoiceStore(tmp_path / "voices"))
+    return with_voice_store(components, FileVoiceStore(tmp_path / "voices"))
 
 
 async def test_tenants_see_use_and_remove_only_their_own_voices(with_store: Components) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import dataclasses
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -15,7 +14,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from agent.adapters.file_voice_store import FileVoiceStore
 from agent.runtime.components import Components
 from agent.runtime.server import RunningServer, running_server
-from tests.integration.conftest import local_settings
+from tests.integration.conftest import local_settings, with_voice_store
 from tests.reference_files import encode
 from tests.speech import silence, speech_pcm16
 
@@ -26,7 +25,7 @@ SENTENCE = "Hello, my name is Joe and this is my voice for the assistant."
 
 @pytest.fixture
 async def enroll_server(components: Components, tmp_path: Path) -> AsyncIterator[RunningServer]:
-    with_store = dataclasses.replace(components, voices=FileVoiceStore(tmp_path / "voices"))
+    with_store = with_voice_store(components, FileVoiceStore(tmp_path / "voices"))
     async with running_server(local_settings(), lambda: with_store) as running:
         await running.wait_ready()
         yield running

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import dataclasses
 import hashlib
 import json
 from collections.abc import AsyncIterator
@@ -25,7 +24,7 @@ from agent.auth import Authenticator
 from agent.ports import ConsentRecord, Voice, VoiceRecord
 from agent.runtime.components import Components
 from agent.runtime.server import RunningServer, running_server
-from tests.integration.conftest import local_settings
+from tests.integration.conftest import local_settings, with_voice_store
 from tests.reference_files import encode
 from tests.speech import silence, speech_pcm16
 
@@ -51,7 +50,7 @@ async def auth_server(components: Components, tmp_path: Path) -> AsyncIterator[t
     await store.add(stored_voice("acme", "shared"))
     await store.add(stored_voice("globex", "shared"))
     await store.add(stored_voice("globex", "secret-plan"))
-    with_store = dataclasses.replace(components, voices=store)
+    with_store = with_voice_store(components, store, settings)
     async with running_server(settings, lambda: with_store) as running:
         await running.wait_ready()
         yield running, Authenticator.from_settings(settings.auth)

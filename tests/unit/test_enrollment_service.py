@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import functools
 import hashlib
@@ -12,7 +13,7 @@ import pytest
 
 from agent.adapters.file_voice_store import FileVoiceStore
 from agent.auth import ANONYMOUS, Principal
-from agent.enrollment import Enrollment, EnrollmentRequest
+from agent.enrollment import Enrollment, EnrollmentLimits, EnrollmentRequest
 from agent.errors import EnrollmentRejected
 from tests.reference_files import encode
 from tests.speech import silence, speech_pcm16
@@ -102,3 +103,75 @@ async def test_a_principal_with_a_bad_tenant_cannot_enrol(service: Enrollment) -
     with pytest.raises(EnrollmentRejected) as refused:
         await service.enroll(request(), dataclasses.replace(ENROLLER, tenant="../acme"))
     assert refused.value.code == "forbidden"
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def limited(tmp_path: Path, limits: EnrollmentLimits, clock: Clock | None = None) -> Enrollment:
+    return Enrollment(FileVoiceStore(tmp_path), None, now=lambda: NOON, limits=limits, clock=clock or Clock())
+
+
+async def test_the_quota_is_checked_before_the_audio_is_decoded(tmp_path: Path) -> None:
+    limits = EnrollmentLimits(max_voices=2)
+    service = limited(tmp_path, limits)
+    await service.enroll(request("ann"), ENROLLER)
+    await service.enroll(request("bob"), ENROLLER)
+    with pytest.raises(EnrollmentRejected) as refused:
+        await service.enroll(dataclasses.replace(request("cy"), audio=b"not audio"), ENROLLER)
+    assert refused.value.code == "quota_exceeded" and "(2)" in refused.value.message
+    with pytest.raises(EnrollmentRejected) as taken:  # a taken name is told as such, not as the quota
+        await service.enroll(request("ann"), ENROLLER)
+    assert taken.value.code == "voice_exists"
+    await service.enroll(request("ann"), OTHER)  # another tenant has its own quota
+    await FileVoiceStore(tmp_path).remove("acme", "bob")
+    await service.enroll(request("cy"), ENROLLER)
+    assert [r.name for r in await FileVoiceStore(tmp_path).list("acme")] == ["ann", "cy"]
+    assert limits.running("acme") == 0
+
+
+async def test_two_enrollments_at_once_cannot_both_take_the_last_place(tmp_path: Path) -> None:
+    service = limited(tmp_path, EnrollmentLimits(max_voices=1))
+    results = await asyncio.gather(
+        service.enroll(request("ann"), ENROLLER), service.enroll(request("bob"), ENROLLER), return_exceptions=True
+    )
+    refusals = [r for r in results if isinstance(r, EnrollmentRejected)]
+    assert len(refusals) == 1 and refusals[0].code == "quota_exceeded"
+    assert len(await FileVoiceStore(tmp_path).list("acme")) == 1
+
+
+async def test_every_decoded_upload_counts_toward_the_rate(tmp_path: Path) -> None:
+    clock = Clock()
+    limits = EnrollmentLimits(burst=2, per_hour=1)
+    service = limited(tmp_path, limits, clock)
+    with pytest.raises(EnrollmentRejected) as bad:
+        await service.enroll(dataclasses.replace(request("ann"), audio=b"not audio"), ENROLLER)
+    assert bad.value.code == "bad_audio"  # decoded, refused: it counts
+    await service.enroll(request("ann"), ENROLLER)
+    await service.ensure_allowed("globex")  # other tenants are not held back
+    with pytest.raises(EnrollmentRejected) as limited_now:
+        await service.ensure_allowed("acme")  # the hint before an upload
+    assert limited_now.value.code == "rate_limited" and limited_now.value.retry_after_s == 3600
+    with pytest.raises(EnrollmentRejected) as refused:
+        await service.enroll(request("bob"), ENROLLER)
+    assert refused.value.code == "rate_limited" and "try again in 3600 s" in refused.value.message
+    clock.now += 3600
+    await service.enroll(request("bob"), ENROLLER)
+    assert limits.running("acme") == 0
+
+
+async def test_refusals_before_decoding_cost_nothing(tmp_path: Path) -> None:
+    service = limited(tmp_path, EnrollmentLimits(burst=1, per_hour=1))
+    for _ in range(5):
+        with pytest.raises(EnrollmentRejected):
+            await service.enroll(request("bad name!"), ENROLLER)
+        with pytest.raises(EnrollmentRejected):
+            await service.enroll(request(consent=""), ENROLLER)
+        with pytest.raises(EnrollmentRejected):
+            await service.enroll(request(), CALLER)
+    await service.enroll(request(), ENROLLER)

@@ -88,7 +88,8 @@ def test_too_long_and_long_warning() -> None:
 
 
 def test_hours_of_audio_are_not_decoded_whole() -> None:
-    # 10 minutes of low-rate silence is small as FLAC; decoding stops at MAX_DECODE_S.
+    # 10 minutes of low-rate silence is small as FLAC; its header's length is refused before decoding (a length
+    # the header does not give is counted while decoding: test_reference_limits.py).
     data = encode(silence(600_000, 8000), 8000, "flac")
     assert len(data) < MAX_UPLOAD_BYTES
     reject(data, "too_long")
