@@ -3,12 +3,18 @@
     python bench/load.py --mode real --callers 1,4,10 --turns 3          # the local models, in-process
     python bench/load.py --mode instant --callers 100,300,500 --server-process --server-cpus 0 --client-cpus 1
     python bench/load.py --mode instant --callers 50 --json > load.json
+    python bench/load.py --mode real --callers 10 --stagger-ms 1500 --idle 20   # 20 silent sessions beside
 
 Each caller opens its own session and says short sentences (made with the bundled Piper voice at start-up,
 not the ones ``bench/latency.py`` tunes against), streamed in 20 ms frames at real-time pace. After each
 sentence it keeps sending silence until its reply is done and would have finished playing (a polite caller
 who listens to the whole answer), then speaks again. Caller ``i`` starts ``i × --stagger-ms`` after the
 first and says the sentences from its own starting point, so the callers do not speak in lockstep.
+
+``--idle N`` opens N more sessions before each level that send ``session.start`` and then nothing at all (a
+page left open, a socket held by someone who never speaks), keeps them open through the level and reports how
+many were refused or closed by the server meanwhile: admission counts work, so they must cost the callers
+nothing.
 
 For each number of callers (a "level", run one after the other against one server) it reports, at the
 caller: voice-to-voice (last audible frame sent → first reply audio received) p50/p95/max, turns answered
@@ -57,6 +63,9 @@ import numpy as np
 
 if __package__ in (None, ""):  # run as a script: make the project importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from agent.runtime.event_loop import loop_factory, loop_name, run
 from bench.latency import RATE, caller_speech, instant_components, real_loader
@@ -187,7 +196,7 @@ def server_settings(args: argparse.Namespace) -> Any:
     server: dict[str, Any] = {"host": "127.0.0.1", "port": args.port}
     max_sessions = args.max_sessions
     if max_sessions is None and args.mode == "instant":
-        max_sessions = max(args.callers)
+        max_sessions = max(args.callers) + args.idle
     if max_sessions is not None:
         server["max_sessions"] = max_sessions
     return Settings(server=server)
@@ -398,6 +407,11 @@ class Level:
     client_lag_ms: dict[str, Any] = field(default_factory=dict)
     load_start: tuple[float, float, float] = (0.0, 0.0, 0.0)
     load_end: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    idle_open: int = 0
+    """Idle sessions (``--idle``) open when the callers started."""
+    idle_refused: int = 0
+    idle_closed: int = 0
+    """Idle sessions the server closed before the level ended (its idle timeout, or a failure)."""
 
     @property
     def unanswered(self) -> int:
@@ -438,6 +452,7 @@ class Level:
                 "median": round(float(np.median(self.pace)), 3) if self.pace else None,
             },
             "load_average": {"start": list(self.load_start), "end": list(self.load_end)},
+            "idle_sessions": {"open": self.idle_open, "refused": self.idle_refused, "closed": self.idle_closed},
             "elapsed_s": round(self.elapsed_s, 1),
             "failures": self.failures[:10],
         }
@@ -516,10 +531,45 @@ async def _progress(level: Level, mode: str, started: float) -> None:
         )
 
 
+async def open_idle(url: str, n: int, level: Level, stack: contextlib.AsyncExitStack) -> list[ClientConnection]:
+    """``n`` sessions that start and then send nothing; kept open until ``stack`` closes."""
+    opened: list[ClientConnection] = []
+    start = json.dumps({"type": "session.start", "sample_rate": RATE, "voice": None})
+    for _ in range(n):
+        try:
+            ws = await stack.enter_async_context(connect(url, open_timeout=30))
+            await ws.send(start)
+            async with asyncio.timeout(30):
+                while not (isinstance(m := await ws.recv(), str) and json.loads(m).get("type") == "session.started"):
+                    pass
+        except InvalidStatus:
+            level.idle_refused += 1
+            continue
+        except (OSError, TimeoutError, ConnectionClosed) as exc:
+            level.failures.append(f"idle session: {exc}")
+            level.idle_refused += 1
+            continue
+        opened.append(ws)
+    level.idle_open = len(opened)
+    return opened
+
+
 async def run_level(
     n: int, server: Any, speech: Sequence[bytes], args: argparse.Namespace, time_left_s: float
 ) -> Level:
     level = Level(callers=n)
+    async with contextlib.AsyncExitStack() as idle_stack:
+        idle = await open_idle(server.url, args.idle, level, idle_stack) if args.idle else []
+        if idle:
+            print(f"[{args.mode} x{n}] {len(idle)} idle sessions open", file=sys.stderr)
+        await _callers(level, n, server, speech, args, time_left_s)
+        level.idle_closed = sum(1 for ws in idle if ws.close_code is not None)
+    return level
+
+
+async def _callers(
+    level: Level, n: int, server: Any, speech: Sequence[bytes], args: argparse.Namespace, time_left_s: float
+) -> None:
     level.start = await server.stats()  # also resets the server's lag samples
     level.load_start = os.getloadavg()
     client_probe = LagProbe()
@@ -549,12 +599,11 @@ async def run_level(
     deadline = time.monotonic() + 10.0
     level.end = await server.stats()
     lag = level.end.get("lag_ms")  # the level's; samples taken while waiting for the closes are not
-    while level.end.get("sessions") and time.monotonic() < deadline:
+    while (level.end.get("sessions") or 0) > level.idle_open and time.monotonic() < deadline:
         await asyncio.sleep(0.2)
         level.end = {**await server.stats(), "lag_ms": lag}
     level.load_end = os.getloadavg()
     print(f"[{args.mode} x{n}] done in {level.elapsed_s:.1f} s", file=sys.stderr)
-    return level
 
 
 # --- reporting ------------------------------------------------------------------------------------
@@ -593,6 +642,11 @@ def format_table(levels: Sequence[Level], header: str) -> str:
     for lv in levels:
         extra = [f"{k} {v}" for k, v in (("split turns", lv.split), ("timed-out waits", lv.timed_out)) if v]
         extra += [f"error messages {lv.errors}"] if lv.errors else []
+        if lv.idle_open or lv.idle_refused:
+            extra.append(
+                f"idle sessions beside them: {lv.idle_open} open, {lv.idle_refused} refused, "
+                f"{lv.idle_closed} closed by the server during the level"
+            )
         extra += lv.failures[:3]
         if extra:
             lines.append(f"  x{lv.callers}: " + "; ".join(extra))
@@ -625,6 +679,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--callers", type=parse_counts, default=[1, 4, 10], help="concurrent callers per level, e.g. 1,4,10 (default)"
     )
     parser.add_argument("--turns", type=int, default=3, help="sentences each caller says (default: 3)")
+    parser.add_argument(
+        "--idle",
+        type=int,
+        default=0,
+        help="sessions opened before each level that start and then send nothing, kept open beside the callers "
+        "(default: 0)",
+    )
     parser.add_argument(
         "--stagger-ms", type=float, default=20.0, help="delay between one caller's start and the next (default: 20)"
     )

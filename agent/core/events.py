@@ -107,12 +107,19 @@ class ClientEnded:
     """The client asked to end the session."""
 
 
+SHUTTING_DOWN = "server is shutting down"
+"""Reason of the 1001 close (and the ``session.ended`` notice) at the end of a drain."""
+
+
 @dataclass(frozen=True, slots=True)
 class Drain:
     """The server is shutting down: finish the reply in progress by ``deadline`` (on the clock of ``now``),
-    then say goodbye and close 1001. No new turn starts meanwhile."""
+    then say goodbye and close ``code`` with ``reason`` (1001, "server is shutting down"). No new turn starts
+    meanwhile. Also how a call that cannot be served ends: a goodbye that says why, then the close."""
 
     deadline: float
+    code: int = 1001
+    reason: str = SHUTTING_DOWN
 
 
 # Requests of a client that edits the conversation itself (the Realtime path, ``agent.core.requests``).

@@ -42,6 +42,7 @@ from typing import assert_never
 from agent.core import requests
 from agent.core.endpointing import no_bid, short_bid
 from agent.core.events import (
+    SHUTTING_DOWN,
     AddMessage,
     AudioFrame,
     CancelResponse,
@@ -89,9 +90,6 @@ from agent.core.turn_state import (
 
 __all__ = ["SHUTTING_DOWN", "BargeInPolicy", "Deadlines", "IdlePolicy", "Phrases", "Session", "SessionConfig"]
 
-SHUTTING_DOWN = "server is shutting down"
-"""Reason of the 1001 close (and the ``session.ended`` notice) at the end of a drain."""
-
 
 class Session:
     """Turn-taking and turn bookkeeping for one caller. See the module docstring for the contract."""
@@ -111,6 +109,8 @@ class Session:
         """Draining: the time by which the turn in progress is cut."""
         self._goodbye = False
         """Draining: the goodbye has been queued (it is never cut)."""
+        self._drain_close = (1001, SHUTTING_DOWN)
+        """Draining: the close once the goodbye was heard."""
         self._input = bytearray()
         """Turn detection off: the caller's audio since the last commit (16 kHz PCM16)."""
         self._said: Said | None = None
@@ -166,6 +166,7 @@ class Session:
             case Drain():
                 if self._drain_by is None:
                     self._drain_by = event.deadline
+                    self._drain_close = (event.code, event.reason)
                 effects = self._speaker.discard()  # no new turn while draining
             case CommitInput():
                 effects = self._commit(event.pcm, now)
@@ -389,7 +390,7 @@ class Session:
         return self._idle(now)
 
     def _farewell(self, now: float) -> list[Effect]:
-        """Draining and nothing in progress: the goodbye, then, once it has been heard, close 1001."""
+        """Draining and nothing in progress: the goodbye, then, once it has been heard, the drain's close."""
         if self._speaker.active is not None or self._pending is not None:
             return []
         if not self._goodbye and self._phrases.goodbye:
@@ -398,7 +399,8 @@ class Session:
                 return []  # not over the caller's words, unless time is up
             self._goodbye = True
             return self._speaker.own_turn(self._phrases.goodbye, "goodbye", now, remember=False)
-        return self._close(now, SessionEnded(SHUTTING_DOWN), 1001, SHUTTING_DOWN)
+        code, reason = self._drain_close
+        return self._close(now, SessionEnded(reason), code, reason)
 
     def _transcript_overdue(self, now: float) -> list[Effect]:
         """The pending turn's transcript missed its deadline: stop it, say so, apologise."""

@@ -5,8 +5,10 @@ answers, the upgrade gets HTTP 503 with ``Retry-After`` (a refused caller costs 
 ``/healthz`` answers 503 with the same ``reason``, so a load balancer sends calls elsewhere.
 
 Besides the session limit, a load-aware one: ``busy`` while a new caller's first sentence would wait longer than
-``server.admission_wait_ms`` for the local models (the scheduler's estimate, ``agent.scheduling``). Calls already
-live are never touched by it: the refusal is only ever of a new upgrade.
+``server.admission_wait_ms`` for the models (the scheduler's estimate, ``agent.scheduling``): the work queued
+and running, plus one turn for every call whose caller is speaking now (``agent.runtime.occupancy``). Sockets
+that have not spoken, idle sessions and unauthenticated sockets add nothing to it. Calls already live are never
+touched by it: the refusal is only ever of a new upgrade.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
-Reason = Literal["loading", "failed", "draining", "full", "busy"]
+Reason = Literal["loading", "failed", "draining", "full", "busy", "peer_limit", "opening_full"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +26,8 @@ class Refusal:
     message: str
     retry_after_s: int
     """Sent as ``Retry-After``: when trying this server again may succeed."""
+    status: int = 503
+    """The HTTP status of a refused upgrade (429 for a peer over its own bound)."""
 
 
 LOADING = Refusal("loading", "server is still loading models", 5)

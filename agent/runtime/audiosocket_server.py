@@ -1,10 +1,10 @@
 """The Asterisk AudioSocket listener: TCP connections from your own PBX, run as calls like any other.
 
 ``AudioSocketListener`` is started by ``running_server`` when ``audiosocket.port`` is set. It shares the
-server's state: components, admission (a call over the session limit, while loading or draining is hung up
-at once: AudioSocket cannot say "busy"), metrics, drain and close-all. Each connection is an
-``AudioSocketStream`` (the ``CallSocket`` a ``Connection`` runs on) whose session opens with the call's UUID
-(``agent.runtime.audiosocket_connection``) and then runs on the telephony core.
+server's state: components, admission (a call refused as any upgrade is, or over the bound of connections still
+waiting for their UUID, is hung up at once: AudioSocket cannot say "busy"), metrics, drain and close-all. Each
+connection is an ``AudioSocketStream`` (the ``CallSocket`` a ``Connection`` runs on) whose session opens with
+the call's UUID (``agent.runtime.audiosocket_connection``) and then runs on the telephony core.
 
 AudioSocket has no authentication: only peers on loopback or in ``audiosocket.allowed_peers`` are taken; any
 other connection is closed before a byte is read (``agent.exposure`` refuses to start with a network that
@@ -28,6 +28,7 @@ from agent.auth import DEFAULT_TENANT, Principal
 from agent.config import Settings
 from agent.runtime.audiosocket_connection import audiosocket_start
 from agent.runtime.connection import Connection
+from agent.runtime.occupancy import peer_key
 from agent.runtime.opening import Credentials, Opened, PreStart
 from agent.transport import audiosocket
 
@@ -203,16 +204,16 @@ class AudioSocketListener:
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # 20 ms frames, not Nagle's batches
         stream = AudioSocketStream(reader, writer, settings.audiosocket.lead_ms / 1000)
         components = state.components
-        refused = state.refusal(settings.server)
+        peer = peer_key(host)
+        # Only the total bound: an allowed peer is one of our PBXes, and every call it carries comes from its address.
+        refused = state.refusal(settings.server) or state.occupancy.refusal_to_open(peer, per_peer=False)
         if refused is not None or components is None:
             reason = refused.reason if refused is not None else "loading"
             log.info("hung up an AudioSocket call from %s: %s", host, reason)
             state.metrics.refused(reason)
             await stream.close()
             return
-        state.unanswered.add(stream)
-        state.sessions += 1
-        state.metrics.session_opened()
+        occupant = state.occupant(state.seat(stream, peer))
         try:
             principal = Principal(DEFAULT_TENANT, frozenset({"call"}), f"audiosocket:{host}")
             connection = Connection(
@@ -222,7 +223,7 @@ class AudioSocketListener:
                 Credentials(state.auth, principal),
                 state.metrics,
                 opening=lambda pre: self._open(pre, stream),
-                on_answered=lambda: state.unanswered.discard(stream),
+                occupant=occupant,
             )
             state.calls.add(connection)
             try:
@@ -233,9 +234,7 @@ class AudioSocketListener:
             log.exception("AudioSocket call handler failed")
         finally:
             await stream.close()
-            state.unanswered.discard(stream)
-            state.sessions -= 1
-            state.metrics.session_closed()
+            occupant.left()
 
     async def _open(self, pre: PreStart, stream: AudioSocketStream) -> Opened | None:
         cfg = self._settings.audiosocket

@@ -29,6 +29,7 @@ import logging
 import time
 import uuid
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import assert_never
 
 from websockets.exceptions import ConnectionClosed
@@ -37,11 +38,11 @@ from agent.audio.playout import Playout
 from agent.auth import Principal
 from agent.config import Settings
 from agent.core.events import (
-    AudioStart,
     CancelReply,
     CancelTranscription,
     CancelTurn,
     CloseSession,
+    CommitInput,
     Drain,
     Effect,
     ErrorNotice,
@@ -53,6 +54,8 @@ from agent.core.events import (
     PlaybackPause,
     PreemptionOutcome,
     ServerEvent,
+    SpeechStarted,
+    SpeechStopped,
     Synthesize,
     Tick,
     Transcribe,
@@ -65,14 +68,15 @@ from agent.runtime import stages
 from agent.runtime.call_socket import CallSocket
 from agent.runtime.components import Components
 from agent.runtime.enrollment import EnrollmentChannel
-from agent.runtime.frontend import CallerAudio, echo_guard
+from agent.runtime.frontend import DETECTOR_RATE, CallerAudio, echo_guard
 from agent.runtime.metrics import ServerMetrics
+from agent.runtime.occupancy import Occupant
 from agent.runtime.opening import Credentials, Opened, Opening, PreStart, display_name
 from agent.runtime.outbox import Outbox
 from agent.runtime.policy import session_config
 from agent.runtime.rate_limit import InputRateLimiter, Verdict
 from agent.runtime.realtime_opening import resolve_voice
-from agent.runtime.session_report import SessionReport
+from agent.runtime.session_report import RefusalLog, SessionReport
 from agent.runtime.speech import TurnSpeech
 from agent.runtime.telephony import TelephonyWire
 from agent.runtime.turn_tasks import Stamped, TurnTasks
@@ -85,6 +89,7 @@ log = logging.getLogger(__name__)
 _WAKE = object()
 Inbox = asyncio.Queue[Event | Stamped | bytes | CloseSession | object]
 NOT_READING = CloseSession(1008, "client is not reading")
+SERVER_FULL = CloseSession(1013, "server is at its session limit")
 FLOODING = CloseSession(1008, "audio faster than real time")
 INTERNAL_ERROR = CloseSession(1011, "internal error")
 SHUTTING_DOWN_NOW = CloseSession(1001, SHUTTING_DOWN)
@@ -92,6 +97,16 @@ TICK_S = 0.25
 """Longest time the core's timers wait for an event while the client sends nothing."""
 _clock = time.perf_counter
 """The session core's clock (``now`` of every event; ``Drain.deadline``)."""
+
+
+def _audio_ms(item: object, input_rate: int) -> float | None:
+    """How much caller audio ``item`` carries, in ms, for the session's one input budget: caller PCM at the wire's
+    input rate, or an utterance a client commits whole (Realtime audio items, 16 kHz); ``None``: no audio."""
+    if isinstance(item, bytes):
+        return len(item) / (input_rate * 2 / 1000.0)
+    if isinstance(item, CommitInput) and item.pcm is not None:
+        return len(item.pcm) / (DETECTOR_RATE * 2 / 1000.0)
+    return None
 
 
 class Connection:
@@ -106,10 +121,11 @@ class Connection:
         metrics: ServerMetrics | None = None,
         *,
         opening: Opening = PreStart.open_browser,
-        on_answered: Callable[[], None] | None = None,
+        occupant: Occupant | None = None,
     ) -> None:
         """``opening``: how the path's session starts (protocol v1's ``session.start`` by default);
-        ``on_answered``: called once, when the first reply audio of the call starts (admission's forecast)."""
+        ``occupant``: told when the session starts (it may be refused: the server is full) and while the caller
+        speaks (admission's forecast of work to come)."""
         self.id = uuid.uuid4().hex[:12]
         self._ws = ws
         self._settings = settings
@@ -119,7 +135,10 @@ class Connection:
         self._opening = opening
         self._log = logging.LoggerAdapter(log, {"session": self.id})
         self._report = SessionReport(self._log, self._metrics)
-        self._outbox = Outbox(audio_high_water=1)
+        self._refusals = RefusalLog(self._log, self._metrics)
+        server = settings.server
+        self._outbox_limit = server.max_outbox_bytes
+        self._outbox = Outbox(audio_high_water=1, max_bytes=server.max_outbox_bytes, on_overflow=self._overflowed)
         self._inbox: Inbox = asyncio.Queue(maxsize=256)
         self._wire: Wire | None = None
         self._close: CloseSession | None = None
@@ -127,7 +146,7 @@ class Connection:
         self._channel: EnrollmentChannel | None = None
         self._voicing: Voicing | None = None
         self._drain: Drain | None = None  # asked for, not yet handed to the session
-        self._on_answered = on_answered
+        self._occupant = occupant
         self._hearing: tuple[Session, CallerAudio]  # set when the session starts, before anything is delivered
         self._base: SessionConfig  # the session's rules from the settings (a client may change them: Realtime)
         self._turns: TurnTasks  # likewise
@@ -157,10 +176,15 @@ class Connection:
                 self._outbox.put,
                 self._enroll,
                 lambda: self._channel is not None and self._channel.busy,
-                self._metrics,
+                self._refusals,
             )
             opened = await self._opening(pre)
             self._stop(pre.close)
+            if opened is not None and self._occupant is not None and not self._occupant.started():
+                self._log.info("refused a session: the server is at its session limit")
+                self._metrics.refused("full")
+                self._stop(SERVER_FULL)
+                opened = None
             if opened is not None and not self._gone:
                 await self._converse(opened)
         except Exception:  # a bug: logged once here, and the client is told no more than this
@@ -176,9 +200,13 @@ class Connection:
         settings = self._settings
         rate = wire.output_rate
         self._outbox.set_audio_high_water(rate * 2 * settings.audio.outbound_buffer_ms // 1000)
-        self._voicing = self._components.voicing(settings, opened.voice)
+        parting = opened.parting
+        self._voicing = self._components.voicing(settings, opened.voice, fallback=parting is not None)
         self._turns = TurnTasks(self._components, settings, self._inbox.put, self._speech, self._log)
         self._base = session_config(settings, rate, wire.frame_ms, wire.can_pause)
+        if parting is not None:  # the call cannot be served: say why, then close
+            phrases = replace(self._base.phrases, greeting="", goodbye=settings.turn.no_voice_text)
+            self._base = replace(self._base, phrases=phrases)
         session = Session(self._base)
         self._hearing = (session, self._caller_audio(wire, opened.telephony, settings.vad.threshold))
         for payload in wire.opening(self.id, display_name(opened.voice)):
@@ -192,6 +220,8 @@ class Connection:
             opened.principal.subject,
         )
         self._apply(session.open(_clock()))
+        if parting is not None:
+            self._apply(session.handle(Drain(_clock(), parting.code, parting.reason), _clock()))
         reader = asyncio.create_task(self._read(wire), name=f"reader-{self.id}")
         ticker = asyncio.create_task(self._tick(), name=f"ticker-{self.id}")
         self._voicing.warm_phrases()
@@ -265,7 +295,6 @@ class Connection:
 
     async def _read(self, wire: Wire) -> None:
         limiter = InputRateLimiter(self._settings.server.max_input_rate, self._settings.server.input_rate_window_s)
-        bytes_per_ms = wire.input_rate * 2 / 1000.0
         try:
             async for message in self._ws:
                 try:
@@ -273,14 +302,15 @@ class Connection:
                 except ProtocolError as exc:
                     self._refuse(exc)
                     continue
-                if isinstance(item, bytes):
-                    verdict = limiter.admit(len(item) / bytes_per_ms, time.monotonic())
+                audio_ms = _audio_ms(item, wire.input_rate)  # the rate of the moment (a client may change it)
+                if audio_ms is not None:
+                    verdict = limiter.admit(audio_ms, time.monotonic())
                     if verdict is Verdict.CLOSE:
                         self._log.info("closing: audio keeps arriving faster than real time")
                         await self._inbox.put(FLOODING)
                         return
                     if verdict is not Verdict.ADMIT:
-                        if verdict is Verdict.WARN:
+                        if verdict is Verdict.WARN or isinstance(item, CommitInput):  # a whole item: always said
                             self._refuse(ProtocolError("rate_limited", "audio faster than real time is dropped"))
                         continue
                 if isinstance(item, browser.EnrollmentMessage):
@@ -320,8 +350,7 @@ class Connection:
             self._apply(session.handle(item, _clock()))
 
     def _refuse(self, exc: ProtocolError) -> None:
-        self._log.info("bad client message: %s", exc.code)
-        self._metrics.error(exc.code)
+        self._refusals.refused("bad client message", exc.code)
         wire = self._wire
         if wire is not None:
             for payload in wire.encode(ErrorNotice(code=exc.code, message=exc.message)):
@@ -355,6 +384,13 @@ class Connection:
             self._gone = True
             self._stop(None)
 
+    def _overflowed(self) -> None:
+        """The outbox let go of more than ``max_outbox_bytes`` the client did not take: close it as not reading."""
+        self._log.info("closing: over %d bytes queued for a client that does not read", self._outbox_limit)
+        self._metrics.error("not_reading")
+        self._gone = True
+        self._stop(NOT_READING, force=True)
+
     def _stop(self, close: CloseSession | None, *, force: bool = False) -> None:
         """End the connection (with ``close``, unless another close was decided first) and wake the loop."""
         if close is not None and (self._close is None or force):
@@ -379,6 +415,9 @@ class Connection:
         what = "session" if opened is not None else "connection"
         how = f"closed {close.code} ({close.reason})" if close is not None else "closed by the client"
         self._log.info("%s %s %s", what, self.id, how)
+        refused = self._refusals.summary()
+        if refused is not None:
+            self._log.info("%s %s: %s", what, self.id, refused)
         wire = self._wire
         if isinstance(wire, TelephonyWire):
             self._log.info("%s", wire.summary())
@@ -430,8 +469,7 @@ class Connection:
 
     def _observe(self, event: ServerEvent) -> None:
         self._report.event(event)
-        if isinstance(event, AudioStart) and self._on_answered is not None:
-            self._on_answered()
-            self._on_answered = None
+        if isinstance(event, SpeechStarted | SpeechStopped) and self._occupant is not None:
+            self._occupant.speaking(isinstance(event, SpeechStarted))
         elif isinstance(event, TurnMetrics):
             self._turns.cancel_turn(event.turn)  # the turn is over: release its bookkeeping

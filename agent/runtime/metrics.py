@@ -204,6 +204,15 @@ class ServerMetrics:
         r = self.registry
         self.sessions_total = r.register(Counter("voice_agent_sessions_total", "Sessions opened."))
         self.active_sessions = r.register(Gauge("voice_agent_active_sessions", "Sessions open now."))
+        self.opening = r.register(
+            Gauge(
+                "voice_agent_opening_connections",
+                "Connections whose session has not started yet (not load; bounded per address and in total).",
+            )
+        )
+        self.speaking = r.register(
+            Gauge("voice_agent_speaking_calls", "Sessions whose caller is speaking now (admission's forecast).")
+        )
         self.turns_total = r.register(Counter("voice_agent_turns_total", "Turns completed (interrupted included)."))
         self.interrupted_turns_total = r.register(
             Counter("voice_agent_interrupted_turns_total", "Turns cut short by the caller (barge-in).")
@@ -329,6 +338,11 @@ class ServerMetrics:
 
     def refused(self, reason: str) -> None:
         self.refusals_total.inc(labels=[reason])
+
+    def occupancy(self, opening: int, speaking: int) -> None:
+        """The connections still opening and the callers speaking, now (set before ``render``)."""
+        self.opening.set(opening)
+        self.speaking.set(speaking)
 
     def render(self, speech: Iterable[BreakerStatus] = (), models: QueueStats | None = None) -> str:
         """The exposition; ``speech`` are the speech endpoints' breakers as they are now, ``models`` the local

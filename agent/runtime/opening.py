@@ -30,11 +30,12 @@ from agent.auth import Authenticator, Principal
 from agent.config import Settings
 from agent.core.events import CloseSession, ErrorNotice
 from agent.errors import ProtocolError, UnknownVoice
+from agent.logsafe import shown
 from agent.runtime import realtime_opening
 from agent.runtime.call_socket import CallSocket
 from agent.runtime.components import Components
-from agent.runtime.metrics import ServerMetrics
 from agent.runtime.outbox import Payload
+from agent.runtime.session_report import RefusalLog
 from agent.runtime.telephony import HungUp, PhoneStart, StartDecoder, TelephonyWire
 from agent.runtime.telnyx_connection import telnyx_start
 from agent.runtime.twilio_connection import twilio_start
@@ -81,6 +82,9 @@ class Opened:
     principal: Principal
     telephony: bool = False
     """A phone call (no echo cancellation at the far end: the echo gate listens, ``agent.runtime.frontend``)."""
+    parting: CloseSession | None = None
+    """A call that cannot be served: ``voice`` is the fallback voice, which says ``turn.no_voice_text`` and then
+    the call is closed with this (rather than leave the caller in dead air)."""
 
 
 def display_name(voice: str) -> str:
@@ -105,7 +109,7 @@ class PreStart:
         send: Callable[[Payload], None],
         enroll: Enroll,
         enrolling: Busy,
-        metrics: ServerMetrics,
+        refusals: RefusalLog,
     ) -> None:
         self._ws = ws
         self._settings = settings
@@ -114,7 +118,7 @@ class PreStart:
         self._send = send
         self._enroll = enroll
         self._enrolling = enrolling
-        self._metrics = metrics
+        self._refusals = refusals
         self._deadline = time.monotonic() + settings.server.start_timeout_s
         self.close: CloseSession | None = None
 
@@ -168,9 +172,8 @@ class PreStart:
             try:
                 start = first(message)
             except ProtocolError as exc:
-                log.info("phone stream: dropped a message before start: %s", exc.code)
+                self._refusals.refused("phone stream: dropped a message before start", exc.code)
                 dropped[exc.code] += 1
-                self._metrics.error(exc.code)
                 continue
             if isinstance(start, HungUp):
                 self.close = CloseSession(1000, "stream stopped")
@@ -199,8 +202,7 @@ class PreStart:
                 return None
 
     def _refuse(self, exc: ProtocolError) -> None:
-        log.info("refused a message before session.start: %s", exc.code)
-        self._metrics.error(exc.code)
+        self._refusals.refused("refused a message before session.start", exc.code)
         self._send(browser.encode(ErrorNotice(code=exc.code, message=exc.message)))
         if exc.code in ("unauthorized", "forbidden"):  # forbidden: only session.start raises it here
             self.close = CloseSession(1008, exc.code)
@@ -240,22 +242,32 @@ class PreStart:
         principal = self._credentials.check(None)
         tts, default = self._components.tts, self._settings.tts.default_voice
         requested = start.voice or default
-        call = f"{start.gateway.provider} call {start.gateway.call_id}"
+        call = f"{start.gateway.provider} call {shown(start.gateway.call_id)}"
+        wire = TelephonyWire(start.gateway, lead_ms, dropped)
         try:
             voice = await tts.resolve_voice(requested, principal.tenant)
         except UnknownVoice:
             dropped["unknown_voice"] += 1
             if requested == default:
-                self._no_voice(call, requested)
-                return None
-            log.warning("%s asked for unknown voice %r; using the default", call, requested)
+                return await self._no_voice(call, requested, wire, principal)
+            log.warning("%s asked for unknown voice %s; using the default", call, shown(requested, quote=True))
             try:
                 voice = await tts.resolve_voice(default, principal.tenant)
             except UnknownVoice:
-                self._no_voice(call, default)
-                return None
-        return Opened(TelephonyWire(start.gateway, lead_ms, dropped), voice, principal, telephony=True)
+                return await self._no_voice(call, default, wire, principal)
+        return Opened(wire, voice, principal, telephony=True)
 
-    def _no_voice(self, call: str, voice: str | None) -> None:
-        log.warning("%s refused: no voice to speak in (%r is not enrolled)", call, voice)
-        self.close = CloseSession(1011, "no voice to speak in: the default voice is not enrolled")
+    async def _no_voice(self, call: str, voice: str | None, wire: TelephonyWire, principal: Principal) -> Opened | None:
+        """No voice to answer in: the caller hears why in the fallback voice, then the call is closed 1011.
+        ``None`` when not even that voice can speak (closed at once)."""
+        log.warning("%s refused: no voice to speak in (%s is not enrolled)", call, shown(voice, quote=True))
+        close = CloseSession(1011, "no voice to speak in: the default voice is not enrolled")
+        fallback = self._components.fallback
+        try:
+            parting = fallback.voice if fallback is not None else await self._components.tts.resolve_voice(None)
+        except UnknownVoice:
+            parting = None
+        if parting is None or not self._settings.turn.no_voice_text:
+            self.close = close
+            return None
+        return Opened(wire, parting, principal, telephony=True, parting=close)

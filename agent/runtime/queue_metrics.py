@@ -49,8 +49,8 @@ class ModelQueueMetrics:
             Gauge(
                 "voice_agent_first_audio_wait_seconds",
                 "Estimated wait for the models before a new caller's first sentence could start, behind the "
-                "work queued and the first turns of calls not answered yet (admission refuses new calls as busy "
-                "above AGENT_SERVER__ADMISSION_WAIT_MS).",
+                "work queued and running and one turn for every caller speaking now (admission refuses new calls "
+                "as busy above AGENT_SERVER__ADMISSION_WAIT_MS).",
             )
         )
         self.turn_cost = r.register(

@@ -223,7 +223,9 @@ class RealtimeWire:
 
     def _unqueue(self, code: str) -> None:
         """The core refused the request just made: what was queued for its answer is not wanted."""
-        if code == "input_audio_buffer_commit_empty" and self._commits:
+        if code in ("input_audio_buffer_commit_empty", "rate_limited") and self._commits:
+            # rate_limited: an audio item over the input budget was dropped before the core saw it (a commit the
+            # core takes is answered at once, so one still queued here is the one just dropped)
             self._commits.pop()
         elif code == "conversation_already_has_active_response" and self._metadata:
             self._metadata.pop()

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import socket
 import weakref
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -37,8 +38,10 @@ from agent.runtime.call_socket import CallSocket
 from agent.runtime.components import Components
 from agent.runtime.connection import Connection
 from agent.runtime.drain import LiveCalls
+from agent.runtime.forwarded import client_address, networks
 from agent.runtime.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from agent.runtime.metrics import ServerMetrics
+from agent.runtime.occupancy import Limits, Occupancy, Occupant, Seat, peer_key
 from agent.runtime.opening import Credentials, Opening, PreStart
 from agent.runtime.responses import READ_METHODS, for_method, json_response, method_not_allowed, secured
 from agent.runtime.static import StaticFiles
@@ -60,9 +63,9 @@ SOCKET_PATHS: dict[str, Opening] = {
 
 @dataclass(slots=True)
 class ServerState:
+    limits: Limits = field(default_factory=lambda: _limits(ServerSettings()))
     components: Components | None = None
     load_error: str | None = None
-    sessions: int = 0
     ready: asyncio.Event = field(default_factory=asyncio.Event)
     metrics: ServerMetrics = field(default_factory=ServerMetrics)
     auth: Authenticator = field(default_factory=lambda: Authenticator(None))
@@ -72,22 +75,50 @@ class ServerState:
     )
     calls: LiveCalls = field(default_factory=LiveCalls)
     """The open connections (told to finish on drain)."""
-    unanswered: weakref.WeakSet[CallSocket] = field(default_factory=weakref.WeakSet)
-    """Calls admitted whose first reply has not started: admission counts their first turns as work to come."""
+    occupancy: Occupancy = field(init=False)
+    """Sockets opening, sessions, callers speaking (``agent.runtime.occupancy``)."""
+    seats: weakref.WeakKeyDictionary[CallSocket, Seat] = field(default_factory=weakref.WeakKeyDictionary)
+
+    def __post_init__(self) -> None:
+        self.occupancy = Occupancy(self.limits)
+
+    @property
+    def sessions(self) -> int:
+        """Sessions started and not closed."""
+        return self.occupancy.sessions
+
+    @property
+    def connections(self) -> int:
+        """Every socket held: opening or in a session."""
+        return self.occupancy.sessions + self.occupancy.opening
 
     def refusal(self, server: ServerSettings) -> Refusal | None:
-        """Why a new call would be refused now (``None``: it would be taken)."""
-        pending = len(self.unanswered)
-        queues = self.components.queue_stats(pending) if self.components is not None else None
+        """Why a new call would be refused now (``None``: it would be taken). Load is work: the models' queues
+        and one turn for each caller speaking now, never sockets that have not spoken."""
+        occupancy = self.occupancy
+        queues = self.components.queue_stats(occupancy.speaking) if self.components is not None else None
         return refusal(
             loaded=self.components is not None,
             failed=self.load_error is not None,
             draining=self.calls.draining,
-            sessions=self.sessions,
+            sessions=occupancy.sessions,
             max_sessions=server.max_sessions,
             first_audio_wait_s=queues.first_audio_wait_s if queues is not None else 0.0,
             max_wait_s=server.admission_wait_ms / 1000,
         )
+
+    def seat(self, socket: CallSocket, peer: str) -> Seat:
+        """A place for a socket that starts opening (``Occupancy.open``), given back when the socket is
+        collected if no handler ever closes it (a handshake that failed after the upgrade's checks)."""
+        seat = self.occupancy.open(peer)
+        self.seats[socket] = seat
+        weakref.finalize(socket, self.occupancy.close, seat)
+        return seat
+
+    def occupant(self, seat: Seat) -> Occupant:
+        """What a connection on ``seat`` reports to (its session's start and end reach ``/metrics``)."""
+        metrics = self.metrics
+        return Occupant(self.occupancy, seat, lambda on: metrics.session_opened() if on else metrics.session_closed())
 
     def header_principal(self, ws: ServerConnection) -> Principal | None:
         """The caller named by the upgrade's ``Authorization: Bearer`` header, checked at the upgrade.
@@ -106,6 +137,26 @@ class ServerState:
 
 
 _json_response = json_response
+
+
+def _limits(server: ServerSettings) -> Limits:
+    return Limits(server.max_sessions, server.max_opening, server.max_opening_per_peer)
+
+
+def _refused(refused: Refusal) -> Response:
+    return _json_response(
+        HTTPStatus(refused.status),
+        {"error": refused.message, "reason": refused.reason},
+        {"Retry-After": str(refused.retry_after_s)},
+    )
+
+
+def _bound_send_buffer(connection: ServerConnection, size: int) -> None:
+    """A small kernel send buffer: a client that stops reading blocks our next send soon (``send_timeout_s``)."""
+    sock = connection.transport.get_extra_info("socket") if size > 0 else None
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, size)
 
 
 class RunningServer:
@@ -184,6 +235,7 @@ class _Routes:
         self._state = state
         self._static = StaticFiles()
         self._gate = UpgradeGate(settings, state.auth)
+        self._proxies = networks(settings.server.trusted_proxies)
 
     def process_request(self, connection: ServerConnection, request: Request) -> Response | None:
         path = request.path.split("?", 1)[0]
@@ -193,16 +245,21 @@ class _Routes:
         admission = self._gate.admit(request, path, (str(local[0]), int(local[1])) if local else None)
         if admission.refusal is not None:
             return admission.refusal
-        refused = self._state.refusal(self._settings.server)
+        state, server = self._state, self._settings.server
+        # A bad header token on /ws is told so (error, close 1008), whatever the load: never a 503 for it.
+        refused = state.refusal(server) if admission.error is None or state.components is None else None
+        remote = connection.remote_address
+        client = str(remote[0]) if remote else ""
+        peer = peer_key(client_address(client, request.headers.get_all("X-Forwarded-For"), self._proxies))
+        refused = refused or state.occupancy.refusal_to_open(peer)
         if refused is not None:
-            self._state.metrics.refused(refused.reason)
-            return _json_response(
-                HTTPStatus.SERVICE_UNAVAILABLE,
-                {"error": refused.message, "reason": refused.reason},
-                {"Retry-After": str(refused.retry_after_s)},
-            )
-        self._state.admissions[connection] = admission
-        self._state.unanswered.add(connection)
+            state.metrics.refused(refused.reason)
+            if refused.status == HTTPStatus.TOO_MANY_REQUESTS:
+                log.info("refused an upgrade from %s: %s", peer, refused.message)
+            return _refused(refused)
+        state.admissions[connection] = admission
+        state.seat(connection, peer)
+        _bound_send_buffer(connection, server.send_buffer_bytes)
         return None
 
     def _http(self, request: Request, path: str) -> Response:
@@ -226,49 +283,56 @@ class _Routes:
         detail = state.components.health_detail() if state.components is not None else {}
         refused = state.refusal(self._settings.server)
         if refused is None:
-            return _json_response(HTTPStatus.OK, {"status": "ok", "ready": True, "sessions": state.sessions} | detail)
-        body: dict[str, object] = {"ready": False, "sessions": state.sessions} | detail
+            return _json_response(HTTPStatus.OK, {"status": "ok", "ready": True} | self._counts() | detail)
+        body: dict[str, object] = {"ready": False} | self._counts() | detail
         body |= {"status": refused.reason, "reason": refused.reason}
         if state.load_error:
             body["error"] = state.load_error
         return _json_response(HTTPStatus.SERVICE_UNAVAILABLE, body, {"Retry-After": str(refused.retry_after_s)})
 
+    def _counts(self) -> dict[str, object]:
+        occupancy = self._state.occupancy
+        return {"sessions": occupancy.sessions, "speaking": occupancy.speaking, "opening": occupancy.opening}
+
     def _metrics(self) -> Response:
         components = self._state.components
         speech = components.speech_status() if components else ()
-        queues = components.queue_stats(len(self._state.unanswered)) if components else None
+        occupancy = self._state.occupancy
+        queues = components.queue_stats(occupancy.speaking) if components else None
+        self._state.metrics.occupancy(occupancy.opening, occupancy.speaking)
         data = self._state.metrics.render(speech, queues).encode()
         headers = Headers([("Content-Type", METRICS_CONTENT_TYPE), ("Content-Length", str(len(data)))])
         headers["Cache-Control"] = "no-store"
         return Response(HTTPStatus.OK.value, HTTPStatus.OK.phrase, secured(headers), data)
 
     async def handle(self, ws: ServerConnection) -> None:
-        components = self._state.components
+        state = self._state
+        seat = state.seats.get(ws) or state.seat(ws, "")
+        components = state.components
         if components is None:  # process_request already refused; defensive
+            state.occupancy.close(seat)
             await ws.close(1013, "server not ready")
             return
-        self._state.sessions += 1
-        self._state.metrics.session_opened()
         try:
             try:
-                credentials = Credentials(self._state.auth, self._state.header_principal(ws))
+                credentials = Credentials(state.auth, state.header_principal(ws))
             except ProtocolError as exc:  # a bad header token: answered and closed 1008 by the connection
-                credentials = Credentials(self._state.auth, None, exc)
+                credentials = Credentials(state.auth, None, exc)
             path = ws.request.path.split("?", 1)[0] if ws.request is not None else WS_PATH
             connection = Connection(
                 ws,
                 self._settings,
                 components,
                 credentials,
-                self._state.metrics,
+                state.metrics,
                 opening=SOCKET_PATHS.get(path, PreStart.open_browser),
-                on_answered=lambda: self._state.unanswered.discard(ws),
+                occupant=state.occupant(seat),
             )
-            self._state.calls.add(connection)
+            state.calls.add(connection)
             try:
                 await connection.run()
             finally:
-                self._state.calls.discard(connection)
+                state.calls.discard(connection)
         except ConnectionClosed:
             log.info("client went away")  # an ordinary disconnect is not an error: no traceback
         except Exception:
@@ -276,9 +340,7 @@ class _Routes:
             with contextlib.suppress(Exception):
                 await ws.close(1011, "internal error")
         finally:
-            self._state.unanswered.discard(ws)
-            self._state.sessions -= 1
-            self._state.metrics.session_closed()
+            state.occupant(seat).left()
 
 
 async def _load(state: ServerState, load: Callable[[], Components]) -> None:
@@ -295,7 +357,7 @@ async def _load(state: ServerState, load: Callable[[], Components]) -> None:
 @asynccontextmanager
 async def running_server(settings: Settings, load: Callable[[], Components]) -> AsyncIterator[RunningServer]:
     """Listen on ``settings.server`` host/port (port 0 picks a free one) while ``load`` runs in a thread."""
-    state = ServerState(auth=Authenticator.from_settings(settings.auth))
+    state = ServerState(_limits(settings.server), auth=Authenticator.from_settings(settings.auth))
     routes = _Routes(settings, state)
     cfg = settings.server
     server = await serve(

@@ -1,11 +1,14 @@
 """What one session's events and outcomes mean for the logs and ``/metrics`` (no I/O beyond them).
 
 The connection hands over every server event it sends and the core's outcome effects; this turns them into a
-log line per turn, barge-in, continued turn or overdue stage, and into the server's counters."""
+log line per turn, barge-in, continued turn or overdue stage, and into the server's counters. The messages a
+connection refuses are counted one by one but logged only ``REFUSALS_LOGGED`` times, then summed up once at
+the close (``RefusalLog``): a client sending bad frames as fast as it can writes a few lines, not one per frame."""
 
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from typing import Any
 
 from agent.core.events import (
@@ -18,6 +21,36 @@ from agent.core.events import (
     YieldOutcome,
 )
 from agent.runtime.metrics import ServerMetrics
+
+REFUSALS_LOGGED = 5
+
+
+class RefusalLog:
+    """The messages one connection refused: each counted (``/metrics``), the first ``limit`` logged at INFO."""
+
+    def __init__(self, log: logging.LoggerAdapter[Any], metrics: ServerMetrics, limit: int = REFUSALS_LOGGED) -> None:
+        self._log = log
+        self._metrics = metrics
+        self._limit = limit
+        self._codes: Counter[str] = Counter()
+
+    def refused(self, what: str, code: str) -> None:
+        """A message was refused with ``code``; ``what`` says which (a fixed text, never the client's)."""
+        self._metrics.error(code)
+        self._codes[code] += 1
+        total = self._codes.total()
+        if total <= self._limit:
+            self._log.info("%s: %s", what, code)
+        if total == self._limit:
+            self._log.info("further refused messages of this connection are counted, not logged one by one")
+
+    def summary(self) -> str | None:
+        """The refusals past the logged ones, for the connection's last line (``None``: all were logged)."""
+        total = self._codes.total()
+        if total <= self._limit:
+            return None
+        codes = ", ".join(f"{code} x{count}" for code, count in self._codes.most_common())
+        return f"{total} messages refused ({codes})"
 
 
 class SessionReport:

@@ -1,6 +1,7 @@
 """Load-aware admission over real sockets: while the local models could not start a new caller's first sentence
 within ``AGENT_SERVER__ADMISSION_WAIT_MS``, new upgrades get 503 ``busy`` with ``Retry-After`` (and so does
-``/healthz``), while a live call goes on; once the work is done, calls are taken again.
+``/healthz``), while a live call goes on; once the work is done, calls are taken again. Callers speaking count
+as work to come; idle sessions do not.
 
 The load is real work queued on the server's ``WorkPool`` (a job holding the only worker, and first-audio jobs
 waiting behind it); the live call's stand-in models do not use the pool. Nothing is timed.
@@ -24,7 +25,15 @@ from agent.runtime.server import running_server
 from agent.scheduling import URGENT
 from agent.workers import WorkPool
 from tests.integration.conftest import local_settings
-from tests.integration.standins import EchoLanguageModel, LoudnessDetector, ScriptedSpeechToText, ToneSpeech, utterance
+from tests.integration.standins import (
+    EchoLanguageModel,
+    LoudnessDetector,
+    ScriptedSpeechToText,
+    ToneSpeech,
+    quiet,
+    tone,
+    utterance,
+)
 
 START = json.dumps({"type": "session.start", "sample_rate": 16000, "voice": None})
 
@@ -103,11 +112,12 @@ async def test_a_busy_server_refuses_new_calls_while_a_live_call_goes_on() -> No
         pool.close()
 
 
-async def test_calls_opened_together_are_refused_beyond_what_their_first_turns_would_fit() -> None:
-    # Calls that arrive together speak together: each admitted call whose first reply has not started counts as
-    # one turn of first-audio work (here 1 s: a 0.5 s transcript and a 0.5 s first sentence, over 2 workers)
-    # ahead of the next caller. With a 1.2 s budget three are taken at once (waits 0, 0.5, 1.0 s) and the
-    # fourth is refused until one of them has been answered. Nothing runs on the pool: it is all forecast.
+async def test_callers_speaking_count_as_work_to_come_and_idle_sessions_count_nothing() -> None:
+    # Each call whose caller is in the middle of an utterance counts as one turn of first-audio work (here 1 s:
+    # a 0.5 s transcript and a 0.5 s first sentence, over 2 workers) ahead of a new caller. Idle sessions (started,
+    # silent) count nothing. With a 1.2 s budget, three callers speaking at once make the server busy; once they
+    # have stopped (their turns ran on stand-ins outside the pool) new calls are taken again. Nothing runs on the
+    # pool: it is all forecast.
     pool = WorkPool(2, turn_parts={"transcript": 0.5, "first_sentence": 0.5})
     components = standins_on(pool)
     settings = local_settings(server={"admission_wait_ms": 1200})
@@ -115,10 +125,21 @@ async def test_calls_opened_together_are_refused_beyond_what_their_first_turns_w
         async with running_server(settings, lambda: components) as server:
             await server.wait_ready()
             async with contextlib.AsyncExitStack() as stack:
-                calls = [await stack.enter_async_context(connect(server.ws_url)) for _ in range(3)]
+                calls = [await stack.enter_async_context(connect(server.ws_url)) for _ in range(6)]
                 for ws in calls:
                     await ws.send(START)
                     await until(ws, "session.started")
+                # Six idle sessions: still ok, and a new caller is taken.
+                status, body, _ = await asyncio.to_thread(http_get, server.http_url + "/healthz")
+                assert status == 200 and json.loads(body)["sessions"] == 6, body
+                async with connect(server.ws_url) as seventh:
+                    await seventh.send(START)
+                    await until(seventh, "session.started")
+
+                # Three of them start speaking (and have not stopped): the next caller would wait 1.5 s.
+                for ws in calls[:3]:
+                    await say(ws, quiet(200) + tone(600))
+                    await until(ws, "speech.started")
                 with pytest.raises(InvalidStatus) as info:
                     async with connect(server.ws_url):
                         pass
@@ -127,16 +148,14 @@ async def test_calls_opened_together_are_refused_beyond_what_their_first_turns_w
                 assert int(info.value.response.headers["Retry-After"]) >= 1
                 status, body, _ = await asyncio.to_thread(http_get, server.http_url + "/healthz")
                 assert status == 503 and json.loads(body)["reason"] == "busy"
+                assert json.loads(body)["speaking"] == 3
 
-                # The first caller is answered: its turn is no longer to come, and a new call is taken.
-                await say(calls[0], utterance())
-                await until(calls[0], "audio.start")
-                async with connect(server.ws_url) as fourth:
-                    await fourth.send(START)
-                    await until(fourth, "session.started")
-                    # Three unanswered again (two of the first and the fourth): the next is refused.
-                    with pytest.raises(InvalidStatus):
-                        async with connect(server.ws_url):
-                            pass
+                # They stop and are answered: nothing is to come, and a new call is taken.
+                for ws in calls[:3]:
+                    await say(ws, quiet(1500))
+                    await until(ws, "audio.start")
+                async with connect(server.ws_url) as again:
+                    await again.send(START)
+                    await until(again, "session.started")
     finally:
         pool.close()

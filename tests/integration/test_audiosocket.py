@@ -130,7 +130,7 @@ async def test_bad_input_is_dropped_and_counted_and_other_calls_go_on(server: Ru
     assert await lost.run_until(lambda: lost.ended, 30) and lost.received.hangup_at is not None
     assert (await asyncio.wait_for(reader.read(), 30)) == b"\x00\x00\x00"  # hung up, then closed
     assert got.hangup_at is None and got.closed_at is None  # the call went on through all of it
-    assert await caller.run_until(lambda: server.state.sessions == 1, 30), server.state.sessions
+    assert await caller.run_until(lambda: server.state.connections == 1, 30), server.state.connections
     await caller.hang_up()
     await lost.close()
     writer.close()
@@ -188,3 +188,26 @@ async def test_cli_audiosocket_mode_calls_and_saves_the_reply(server: RunningSer
     assert await cli.run(args, stderr=err) == cli.EXIT_OK, err.getvalue()
     assert "reply audio" in err.getvalue()
     assert out.stat().st_size > 8000  # over half a second of 8 kHz reply
+
+
+async def test_connections_that_never_start_a_call_cost_a_real_call_nothing(components: Components) -> None:
+    # Ten connections from the PBX's address that never send the call's UUID: not sessions, not load.
+    settings = local_settings(audiosocket={"port": 0}, server={"admission_wait_ms": 500})
+    async with running_server(settings, lambda: components) as server:
+        await server.wait_ready()
+        port = server.audiosocket_port
+        assert port is not None
+        idle = [await asyncio.open_connection(HOST, port) for _ in range(10)]
+        for _ in range(1000):  # the listener takes them in turn; only against a hang
+            if server.state.occupancy.opening == 10:
+                break
+            await asyncio.sleep(0.01)
+        assert server.state.occupancy.opening == 10 and server.state.sessions == 0
+        assert server.state.refusal(settings.server) is None
+        caller = await caller_of(server)
+        await caller.begin()
+        caller.say(silence(300, 8000) + speech_pcm16("What time is it?", 8000) + silence(1500, 8000))
+        assert await caller.run_until(lambda: len(caller.received.audio_times) >= 10, 60), "no reply"
+        await caller.hang_up()
+        for _, writer in idle:
+            writer.close()

@@ -8,6 +8,7 @@ No wall-clock bounds: tiny settings (send and start timeouts) and waiting for th
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import socket
@@ -100,7 +101,7 @@ async def bystander_works(server: RunningServer) -> None:
 
 async def slots_freed(server: RunningServer) -> None:
     """Wait for the effect (every connection gone), however long it takes; pytest's timeout bounds it."""
-    while server.state.sessions:  # noqa: ASYNC110 - the server exposes a count, not an event
+    while server.state.connections:  # noqa: ASYNC110 - the server exposes a count, not an event
         await asyncio.sleep(0.02)
 
 
@@ -135,6 +136,29 @@ async def test_client_that_stops_reading_is_closed_and_its_slot_freed(caplog: py
         assert isinstance(tts, ToneSpeech)
         tts.seconds = 0.3
         await bystander_works(srv)
+
+
+async def test_a_flood_of_bad_frames_writes_a_few_log_lines_and_counts_every_one(
+    server: RunningServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO)
+    async with connect(server.ws_url) as ws:
+        for _ in range(500):  # before session.start: each one refused (error not_started / bad_message)
+            await ws.send(b"\x00\x00")
+            await ws.send("{not json")
+        await ws.send('{"type":"session.end"}')
+        with contextlib.suppress(ConnectionClosed):
+            await until(ws, "never")
+    await slots_freed(server)  # the connection's last line is written
+    refused = [r for r in caplog.records if "refused" in r.getMessage() and r.name.startswith("agent")]
+    assert len(refused) <= 10, [r.getMessage() for r in refused]
+    assert any("1000 messages refused" in r.getMessage() for r in caplog.records), "no summary line"
+    metrics = server.state.metrics.render((), None)
+    counted = sum(
+        float(line.rsplit(" ", 1)[1]) for line in metrics.splitlines() if line.startswith("voice_agent_errors_total{")
+    )
+    assert counted >= 1000
+    await bystander_works(server)
 
 
 # ----------------------------------------------------------------------------------------- hang-ups
@@ -330,7 +354,7 @@ async def test_superseded_transcriptions_are_cancelled(server: RunningServer) ->
 # ---------------------------------------------------------------------------------------------- Twilio
 
 
-async def test_twilio_call_whose_default_voice_is_not_enrolled_closes_cleanly(
+async def test_twilio_call_whose_default_voice_is_not_enrolled_hears_why_then_closes_cleanly(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.INFO)
@@ -339,8 +363,12 @@ async def test_twilio_call_whose_default_voice_is_not_enrolled_closes_cleanly(
         async with connect(srv.twilio_url) as ws:
             for message in twilio_start():
                 await ws.send(message)
-            await ws.wait_closed()
+            media = 0
+            with contextlib.suppress(ConnectionClosed):
+                while True:  # no dead air: the no-voice phrase in the fallback voice, then the close
+                    media += json.loads(await ws.recv())["event"] == "media"
             assert ws.close_code == 1011 and "not enrolled" in (ws.close_reason or "")
+            assert media > 0
         await slots_freed(srv)
         assert not tracebacks(caplog)
         warned = [r for r in caplog.records if r.levelno >= logging.WARNING and "no voice to speak" in r.getMessage()]

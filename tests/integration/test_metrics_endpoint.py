@@ -30,13 +30,19 @@ async def test_metrics_endpoint_answers_prometheus_text(server: RunningServer) -
 
 
 async def test_open_sessions_are_counted(server: RunningServer) -> None:
-    async with connect(server.ws_url):
-        for _ in range(200):  # the handler runs once the handshake is done; wait for it
+    async with connect(server.ws_url) as ws:
+        _, _, body = await _scrape(server)
+        assert ("voice_agent_active_sessions", {}, 0.0) in parse(body)[2]  # a socket is not a session yet
+        assert ("voice_agent_opening_connections", {}, 1.0) in parse(body)[2]
+        await ws.send('{"type": "session.start", "sample_rate": 16000}')
+        for _ in range(200):  # the session starts once its start is read; wait for it
             if server.state.metrics.active_sessions.value() == 1:
                 break
             await asyncio.sleep(0.01)
         _, _, body = await _scrape(server)
         assert ("voice_agent_active_sessions", {}, 1.0) in parse(body)[2]
+        assert ("voice_agent_opening_connections", {}, 0.0) in parse(body)[2]
+        assert ("voice_agent_speaking_calls", {}, 0.0) in parse(body)[2]
     for _ in range(200):
         if server.state.metrics.active_sessions.value() == 0:
             break

@@ -41,3 +41,30 @@ async def test_closing_wakes_a_producer_waiting_for_room_and_the_bound_can_chang
     assert not waiter.done()
     box.close()  # e.g. the client stopped reading: nothing may wait for room for ever
     await asyncio.wait_for(waiter, 1)
+
+
+async def test_more_than_max_bytes_of_text_beyond_the_audio_buffer_empties_the_box_and_reports_once() -> None:
+    overflows: list[int] = []
+    box = Outbox(audio_high_water=100, max_bytes=1000, on_overflow=lambda: overflows.append(1))
+    box.put(b"a" * 100, 1)
+    for _ in range(9):
+        box.put("x" * 100)  # 1000 bytes queued beyond... and audio within its allowance: kept
+    assert box.queued_bytes == 1000 and not overflows
+    box.put("y" * 101)  # a client that takes nothing
+    assert overflows == [1] and box.queued_bytes == 0 and box.audio_bytes == 0
+    box.put("z" * 5000)  # closed: nothing more is kept, nothing more reported
+    assert overflows == [1] and box.queued_bytes == 0
+    assert await box.get() is None
+    await asyncio.wait_for(box.wait_for_room(), 1)  # an audio producer is never left waiting
+
+
+async def test_queued_bytes_follow_gets_and_dropped_audio() -> None:
+    box = Outbox(audio_high_water=1000, max_bytes=1000)
+    box.put("abc")
+    box.put(b"1234", 1)
+    box.put(b"56", 2)
+    assert box.queued_bytes == 9
+    box.drop_audio(1)
+    assert box.queued_bytes == 5
+    assert await box.get() == "abc"
+    assert box.queued_bytes == 2
