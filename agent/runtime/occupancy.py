@@ -4,7 +4,8 @@ A socket passes through three states, each with its own bound, and only one of t
 
 - **opening** (from the upgrade until its session starts: ``session.start``, a phone gateway's start, the
   AudioSocket UUID): it has not spoken and may not even be authenticated, so it is never counted as work.
-  It is bounded on its own, per peer (``max_opening_per_peer``, refused with 429) and in total
+  It is bounded on its own, per peer (``max_opening_per_peer``, refused with 429; not for a trusted peer
+  that carries many callers: a PBX, a phone provider whose credential checked out) and in total
   (``max_opening``, 503), and the start deadline (``server.start_timeout_s``) ends it. A few idle or
   unauthenticated sockets therefore cost nothing to the callers who start sessions.
 - **session**: bounded by ``max_sessions`` (a memory bound, checked at the upgrade and again when the session

@@ -182,3 +182,21 @@ async def test_behind_trusted_proxies_each_client_is_bounded_by_its_forwarded_ad
                 server.ws_url, "127.0.6.1", server.port, additional_headers={"X-Forwarded-For": "198.51.100.9"}
             )
         assert info.value.response.status_code == 429
+
+
+async def test_a_phone_provider_whose_credential_checked_out_is_held_to_the_total_bound_only(
+    components: Components,
+) -> None:
+    token = "telnyx-stream-token-for-the-test"
+    settings = local_settings(server={"max_opening_per_peer": 1}, telnyx={"stream_auth_token": token})
+    async with running_server(settings, lambda: components) as server, contextlib.AsyncExitStack() as stack:
+        await server.wait_ready()
+        # Telnyx's media servers carry many calls from a few addresses: two streams not started yet, one address.
+        for _ in range(2):
+            await stack.enter_async_context(connect(f"{server.telnyx_url}?token={token}"))
+        assert server.state.occupancy.opening == 2
+        # Anyone else: one connection that has not started per address, then 429.
+        await stack.enter_async_context(await from_address(server.ws_url, "127.0.7.1", server.port))
+        with pytest.raises(InvalidStatus) as info:
+            await from_address(server.ws_url, "127.0.7.1", server.port)
+        assert info.value.response.status_code == 429
