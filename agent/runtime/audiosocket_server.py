@@ -28,7 +28,7 @@ from agent.auth import DEFAULT_TENANT, Principal
 from agent.config import Settings
 from agent.runtime.audiosocket_connection import audiosocket_start
 from agent.runtime.connection import Connection
-from agent.runtime.occupancy import peer_key
+from agent.runtime.forwarded import parse_address, peer_key
 from agent.runtime.opening import Credentials, Opened, PreStart
 from agent.transport import audiosocket
 
@@ -45,12 +45,9 @@ a reset can destroy the hangup before the peer reads it."""
 
 def peer_allowed(host: str, allowed: Sequence[str]) -> bool:
     """May a peer at ``host`` (an IP address) call: loopback, or inside one of the ``allowed`` networks."""
-    try:
-        address = ipaddress.ip_address(host.split("%", 1)[0])
-    except ValueError:
+    address = parse_address(host)
+    if address is None:
         return False
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
     if address.is_loopback:
         return True
     return any(address in ipaddress.ip_network(network, strict=False) for network in allowed)

@@ -68,13 +68,13 @@ from agent.runtime import stages
 from agent.runtime.call_socket import CallSocket
 from agent.runtime.components import Components
 from agent.runtime.enrollment import EnrollmentChannel
-from agent.runtime.frontend import DETECTOR_RATE, CallerAudio, echo_guard
+from agent.runtime.frontend import CallerAudio, echo_guard
 from agent.runtime.metrics import ServerMetrics
 from agent.runtime.occupancy import Occupant
 from agent.runtime.opening import Credentials, Opened, Opening, PreStart, display_name
 from agent.runtime.outbox import Outbox
 from agent.runtime.policy import session_config
-from agent.runtime.rate_limit import InputRateLimiter, Verdict
+from agent.runtime.rate_limit import InputRateLimiter, Verdict, carried_audio_ms
 from agent.runtime.realtime_opening import resolve_voice
 from agent.runtime.session_report import RefusalLog, SessionReport
 from agent.runtime.speech import TurnSpeech
@@ -97,16 +97,6 @@ TICK_S = 0.25
 """Longest time the core's timers wait for an event while the client sends nothing."""
 _clock = time.perf_counter
 """The session core's clock (``now`` of every event; ``Drain.deadline``)."""
-
-
-def _audio_ms(item: object, input_rate: int) -> float | None:
-    """How much caller audio ``item`` carries, in ms, for the session's one input budget: caller PCM at the wire's
-    input rate, or an utterance a client commits whole (Realtime audio items, 16 kHz); ``None``: no audio."""
-    if isinstance(item, bytes):
-        return len(item) / (input_rate * 2 / 1000.0)
-    if isinstance(item, CommitInput) and item.pcm is not None:
-        return len(item.pcm) / (DETECTOR_RATE * 2 / 1000.0)
-    return None
 
 
 class Connection:
@@ -302,7 +292,7 @@ class Connection:
                 except ProtocolError as exc:
                     self._refuse(exc)
                     continue
-                audio_ms = _audio_ms(item, wire.input_rate)  # the rate of the moment (a client may change it)
+                audio_ms = carried_audio_ms(item, wire.input_rate)  # the rate of the moment (a client may change it)
                 if audio_ms is not None:
                     verdict = limiter.admit(audio_ms, time.monotonic())
                     if verdict is Verdict.CLOSE:

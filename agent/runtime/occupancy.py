@@ -14,14 +14,13 @@ A socket passes through three states, each with its own bound, and only one of t
   first sentence) is about to be queued, so admission counts it ahead of a new caller's
   (``agent.scheduling``); a session that only listens, or says nothing at all, costs no forecast.
 
-Peers are keyed by address; IPv6 addresses by their /64, since one host usually holds a whole /64.
+Peers are keyed as ``agent.runtime.forwarded.peer_key`` names them.
 ``Seat`` is one socket's place; ``Occupancy.close`` is idempotent, so a seat may be closed both by the
 handler and by a finalizer (a handshake that failed after the upgrade check never reaches the handler).
 """
 
 from __future__ import annotations
 
-import ipaddress
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -33,19 +32,6 @@ State = Literal["opening", "session", "closed"]
 
 PEER_LIMIT = Refusal("peer_limit", "too many connections from this address are still opening", 5, status=429)
 OPENING_FULL = Refusal("opening_full", "too many connections are still opening", 2)
-
-
-def peer_key(host: str) -> str:
-    """The address a peer is counted under: an IPv4 address, or the /64 of an IPv6 one; other text as given."""
-    try:
-        address = ipaddress.ip_address(host.split("%", 1)[0])
-    except ValueError:
-        return host
-    if isinstance(address, ipaddress.IPv6Address):
-        if address.ipv4_mapped is not None:
-            return str(address.ipv4_mapped)
-        return str(ipaddress.IPv6Network((int(address) >> 64 << 64, 64)))
-    return str(address)
 
 
 @dataclass(slots=True, eq=False)

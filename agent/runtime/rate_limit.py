@@ -9,11 +9,28 @@ stall, a short file sent at once) passes, a sustained rate above ``max_rate`` do
 the limit: drop it and tell the client ``rate_limited``, at most once per ``window_s``); ``CLOSE`` (the
 client has stayed over the limit: more than a whole bucket of audio was dropped, so it is not catching
 up but flooding; close the session 1008).
+
+One bucket per session takes every message that carries caller audio (``carried_audio_ms``): streamed PCM at
+the wire's input rate of the moment (a client may switch formats), and whole utterances a client commits as
+items (Realtime ``input_audio`` parts).
 """
 
 from __future__ import annotations
 
 from enum import Enum
+
+from agent.core.events import CommitInput
+from agent.runtime.frontend import DETECTOR_RATE
+
+
+def carried_audio_ms(item: object, input_rate: int) -> float | None:
+    """How much caller audio a decoded message carries, in ms: caller PCM16 at ``input_rate``, or an utterance a
+    client commits whole (16 kHz); ``None`` for a message without audio."""
+    if isinstance(item, bytes):
+        return len(item) / (input_rate * 2 / 1000.0)
+    if isinstance(item, CommitInput) and item.pcm is not None:
+        return len(item.pcm) / (DETECTOR_RATE * 2 / 1000.0)
+    return None
 
 
 class Verdict(Enum):

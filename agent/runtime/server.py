@@ -38,10 +38,10 @@ from agent.runtime.call_socket import CallSocket
 from agent.runtime.components import Components
 from agent.runtime.connection import Connection
 from agent.runtime.drain import LiveCalls
-from agent.runtime.forwarded import client_address, networks
+from agent.runtime.forwarded import client_address, networks, peer_key
 from agent.runtime.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from agent.runtime.metrics import ServerMetrics
-from agent.runtime.occupancy import Limits, Occupancy, Occupant, Seat, peer_key
+from agent.runtime.occupancy import Limits, Occupancy, Occupant, Seat
 from agent.runtime.opening import Credentials, Opening, PreStart
 from agent.runtime.responses import READ_METHODS, for_method, json_response, method_not_allowed, secured
 from agent.runtime.static import StaticFiles

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent.runtime.forwarded import client_address, networks
+from agent.runtime.forwarded import client_address, networks, peer_key
 
 PROXIES = networks(["10.0.0.0/8", "fd00::/8"])
 
@@ -33,3 +33,12 @@ def test_no_believable_client_in_the_header_counts_the_proxy(header: list[str]) 
 def test_networks_refuses_what_is_not_one() -> None:
     with pytest.raises(ValueError):
         networks(["not a network"])
+
+
+def test_peers_are_counted_by_address_and_ipv6_by_its_64() -> None:
+    assert peer_key("127.0.0.2") == "127.0.0.2"
+    assert peer_key("::ffff:10.1.2.3") == "10.1.2.3"
+    assert peer_key("2001:db8::1") == peer_key("2001:db8::ffff:1") == "2001:db8::/64"
+    assert peer_key("2001:db8:0:1::1") != peer_key("2001:db8::1")
+    assert peer_key("fe80::1%eth0") == "fe80::/64"
+    assert peer_key("not an address") == "not an address"

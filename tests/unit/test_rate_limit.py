@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from agent.runtime.rate_limit import InputRateLimiter, Verdict
+from agent.core.events import CommitInput
+from agent.runtime.rate_limit import InputRateLimiter, Verdict, carried_audio_ms
 
 
 def feed(limiter: InputRateLimiter, speed: float, seconds: float, frame_ms: float = 20.0) -> list[Verdict]:
@@ -53,3 +54,11 @@ def test_a_client_that_slows_down_is_admitted_again_and_warned_again_later() -> 
 def test_bad_parameters_are_refused() -> None:
     with pytest.raises(ValueError):
         InputRateLimiter(max_rate=0)
+
+
+def test_every_message_that_carries_audio_is_counted_at_the_rate_of_the_moment() -> None:
+    assert carried_audio_ms(bytes(3200), 16000) == 100.0
+    assert carried_audio_ms(bytes(3200), 8000) == 200.0  # after a switch to G.711: 8 kHz samples
+    assert carried_audio_ms(CommitInput(bytes(32000)), 24000) == 1000.0  # an item: 16 kHz whatever the wire
+    assert carried_audio_ms(CommitInput(None), 16000) is None
+    assert carried_audio_ms("text", 16000) is None
