@@ -10,6 +10,12 @@ COPY pyproject.toml README.md ./
 COPY agent ./agent
 COPY clients ./clients
 RUN /opt/venv/bin/pip install --no-deps --no-build-isolation .
+# The acoustic turn-completion model (Smart Turn v3.2, AGENT_TURN__ACOUSTIC): only its ONNX file, taken out of the
+# hash-locked pipecat-ai wheel into /opt/venv/share/voice-agent/smart-turn/ (nothing of pipecat is installed).
+COPY requirements/smart-turn.txt ./requirements/smart-turn.txt
+RUN /opt/venv/bin/pip download --no-deps --require-hashes -r requirements/smart-turn.txt -d /tmp/smart-turn \
+    && /opt/venv/bin/python -m agent.adapters.smart_turn install /tmp/smart-turn/*.whl \
+    && rm -rf /tmp/smart-turn
 
 FROM python:3.11-slim
 RUN apt-get update \

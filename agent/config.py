@@ -200,6 +200,24 @@ class TurnSettings(BaseModel):
     )
     fragment_numbers: bool = Field(True, description="A transcript ending in a number waits FRAGMENT_MS.")
     fragment_ms: int = Field(700, ge=0, le=5000, description="Hangover of a fragment; 0 = HANGOVER_MAX_MS.")
+    acoustic: Literal["smart-turn", "off"] = Field(
+        "smart-turn",
+        description="Acoustic turn completion: Smart Turn v3.2 (installed by make) scores the sound of each pause "
+        "with the speculative transcript, and both decide the hangover; off = the words alone.",
+    )
+    acoustic_model: str = Field(
+        "", description="Smart Turn ONNX file; empty = the one the install step extracted into the environment."
+    )
+    acoustic_sure: float = Field(
+        0.8, ge=0.0, le=1.0, description="Sound score at or above which a turn not trailing off ends at HANGOVER_MIN_MS"
+    )
+    acoustic_unsure: float = Field(
+        0.3,
+        ge=0.0,
+        le=1.0,
+        description="Sound score below which the caller sounds unfinished: a fragment waits HANGOVER_MAX_MS, a "
+        "sentence FRAGMENT_MS.",
+    )
     preemption: Literal["off", "llm", "llm+tts"] = Field(
         "llm+tts",
         description="Start the reply (llm) and its first sentence's speech (llm+tts) from the speculative "
@@ -581,6 +599,8 @@ class Settings(BaseSettings):
             raise ValueError("vad.max_utterance_ms must be larger than vad.min_utterance_ms")
         if not self.turn.hangover_min_ms <= self.vad.hangover_ms <= self.turn.hangover_max_ms:
             raise ValueError("need turn.hangover_min_ms <= vad.hangover_ms <= turn.hangover_max_ms")
+        if self.turn.acoustic_unsure > self.turn.acoustic_sure:
+            raise ValueError("need turn.acoustic_unsure <= turn.acoustic_sure")
         return self
 
 

@@ -107,6 +107,18 @@ class SpeechToText(Protocol):
     async def transcribe(self, pcm16k: bytes, job: JobInfo | None = None) -> Transcript: ...
 
 
+class TurnCompletion(Protocol):
+    """Tells from the sound of an utterance whether the caller has finished (an acoustic turn-completion model).
+
+    ``complete_probability`` takes the utterance so far, trailing silence included (PCM16LE mono at 16 kHz), and
+    gives the probability (0..1) that the turn is complete. It runs off the event loop; ``job`` says how urgent it
+    is (droppable like a speculative transcript). Raises ``ProviderError`` on model failure and ``WorkDropped``
+    when the server is too busy to run it.
+    """
+
+    async def complete_probability(self, pcm16k: bytes, job: JobInfo | None = None) -> float: ...
+
+
 class LanguageModel(Protocol):
     """Streams reply text for a conversation.
 

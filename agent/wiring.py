@@ -9,7 +9,7 @@ from collections.abc import Callable
 from agent.config import Settings
 from agent.enrollment import EnrollmentLimits
 from agent.errors import ConfigError
-from agent.ports import LanguageModel, SpeechDetector, SpeechToText, TextToSpeech, VoiceStore
+from agent.ports import LanguageModel, SpeechDetector, SpeechToText, TextToSpeech, TurnCompletion, VoiceStore
 from agent.resilience import CircuitBreaker
 from agent.runtime.components import Components, Scheduled
 from agent.runtime.phrases import PhraseBook
@@ -52,6 +52,21 @@ def build_stt(settings: Settings, pool: WorkPool | None = None) -> SpeechToText:
     asr = FasterWhisperASR.load(settings.asr, pool)
     asr.warm_up()
     return asr
+
+
+def build_turn_model(settings: Settings, pool: WorkPool | None = None) -> TurnCompletion | None:
+    """The acoustic turn-completion model (``AGENT_TURN__ACOUSTIC``), on the shared model workers; ``None`` when
+    off. A missing model file is a ``ConfigError`` naming the install step."""
+    if settings.turn.acoustic == "off":
+        return None
+    from pathlib import Path
+
+    from agent.adapters.smart_turn import SmartTurn
+
+    path = Path(settings.turn.acoustic_model).expanduser() if settings.turn.acoustic_model else None
+    model = SmartTurn.load(path, pool)
+    model.warm_up()
+    return model
 
 
 def build_llm(settings: Settings) -> LanguageModel:
@@ -155,6 +170,7 @@ def build_components(settings: Settings) -> Components:
         phrases=PhraseBook(voices),
         work=pool,
         queues=speech_queues(tts),
+        turn_model=build_turn_model(settings, pool),
     )
     log.info("components loaded in %.2f s", time.perf_counter() - started)
     return components

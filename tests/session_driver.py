@@ -39,6 +39,7 @@ class Driver:
         preemption: Preemption = "off",
         pause: bool = False,
         continue_within_ms: int = 0,
+        endpointing: dict[str, Any] | None = None,
         **policy: int,
     ) -> None:
         cfg = {"onset_ms": 40, "hangover_ms": 400, "min_utterance_ms": 60, "max_utterance_ms": 5000, "preroll_ms": 60}
@@ -48,7 +49,13 @@ class Driver:
                 output_sample_rate=24000,
                 policy=TurnPolicy(**cfg),
                 endpointing=EndpointPolicy(
-                    speculative_ms=speculative_ms, hangover_min_ms=200, hangover_ms=400, hangover_max_ms=800
+                    **{
+                        "speculative_ms": speculative_ms,
+                        "hangover_min_ms": 200,
+                        "hangover_ms": 400,
+                        "hangover_max_ms": 800,
+                        **(endpointing or {}),
+                    }
                 ),
                 barge_in=BargeInPolicy(
                     enabled=barge_in,

@@ -1,8 +1,18 @@
-"""How long to wait before the caller's turn is over, judged from what they have said so far.
+"""How long to wait before the caller's turn is over, judged from what they said and how it sounded.
 
-A speculative transcript is taken early in the trailing silence. If it ends like a finished sentence the
-turn can end after a short silence; if it trails off ("and", "um", "so", an unfinished clause) the agent
-waits longer; with no transcript yet, the default hangover applies. Pure functions over text.
+Early in the trailing silence two looks are taken at the utterance so far: its speculative transcript (the
+words) and, when an acoustic turn-completion model runs (``EndpointPolicy.acoustic``, Smart Turn), the
+probability that the caller has finished, from the sound (pitch, rhythm, a drawn-out "um"). Together they set
+the silence that ends the turn (``EndpointPolicy.hangover_for``):
+
+- words that trail off ("and", "um", "for", a comma) wait longest, whatever the sound says;
+- a confident "finished" from the sound ends the turn at the minimum, however short the words ("Hello.",
+  "Hello world.": a short complete utterance does not pay for fragments);
+- an unsure sound makes the turn wait: longer for a fragment ("It's four.", "The quick brown fox.") than for
+  a sentence that reads finished;
+- with no sound score (model off, busy or failed) the words alone decide, as the text rules say.
+
+Pure functions over text and numbers.
 """
 
 from __future__ import annotations
@@ -117,16 +127,34 @@ class EndpointPolicy:
     question is not ("Can you call me at 7:30?")."""
     fragment_ms: int = 0
     """The hangover of a fragment (0: ``hangover_max_ms``)."""
+    acoustic: bool = False
+    """Ask the acoustic turn-completion model (``ScoreTurn``) along with each speculative transcript."""
+    sure: float = 0.8
+    """Sound score at or above which the caller has finished, unless the words trail off: ``hangover_min_ms``."""
+    unsure: float = 0.3
+    """Sound score below which the caller sounds unfinished: a fragment waits ``hangover_max_ms``, a sentence
+    that reads finished ``fragment_ms``. Between the two, a fragment waits ``fragment_ms`` and a sentence
+    ``hangover_ms``."""
 
-    def hangover_for(self, text: str | None) -> int:
+    def hangover_for(self, text: str | None, probability: float | None = None) -> int:
+        """The trailing silence that ends the turn, given its speculative transcript (``None``: not known yet)
+        and the acoustic model's probability that it is finished (``None``: no score: the text rules alone)."""
         if text is None:
             return self.hangover_ms
         verdict = completeness(text, self.trailing_words)
         if verdict is Completeness.TRAILING:
             return self.hangover_max_ms
-        if self._fragment(text):
-            return max(self.fragment_ms or self.hangover_max_ms, self.hangover_ms)
-        return self.hangover_min_ms if verdict is Completeness.COMPLETE else self.hangover_ms
+        fragment = self._fragment(text)
+        fragment_ms = max(self.fragment_ms or self.hangover_max_ms, self.hangover_ms)
+        if probability is None:
+            if fragment:
+                return fragment_ms
+            return self.hangover_min_ms if verdict is Completeness.COMPLETE else self.hangover_ms
+        if probability >= self.sure:
+            return self.hangover_min_ms
+        if probability < self.unsure:
+            return self.hangover_max_ms if fragment else fragment_ms
+        return fragment_ms if fragment else self.hangover_ms
 
     def _fragment(self, text: str) -> bool:
         words = _WORD.findall(normalise_phrase(text))
@@ -236,6 +264,35 @@ def short_bid(text: str) -> bool:
     """The transcript of a short sound made over the agent asks it to stop (``STOP_WORDS``)."""
     said = normalise_phrase(text)
     return any(said == word or said.startswith(word + " ") for word in STOP_WORDS)
+
+
+BID_WORDS = 4
+"""Words (of two letters or more, acknowledgements left out) that make a short sound over the agent a bid for the
+floor even without an interjection ("bread and some butter"). tiny.en writes up to three for a hum or a short
+acknowledgement ("And may Chen." for "mhm", "And then, um." for "mm-hmm": ``bench/backchannels.py``)."""
+
+
+def claims_floor(text: str, phrases: tuple[str, ...] = BACKCHANNELS) -> bool:
+    """Said over the agent by a sound too short to be sure of, ``text`` takes the floor: once any leading
+    acknowledgements are left out ("yeah, but..."), it begins with an interjection (``short_bid``: "wait",
+    "stop", "no", "but") or holds at least ``BID_WORDS`` words."""
+    said = _after_acknowledgements(_squashed(normalise_phrase(text)), phrases)
+    if not said:
+        return False
+    if short_bid(said):
+        return True
+    return sum(len(word) > 1 for word in said.split()) >= BID_WORDS
+
+
+def _after_acknowledgements(said: str, phrases: tuple[str, ...]) -> str:
+    """``said`` (normalised, squashed) without the acknowledgements and sounds it begins with."""
+    known = sorted({_squashed(normalise_phrase(p)) for p in (*phrases, *SOUNDS)} - {""}, key=len, reverse=True)
+    while said:
+        phrase = next((p for p in known if said == p or said.startswith(p + " ")), None)
+        if phrase is None:
+            break
+        said = said[len(phrase) :].strip()
+    return said
 
 
 def is_backchannel(text: str, phrases: tuple[str, ...] = BACKCHANNELS) -> bool:

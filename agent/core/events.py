@@ -42,6 +42,15 @@ class TranscriptReady:
 
 
 @dataclass(frozen=True, slots=True)
+class TurnScored:
+    """The result of ``ScoreTurn(request)``: the probability (0..1) that the caller has finished, from the sound
+    of the utterance; ``None`` when there is no score (the model is busy, failed or off): the words decide."""
+
+    request: int
+    probability: float | None
+
+
+@dataclass(frozen=True, slots=True)
 class TranscriptFailed:
     request: int
     message: str
@@ -179,6 +188,7 @@ ClientRequest = CommitInput | ClearInput | AddMessage | CreateResponse | CancelR
 Event = (
     AudioFrame
     | TranscriptReady
+    | TurnScored
     | TranscriptFailed
     | ReplyDelta
     | ReplyEnded
@@ -372,6 +382,16 @@ class Transcribe:
 
 
 @dataclass(frozen=True, slots=True)
+class ScoreTurn:
+    """Judge from its sound whether the utterance so far is finished (the acoustic turn-completion model):
+    ``pcm`` is the utterance up to now, trailing silence included (16 kHz PCM16LE); post ``TurnScored``. Asked
+    with the speculative transcript; droppable (the words alone decide without it)."""
+
+    request: int
+    pcm: bytes
+
+
+@dataclass(frozen=True, slots=True)
 class CancelTranscription:
     """The answer to ``Transcribe(request)`` is no longer wanted (superseded): stop it, or never start it."""
 
@@ -447,6 +467,7 @@ class CloseSession:
 Effect = (
     Notify
     | Transcribe
+    | ScoreTurn
     | CancelTranscription
     | GenerateReply
     | Synthesize

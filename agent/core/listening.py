@@ -10,6 +10,8 @@
 - ``CancelTranscription``: a request it asked for is no longer wanted (a newer speculation replaces it,
   or its utterance ended or was discarded), so the runtime can stop it instead of letting superseded
   transcriptions pile up;
+- ``ScoreTurn``: with each speculative transcript, when the endpointing policy uses the acoustic model, the
+  sound of the same snapshot is scored (its answer comes back through ``answer_score``);
 - ``Guessed``: the speculative transcript of everything said so far is known while the caller is silent and
   the turn has not ended yet (a reply can start from it, ``agent.core.preemption``);
 - ``Ended``: the utterance is over, with its transcript when the speculative one covers every voiced
@@ -34,8 +36,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Literal, assert_never
 
-from agent.core.endpointing import EndpointPolicy, is_backchannel, no_bid, normalise_phrase
-from agent.core.events import AudioFrame, CancelTranscription, Transcribe
+from agent.core.endpointing import EndpointPolicy, claims_floor, is_backchannel, no_bid, normalise_phrase
+from agent.core.events import AudioFrame, CancelTranscription, ScoreTurn, Transcribe
 from agent.core.turn_policy import Discarded, EndOfTurn, Onset, TurnDetector, TurnPolicy
 from agent.core.turn_state import AsrRequest, BargeInPolicy, Said, Utterance
 
@@ -88,7 +90,7 @@ class Passed:
     """A sound made while the agent held the floor is over and did not take it."""
 
 
-Heard = Began | Yield | Interrupt | Guessed | Ended | Passed | Transcribe | CancelTranscription
+Heard = Began | Yield | Interrupt | Guessed | Ended | Passed | Transcribe | ScoreTurn | CancelTranscription
 
 
 class Listener:
@@ -162,6 +164,7 @@ class Listener:
             utterance.probe_request = None
             utterance.backchannel = is_backchannel(text, self._barge.backchannels)
             utterance.not_backchannel = not utterance.backchannel and bool(normalise_phrase(text))
+            utterance.bid = claims_floor(text, self._barge.backchannels)
             return self._judge_interruption(utterance) if busy and not utterance.barged_in else []
         if request == utterance.spec_request:
             utterance.spec_text = text
@@ -173,6 +176,16 @@ class Listener:
                 heard = [Guessed(text, utterance.spec_voiced_until)]
             return taken + heard
         return []
+
+    def answer_score(self, request: int, probability: float | None, busy: bool) -> list[Heard]:
+        """The acoustic score of a snapshot this listener asked for (unknown or stale ones are ignored)."""
+        req = self._asr.pop(request, None)
+        utterance = self._utterance
+        if req is None or utterance is None or utterance.score_request != request:
+            return []
+        utterance.score_request = None
+        utterance.spec_score = probability
+        return self._maybe_end(utterance, busy)
 
     def reconfigure(self, policy: TurnPolicy, endpointing: EndpointPolicy, barge_in: BargeInPolicy) -> None:
         """New rules from the next frame on."""
@@ -204,20 +217,24 @@ class Listener:
     # ------------------------------------------------------------------------------------------------
 
     def _judge_interruption(self, utterance: Utterance) -> list[Heard]:
-        """Caller speech while the agent holds the floor: interrupt it, or let an acknowledgement pass.
+        """Caller speech while the agent holds the floor: interrupt it, or let it pass.
 
-        A quick transcript is asked for ``probe_lead_ms`` before the minimum, so that by the time the speech
-        is long enough to count it is usually known whether it is "uh-huh" or a real interruption. An
-        acknowledgement that goes on is looked at again every ``min_speech_ms``.
+        A client that cannot pause goes on playing the reply while the sound is judged. A quick transcript is
+        asked for ``probe_lead_ms`` before the minimum and again every ``min_speech_ms``; it interrupts at once
+        only when it claims the floor (an interjection such as "wait", "stop", "no", or several words:
+        ``claims_floor``), or has real words said right after the caller's own words (``_soon_after``: they
+        are going on). Otherwise speech interrupts once it lasts ``backchannel_max_ms``, and a shorter sound is
+        judged by its whole transcript when it ends (``Ended``; the session's rule): the quick look at 180 ms
+        of a hum or an "uh-huh" is too often words ("Run!" for "right", "And" for "mm"), and each such guess
+        cost the caller the rest of the reply.
         """
         barge, speech = self._barge, self._detector.speech_ms
         if barge.pause:  # the words decide when the utterance ends; only long speech takes the floor before
             if speech >= (barge.backchannel_max_ms if barge.backchannels else barge.min_speech_ms):
                 return self._interrupt(utterance)
             return []
-        if speech >= barge.min_speech_ms and (
-            not barge.backchannels or utterance.not_backchannel or speech >= barge.backchannel_max_ms
-        ):
+        early = utterance.bid or (utterance.not_backchannel and self._soon_after(utterance))
+        if speech >= barge.min_speech_ms and (not barge.backchannels or early or speech >= barge.backchannel_max_ms):
             return self._interrupt(utterance)
         if not barge.backchannels or utterance.probe_request is not None:
             return []
@@ -236,13 +253,17 @@ class Listener:
         heard: list[Heard] = []
         voiced_until = detector.voiced_until_ms
         if ep.speculative_ms and silence >= ep.speculative_ms and utterance.spec_voiced_until != voiced_until:
-            if utterance.spec_request is not None and self._asr.pop(utterance.spec_request, None) is not None:
-                heard.append(CancelTranscription(utterance.spec_request))  # the caller went on: superseded
+            for superseded in (utterance.spec_request, utterance.score_request):
+                if superseded is not None and self._asr.pop(superseded, None) is not None:
+                    heard.append(CancelTranscription(superseded))  # the caller went on
             utterance.spec_request = self._request(utterance, "spec")
             utterance.spec_voiced_until = voiced_until
-            utterance.spec_text = None
+            utterance.spec_text, utterance.score_request, utterance.spec_score = None, None, None
             snapshot = detector.snapshot(self._frame_ms)
             heard.append(Transcribe(utterance.spec_request, snapshot, "speculative", over_agent=utterance.over_agent))
+            if ep.acoustic and not (busy and not utterance.barged_in):  # a sound over the agent: its words decide
+                utterance.score_request = self._request(utterance, "score")
+                heard.append(ScoreTurn(utterance.score_request, snapshot))
         return heard + self._maybe_end(utterance, busy)
 
     def _maybe_end(self, utterance: Utterance, busy: bool) -> list[Heard]:
@@ -250,10 +271,10 @@ class Listener:
         detector, barge = self._detector, self._barge
         fresh = utterance.spec_voiced_until == detector.voiced_until_ms
         text = utterance.spec_text if fresh else None
-        hangover = self._endpointing.hangover_for(text)
+        hangover = self._endpointing.hangover_for(text, utterance.spec_score if fresh else None)
         paused = busy and barge.pause and not utterance.barged_in
-        if paused and self._passing(utterance, text):
-            hangover = min(hangover, barge.resume_after_ms)  # the agent is waiting, paused, to go on
+        if busy and not utterance.barged_in and self._passing(utterance, text):
+            hangover = min(hangover, barge.resume_after_ms)  # the agent is waiting, paused or not, to go on
         if detector.silence_ms < hangover:
             return []
         end = detector.end_now(self._frame_ms, self._policy.onset_ms if paused else None)
@@ -290,9 +311,19 @@ class Listener:
         barge = self._barge
         if not (busy and barge.pause) or utterance.barged_in or no_bid(text, barge.backchannels):
             return []
-        if self._detector.speech_ms < barge.min_speech_ms:
+        speech = self._detector.speech_ms
+        if speech < barge.min_speech_ms:
             return []
+        short = speech < barge.backchannel_max_ms
+        if short and not claims_floor(text, barge.backchannels) and not self._soon_after(utterance):
+            return []  # a short sound without a claim to the floor: its whole transcript decides when it ends
         return self._interrupt(utterance)
+
+    def _soon_after(self, utterance: Utterance) -> bool:
+        """``utterance`` began within ``continue_within_ms`` of the end of the caller's words being answered:
+        more likely the caller going on than a reaction to the reply."""
+        said, window = self.continuable, self._barge.continue_within_ms
+        return said is not None and bool(window) and utterance.onset_ms - said.end.voiced_until_ms <= window
 
     def _interrupt(self, utterance: Utterance) -> list[Heard]:
         """``utterance`` takes the floor. When it began soon enough after the words being answered, it goes on
@@ -304,10 +335,13 @@ class Listener:
             return [Interrupt()]
         self.continuable = None
         self._detector.prepend(said.end.audio)
-        heard: list[Heard] = []
-        if utterance.spec_request is not None and self._asr.pop(utterance.spec_request, None) is not None:
-            heard.append(CancelTranscription(utterance.spec_request))
+        heard: list[Heard] = [
+            CancelTranscription(request)
+            for request in (utterance.spec_request, utterance.score_request)
+            if request is not None and self._asr.pop(request, None) is not None
+        ]
         utterance.spec_request, utterance.spec_voiced_until, utterance.spec_text = None, -1, None
+        utterance.score_request, utterance.spec_score = None, None
         return [*heard, Interrupt(continues=said.turn)]
 
     def _passing(self, utterance: Utterance, text: str | None) -> bool:
@@ -330,7 +364,7 @@ class Listener:
         self._asr.clear()
         return moot
 
-    def _request(self, utterance: Utterance, purpose: Literal["spec", "probe"]) -> int:
+    def _request(self, utterance: Utterance, purpose: Literal["spec", "probe", "score"]) -> int:
         self._requests += 1
         self._asr[self._requests] = AsrRequest(utterance.id, self._detector.voiced_until_ms, purpose)
         return self._requests

@@ -40,7 +40,7 @@ from __future__ import annotations
 from typing import assert_never
 
 from agent.core import requests
-from agent.core.endpointing import no_bid, short_bid
+from agent.core.endpointing import claims_floor, no_bid
 from agent.core.events import (
     SHUTTING_DOWN,
     AddMessage,
@@ -63,6 +63,7 @@ from agent.core.events import (
     PlaybackMark,
     ReplyDelta,
     ReplyEnded,
+    ScoreTurn,
     SessionEnded,
     SpeechAudio,
     SpeechEnded,
@@ -73,6 +74,7 @@ from agent.core.events import (
     TranscriptFailed,
     TranscriptReady,
     TruncateReply,
+    TurnScored,
 )
 from agent.core.history import Dialogue
 from agent.core.listening import Began, Ended, Guessed, Heard, Interrupt, Listener, Passed, Yield
@@ -155,6 +157,8 @@ class Session:
                 effects = self._on_audio(event, now)
             case TranscriptReady():
                 effects = self._on_transcript(event.request, event.text, now)
+            case TurnScored():
+                effects = self._on_score(event, now)
             case TranscriptFailed():
                 effects = self._on_transcript_failed(event, now)
             case ReplyDelta() | ReplyEnded() | SpeechAudio() | SpeechEnded() | StageFailed() | PlaybackMark():
@@ -211,7 +215,7 @@ class Session:
                 return self._speaker.pause(now) if self._agent_busy() else []
             case Passed():
                 return self._speaker.resume(now)
-            case Transcribe() | CancelTranscription():
+            case Transcribe() | ScoreTurn() | CancelTranscription():
                 return [heard]
             case Interrupt(continues=continues):
                 return self._interrupt(now) + ([] if continues is None else self._continue(continues))
@@ -315,6 +319,11 @@ class Session:
             effects += self._on_heard(heard, now)
         return effects
 
+    def _on_score(self, scored: TurnScored, now: float) -> list[Effect]:
+        self._listener.continuable = self._continuable()
+        heard = self._listener.answer_score(scored.request, scored.probability, self._agent_busy())
+        return [effect for item in heard for effect in self._on_heard(item, now)]
+
     def _pending_transcribed(self, pending: PendingTurn, text: str, now: float) -> list[Effect]:
         self._pending = None
         effects: list[Effect] = []
@@ -345,10 +354,18 @@ class Session:
 
     def _no_bid(self, text: str, speech_ms: int) -> bool:
         """Said while the agent talks, ``text`` does not claim the floor: nothing, "uh-huh", or a sound shorter
-        than a barge-in needs that is no interjection such as "wait" or "stop" (``short_bid``)."""
-        if no_bid(text, self._barge.backchannels):
+        than ``backchannel_max_ms`` that does not claim the floor (an interjection such as "wait" or "stop", or
+        several words: ``claims_floor``). tiny.en writes words for hums and short acknowledgements ("And may
+        Chen." for "mhm", "Amen." for "mm"), so a word or three are no bid; a caller who means to take the floor
+        says "wait", says more, or goes on (``bench/backchannels.py``)."""
+        barge = self._barge
+        if no_bid(text, barge.backchannels):
             return True
-        return bool(self._barge.backchannels) and speech_ms < self._barge.min_speech_ms and not short_bid(text)
+        return (
+            bool(barge.backchannels)
+            and speech_ms < barge.backchannel_max_ms
+            and not claims_floor(text, barge.backchannels)
+        )
 
     def _agent_busy(self) -> bool:
         """The agent holds the floor: a reply is being prepared or is still playing."""

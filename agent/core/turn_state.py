@@ -121,12 +121,19 @@ class Utterance:
     spec_request: int | None = None
     spec_voiced_until: int = -1
     spec_text: str | None = None
+    score_request: int | None = None
+    """The acoustic score asked for with the speculative transcript (``ScoreTurn``), while it is awaited."""
+    spec_score: float | None = None
+    """Its answer: the probability that the caller has finished (``None``: none yet, or none to be had)."""
     probe_request: int | None = None
     probes: int = 0
     backchannel: bool = False
     """The latest quick transcript was only an acknowledgement."""
     not_backchannel: bool = False
-    """The latest quick transcript had real words: interrupt once the speech is long enough."""
+    """The latest quick transcript had real words (not only acknowledgements)."""
+    bid: bool = False
+    """The latest quick transcript claims the floor ("wait", "stop", "no", or several words: ``claims_floor``):
+    interrupt once the speech is long enough."""
     barged_in: bool = False
     unsure: bool = False
     """It began while the echo gate was still settling: it may be the agent's own echo (no yield at its onset)."""
@@ -150,7 +157,7 @@ class Said:
 class AsrRequest:
     utterance: int
     voiced_until: int
-    purpose: Literal["spec", "probe", "final"]
+    purpose: Literal["spec", "probe", "final", "score"]
 
 
 @dataclass(slots=True)

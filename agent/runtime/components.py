@@ -11,7 +11,7 @@ from typing import Protocol
 
 from agent.config import Settings
 from agent.enrollment import EnrollmentLimits
-from agent.ports import LanguageModel, SpeechDetector, SpeechToText, TextToSpeech, VoiceStore
+from agent.ports import LanguageModel, SpeechDetector, SpeechToText, TextToSpeech, TurnCompletion, VoiceStore
 from agent.resilience import BreakerState, BreakerStatus, CircuitBreaker
 from agent.runtime.phrases import PhraseBook
 from agent.runtime.voicing import Fallback, Voicing
@@ -47,6 +47,8 @@ class Components:
     """The worker threads the local models share (queue statistics for ``/metrics`` and admission)."""
     queues: tuple[Scheduled, ...] = ()
     """Other scarce resources run by the policy (a remote voice endpoint's slots)."""
+    turn_model: TurnCompletion | None = None
+    """Scores each pause from its sound (``ScoreTurn``); ``None``: the words alone decide (``TurnScored(None)``)."""
 
     def queue_stats(self, pending_turns: int = 0) -> QueueStats | None:
         """All the model queues, now (``None``: nothing is scheduled here); ``pending_turns``: first turns of
@@ -102,7 +104,7 @@ class Components:
 
     async def aclose(self) -> None:
         """Release what the adapters hold (HTTP pools, thread pools) at shutdown; errors are logged."""
-        parts: list[object] = [self.llm, self.tts, self.stt, self.voices]
+        parts: list[object] = [self.llm, self.tts, self.stt, self.turn_model, self.voices]
         if self.fallback is not None:
             parts.append(self.fallback.tts)
         parts.append(self.work)

@@ -53,6 +53,7 @@ from agent.core.events import (
     PlaybackClear,
     PlaybackPause,
     PreemptionOutcome,
+    ScoreTurn,
     ServerEvent,
     SpeechStarted,
     SpeechStopped,
@@ -437,6 +438,8 @@ class Connection:
                     self._observe(event)
                 case Transcribe(request=request, pcm=pcm, purpose=purpose, over_agent=over_agent):
                     self._turns.transcribe(request, pcm, purpose, over_agent)
+                case ScoreTurn(request=request, pcm=pcm):
+                    self._turns.score(request, pcm)
                 case CancelTranscription(request=request):
                     self._turns.cancel_transcription(request)
                 case GenerateReply(turn=turn, history=history):

@@ -29,6 +29,9 @@ def session_config(settings: Settings, output_rate: int, frame_ms: int = 40, can
             fragment_words=turn.fragment_words,
             fragment_numbers=turn.fragment_numbers,
             fragment_ms=turn.fragment_ms,
+            acoustic=turn.acoustic != "off",
+            sure=turn.acoustic_sure,
+            unsure=turn.acoustic_unsure,
         ),
         barge_in=BargeInPolicy(
             enabled=turn.barge_in,

@@ -15,9 +15,17 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from agent.config import Settings
-from agent.core.events import Event, ReplyDelta, ReplyEnded, StageFailed, TranscriptFailed, TranscriptReady
+from agent.core.events import (
+    Event,
+    ReplyDelta,
+    ReplyEnded,
+    StageFailed,
+    TranscriptFailed,
+    TranscriptReady,
+    TurnScored,
+)
 from agent.errors import AgentError, WorkDropped
-from agent.ports import ChatMessage, LanguageModel, SpeechToText
+from agent.ports import ChatMessage, LanguageModel, SpeechToText, TurnCompletion
 from agent.scheduling import JobInfo, Work
 
 Post = Callable[[Event], Awaitable[None]]
@@ -67,6 +75,29 @@ async def transcribe(stt: SpeechToText, request: int, pcm: bytes, job: JobInfo, 
         await post(TranscriptFailed(request, INTERNAL_MESSAGE, INTERNAL_ERROR))
         return
     await post(TranscriptReady(request, transcript.text))
+
+
+def score_job(settings: Settings) -> JobInfo:
+    """How urgent a pause's sound score is: like the speculative transcript asked with it (its answer is wanted
+    before the shortest hangover), and dropped by an overloaded server (the words then decide alone)."""
+    slack = max(settings.turn.hangover_min_ms - settings.speculative_ms, 0) / 1000
+    return JobInfo(Work.SPECULATIVE_TRANSCRIPT, slack, slack + settings.server.admission_wait_ms / 1000)
+
+
+async def score(model: TurnCompletion | None, request: int, pcm: bytes, job: JobInfo, post: Post, log: Log) -> None:
+    """Post ``TurnScored`` for ``request``: the probability, or ``None`` when there is no model, or it was busy or
+    failed (the words then decide alone)."""
+    probability: float | None = None
+    try:
+        if model is not None:
+            probability = await model.complete_probability(pcm, job)
+    except WorkDropped as exc:
+        log.debug("turn score %d skipped: %s", request, exc)
+    except AgentError as exc:
+        log.warning("turn score %d failed: %s", request, exc)
+    except Exception:
+        log.exception("turn score %d raised an unexpected error", request)
+    await post(TurnScored(request, probability))
 
 
 async def reply(llm: LanguageModel, turn: int, history: tuple[ChatMessage, ...], post: Post, log: Log) -> None:

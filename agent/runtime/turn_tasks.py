@@ -1,6 +1,7 @@
 """The asyncio tasks a session's turns run: transcriptions, reply text, speech (one per connection).
 
-The connection carries out the core's effects through it (``Transcribe`` → ``transcribe``, ``GenerateReply`` →
+The connection carries out the core's effects through it (``Transcribe`` → ``transcribe``, ``ScoreTurn`` →
+``score``, ``GenerateReply`` →
 ``reply``, ``Synthesize`` → ``speech_for(turn).add``, ``CancelReply``/``CancelTurn``/``CancelTranscription``
 → the cancels) and ``close``s it when the session ends. Every task posts its results to the connection's inbox
 and never raises (``agent.runtime.stages``); cancelling a transcription that is still queued for the model
@@ -59,6 +60,14 @@ class TurnTasks:
         job = stages.transcript_job(purpose, self._settings, over_agent)
         task = asyncio.create_task(stages.transcribe(self._components.stt, request, pcm, job, self._post, self._log))
         self._asr[request] = task
+        task.add_done_callback(lambda _: self._asr.pop(request, None) if self._asr.get(request) is task else None)
+
+    def score(self, request: int, pcm: bytes) -> None:
+        """Score the pause's sound (``ScoreTurn``) on the model workers; ``TurnScored(None)`` without a model."""
+        job = stages.score_job(self._settings)
+        model = self._components.turn_model
+        task = asyncio.create_task(stages.score(model, request, pcm, job, self._post, self._log))
+        self._asr[request] = task  # cancelled as a transcription is (CancelTranscription)
         task.add_done_callback(lambda _: self._asr.pop(request, None) if self._asr.get(request) is task else None)
 
     def cancel_transcription(self, request: int) -> None:
