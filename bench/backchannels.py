@@ -84,7 +84,7 @@ from agent.runtime.frontend import CallerAudio
 from agent.runtime.policy import session_config
 from agent.scheduling import JobInfo, Work
 from agent.wiring import build_detector_factory, build_stt
-from bench.eot_corpus import Voice, _trimmed, say
+from bench.eot_corpus import Voice, _trimmed, speaker
 
 RATE = 16000
 OUTPUT_RATE = 24000
@@ -123,7 +123,7 @@ def progress(line: str) -> None:
 
 def caller_pcm(phrase: str, voice: Voice, path: str) -> tuple[bytes, int, float]:
     """The caller's audio for ``phrase`` on ``path``: (PCM16 at the path's rate, that rate, audible ms)."""
-    spoken = _trimmed(say(phrase, voice))
+    spoken = _trimmed(speaker(voice, 0)(phrase))
     audible_ms = spoken.size / RATE * 1000
     audio = np.concatenate(
         [np.zeros(RATE * LEAD_MS // 1000, np.float32), spoken, np.zeros(RATE * TRAIL_MS // 1000, np.float32)]

@@ -78,7 +78,7 @@ from agent.runtime.components import Components
 from agent.runtime.server import running_server
 from agent.transport import twilio
 from agent.wiring import build_components
-from bench.eot_corpus import Voice, _trimmed, say
+from bench.eot_corpus import Voice, _trimmed, speaker
 from clients.framing import frame_dbfs
 from clients.twilio_client import TwilioCaller
 from tests.fakes.openai_emulator import OpenAIEmulator
@@ -138,7 +138,7 @@ class Sound:
 
 def spoken(text: str, voice: Voice) -> bytes:
     """``text`` said by ``voice``, trimmed to its audible span (10 ms fades), peak ``PEAK``, 16 kHz PCM16."""
-    audio = _trimmed(say(text, voice))
+    audio = _trimmed(speaker(voice, 0)(text))
     return float_to_pcm16((audio * (PEAK / max(float(np.max(np.abs(audio))), 1e-9))).astype(np.float32))
 
 
