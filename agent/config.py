@@ -194,7 +194,7 @@ class TurnSettings(BaseModel):
         "(Settings.speculative_ms).",
     )
     hangover_min_ms: int = Field(320, ge=60, description="Silence that ends a turn that sounds finished.")
-    hangover_max_ms: int = Field(1200, ge=60, description="Silence that ends a turn that trails off.")
+    hangover_max_ms: int = Field(1500, ge=60, description="Silence that ends a turn that trails off.")
     fragment_words: int = Field(
         3, ge=0, le=10, description="A transcript of at most this many words (not a short answer) waits FRAGMENT_MS."
     )
@@ -209,14 +209,28 @@ class TurnSettings(BaseModel):
         "", description="Smart Turn ONNX file; empty = the one the install step extracted into the environment."
     )
     acoustic_sure: float = Field(
-        0.8, ge=0.0, le=1.0, description="Sound score at or above which a turn not trailing off ends at HANGOVER_MIN_MS"
-    )
-    acoustic_unsure: float = Field(
-        0.3,
+        0.7,
         ge=0.0,
         le=1.0,
-        description="Sound score below which the caller sounds unfinished: a fragment waits HANGOVER_MAX_MS, a "
-        "sentence FRAGMENT_MS.",
+        description="Sound score at or above which a sentence that reads finished ends at HANGOVER_MIN_MS (a fragment "
+        "at AGENT_VAD__HANGOVER_MS, or HANGOVER_MIN_MS with ACOUSTIC_SURE_FRAGMENTS).",
+    )
+    acoustic_unsure: float = Field(
+        0.4,
+        ge=0.0,
+        le=1.0,
+        description="Sound score at or below which the caller sounds unfinished: a fragment waits HANGOVER_MAX_MS, a "
+        "sentence ACOUSTIC_UNSURE_MS; between the two thresholds the wait goes in proportion.",
+    )
+    acoustic_unsure_ms: int = Field(
+        1500,
+        ge=0,
+        le=5000,
+        description="Wait of a sentence that reads finished but sounds unfinished; 0 = FRAGMENT_MS.",
+    )
+    acoustic_sure_fragments: bool = Field(
+        False,
+        description="A sure sound ends a fragment at HANGOVER_MIN_MS too; false = it waits AGENT_VAD__HANGOVER_MS.",
     )
     preemption: Literal["off", "llm", "llm+tts"] = Field(
         "llm+tts",

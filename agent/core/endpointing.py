@@ -83,6 +83,9 @@ OPEN_WORDS: frozenset[str] = frozenset(
     ]
 )
 
+FILLERS: frozenset[str] = frozenset(["um", "uh", "er", "erm", "hmm"])
+"""Sounds of thinking: a transcript ending in one trails off whatever its punctuation."""
+
 BACKCHANNELS: tuple[str, ...] = (
     "uh-huh", "uh huh", "mm-hmm", "mm hmm", "mhm", "hmm", "mm", "yeah", "yep", "yes", "yup", "okay", "ok",
     "right", "sure", "i see", "got it", "alright", "all right", "cool", "nice", "ah", "oh",
@@ -116,7 +119,7 @@ class EndpointPolicy:
     speculative_ms: int = 120
     hangover_min_ms: int = 320
     hangover_ms: int = 420
-    hangover_max_ms: int = 1200
+    hangover_max_ms: int = 1500
     trailing_words: frozenset[str] = field(default=TRAILING_WORDS)
     fragment_words: int = 0
     """A transcript of at most this many words (not a short answer such as "Yes." or "No, thanks.") that does
@@ -129,12 +132,16 @@ class EndpointPolicy:
     """The hangover of a fragment (0: ``hangover_max_ms``)."""
     acoustic: bool = False
     """Ask the acoustic turn-completion model (``ScoreTurn``) along with each speculative transcript."""
-    sure: float = 0.8
+    sure: float = 0.7
     """Sound score at or above which the caller has finished, unless the words trail off: ``hangover_min_ms``."""
-    unsure: float = 0.3
-    """Sound score below which the caller sounds unfinished: a fragment waits ``hangover_max_ms``, a sentence
-    that reads finished ``fragment_ms``. Between the two, a fragment waits ``fragment_ms`` and a sentence
-    ``hangover_ms``."""
+    unsure: float = 0.4
+    """Sound score at or below which the caller sounds unfinished: a fragment waits ``hangover_max_ms``, a
+    sentence that reads finished ``unsure_ms``. Between ``unsure`` and ``sure`` the wait goes in proportion
+    from those down to what a sure score gets."""
+    unsure_ms: int = 0
+    """The wait of a sentence that reads finished but sounds unfinished (0: ``fragment_ms``)."""
+    sure_fragments: bool = False
+    """A sure sound ends a fragment at ``hangover_min_ms`` too ("Hello world."); off: it waits ``hangover_ms``."""
 
     def hangover_for(self, text: str | None, probability: float | None = None) -> int:
         """The trailing silence that ends the turn, given its speculative transcript (``None``: not known yet)
@@ -150,16 +157,25 @@ class EndpointPolicy:
             if fragment:
                 return fragment_ms
             return self.hangover_min_ms if verdict is Completeness.COMPLETE else self.hangover_ms
+        if fragment:
+            sure_ms = self.hangover_min_ms if self.sure_fragments else self.hangover_ms
+            return self._between(probability, sure_ms, self.hangover_max_ms)
+        return self._between(probability, self.hangover_min_ms, max(self.unsure_ms or fragment_ms, self.hangover_ms))
+
+    def _between(self, probability: float, sure_ms: int, unsure_ms: int) -> int:
+        """``sure_ms`` at or above ``sure``, ``unsure_ms`` at or below ``unsure``, in proportion between."""
         if probability >= self.sure:
-            return self.hangover_min_ms
-        if probability < self.unsure:
-            return self.hangover_max_ms if fragment else fragment_ms
-        return fragment_ms if fragment else self.hangover_ms
+            return sure_ms
+        if probability <= self.unsure:
+            return unsure_ms
+        return round(sure_ms + (unsure_ms - sure_ms) * (self.sure - probability) / (self.sure - self.unsure))
 
     def _fragment(self, text: str) -> bool:
         words = _WORD.findall(normalise_phrase(text))
-        if not words or all(w in SHORT_ANSWER_WORDS for w in words):
-            return False
+        if not words or all(w in SHORT_ANSWER_WORDS for w in words) or text.strip().endswith("?"):
+            return False  # a short answer, a greeting or a short question ("Where to?") is a whole turn
+        if words[0] in SUBORDINATORS and "," not in text:
+            return True  # a clause that opens with "if", "after", "because"... and has no main clause yet
         if self.fragment_numbers and _NUMBER.search(text.strip().lower()):
             return True
         return len(words) <= self.fragment_words
@@ -171,6 +187,12 @@ _NUMBER = re.compile(
     r"fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|"
     r"hundred|thousand|million))\.?$"
 )
+SUBORDINATORS = frozenset(
+    ["if", "when", "whenever", "after", "before", "because", "although", "though", "while", "since", "until", "unless"]
+)
+"""Words that open a clause which needs a main clause after it ("If it rains tomorrow, ..."): such a transcript
+with no comma yet is a fragment, however long ("After the meeting.", Whisper's period on a breath)."""
+
 SHORT_ANSWER_WORDS = frozenset(
     [
         "yes",
@@ -207,6 +229,13 @@ SHORT_ANSWER_WORDS = frozenset(
         "really",
         "of",
         "course",
+        "there",
+        "good",
+        "morning",
+        "afternoon",
+        "evening",
+        "night",
+        "welcome",
     ]
 )
 """Words of short answers that are whole turns ("Yes.", "No, thanks.", "Sure, thank you."): never fragments."""
@@ -220,8 +249,8 @@ def completeness(text: str, trailing_words: frozenset[str] = TRAILING_WORDS) -> 
     words = _WORD.findall(stripped.lower())
     if stripped.endswith(("...", "…", ",", ";", ":", "-", "—")):
         return Completeness.TRAILING
-    if words and words[-1] in trailing_words:
-        return Completeness.TRAILING
+    if words and words[-1] in trailing_words and (stripped[-1] not in "?!" or words[-1] in FILLERS):
+        return Completeness.TRAILING  # "Could you repeat that?" is a question, "Is it, um?" is not
     if words and words[-1] in OPEN_WORDS and stripped[-1] not in "?!":
         return Completeness.TRAILING
     if stripped[-1] in "?!":

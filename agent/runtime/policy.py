@@ -32,6 +32,8 @@ def session_config(settings: Settings, output_rate: int, frame_ms: int = 40, can
             acoustic=turn.acoustic != "off",
             sure=turn.acoustic_sure,
             unsure=turn.acoustic_unsure,
+            unsure_ms=turn.acoustic_unsure_ms,
+            sure_fragments=turn.acoustic_sure_fragments,
         ),
         barge_in=BargeInPolicy(
             enabled=turn.barge_in,

@@ -1,10 +1,11 @@
 """The end of turn judged by words and sound together, over a real socket with real tiny.en, Smart Turn and Piper.
 
 The waits that are not the one under test are made long (3 s) so that which rule ended a turn shows in the
-audio position of ``speech.stopped`` alone: a short complete question ends at the minimum when the acoustic
-model is sure, and waits the long fragment hangover when it is off (the words alone: "Hello world." is too short
-to trust); a caller who pauses to think after "for, um," gets one turn of the whole sentence and hears nothing of
-the reply before they have finished. The audio is streamed at real-time pace; every wait fails loudly.
+audio position of ``speech.stopped`` alone: a short question ends at the minimum; "Hello world." (two words:
+a fragment by the words alone) ends at the minimum when the acoustic model is sure and may end fragments
+(``ACOUSTIC_SURE_FRAGMENTS``), and waits the long fragment hangover when the model is off; a caller who
+pauses to think after "for, um," gets one turn of the whole sentence and hears nothing of the reply before they
+have finished. The audio is streamed at real-time pace; every wait fails loudly.
 """
 
 from __future__ import annotations
@@ -30,11 +31,9 @@ LONG_MS = 3000
 LEAD_MS = 300
 
 
-def settings(acoustic: str) -> Any:
-    return local_settings(
-        vad={"hangover_ms": LONG_MS},
-        turn={"acoustic": acoustic, "hangover_max_ms": LONG_MS, "fragment_ms": LONG_MS, "fragment_words": 3},
-    )
+def settings(acoustic: str, **turn: Any) -> Any:
+    waits = {"hangover_max_ms": LONG_MS, "fragment_ms": LONG_MS, "acoustic_unsure_ms": LONG_MS, "fragment_words": 3}
+    return local_settings(vad={"hangover_ms": LONG_MS}, turn={"acoustic": acoustic, **waits, **turn})
 
 
 @dataclass
@@ -84,20 +83,29 @@ def _one(call: Call, kind: str) -> dict[str, Any]:
     return found[0]
 
 
+async def test_a_short_question_is_answered_at_the_minimum(components: Components) -> None:
+    speech = speech_pcm16("Where's the station?")
+    voiced_end_ms = LEAD_MS + len(speech) // 32
+    async with scripted_server(components, [["Two streets down."]], settings("smart-turn")) as (server, _):
+        call = await _call(server.ws_url, silence(LEAD_MS) + speech)
+    waited = _one(call, "speech.stopped")["audio_ms"] - voiced_end_ms
+    assert "station" in _one(call, "transcript")["text"].lower()
+    assert waited < LONG_MS // 2  # HANGOVER_MIN_MS (320) after the last voiced frame, not one of the long waits
+
+
 @pytest.mark.parametrize("acoustic", ["smart-turn", "off"])
-async def test_a_short_complete_question_is_answered_without_the_fragment_wait(
-    components: Components, acoustic: str
-) -> None:
+async def test_a_sure_sound_spares_two_words_the_fragment_wait(components: Components, acoustic: str) -> None:
     speech = speech_pcm16("Hello world.")
     voiced_end_ms = LEAD_MS + len(speech) // 32
-    async with scripted_server(components, [["Hello to you too."]], settings(acoustic)) as (server, _):
+    served = settings(acoustic, acoustic_sure_fragments=True)
+    async with scripted_server(components, [["Hello to you too."]], served) as (server, _):
         call = await _call(server.ws_url, silence(LEAD_MS) + speech)
     waited = _one(call, "speech.stopped")["audio_ms"] - voiced_end_ms
     assert "hello world" in _one(call, "transcript")["text"].lower().replace(",", "")
     if acoustic == "off":
         assert waited >= LONG_MS - 200  # the words alone: two words may be a fragment
     else:
-        assert waited < LONG_MS // 2  # the sound is sure: the minimum (320 ms after the last voiced frame)
+        assert waited < LONG_MS // 2  # the sound is sure: the minimum
 
 
 async def test_a_thinking_pause_gets_one_answer_to_the_whole_sentence_and_no_audio_in_the_pause(

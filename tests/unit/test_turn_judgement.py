@@ -7,6 +7,7 @@ chosen moments, and the prepared reply held until the turn is judged over.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -38,21 +39,27 @@ POLICY = EndpointPolicy(
     acoustic=True,
     sure=0.8,
     unsure=0.3,
+    unsure_ms=1200,
 )
 
 
 @pytest.mark.parametrize(
     ("text", "probability", "hangover"),
     [
-        ("Hello world.", 0.95, 200),  # short and complete: no fragment wait when the sound is sure
-        ("Hi.", 0.9, 200),
+        ("Please cancel my order.", 0.95, 200),  # reads finished, sounds sure: the minimum
         ("What time is it?", 0.85, 200),
+        ("Hi there.", 0.9, 200),  # a greeting is no fragment
+        ("Where to?", 0.9, 200),  # nor is a short question
         ("I'd like to book a table for, um,", 0.99, 1500),  # the words trail off: the sound cannot overrule
         ("I need to go to", 0.9, 1500),
-        ("The quick brown fox.", 0.1, 700),  # reads finished, sounds unfinished: waits
+        ("Could you repeat that?", 0.9, 200),  # "that" ends a question here, not a clause
+        ("Please cancel my order.", 0.1, 1200),  # reads finished, sounds unfinished: waits
+        ("Please cancel my order.", 0.55, 700),  # in proportion between the two: 200 + 1000 x 0.5
+        ("Hello world.", 0.95, 420),  # a fragment, however sure the sound: the default
+        ("If it rains tomorrow.", 0.95, 420),  # a clause waiting for its main clause is a fragment too
+        ("If it rains, we stay home.", 0.95, 200),
         ("It's four.", 0.1, 1500),  # a fragment that sounds unfinished waits longest
-        ("It's four.", 0.5, 700),
-        ("Please cancel my order.", 0.5, 420),  # unsure either way: the default
+        ("It's four.", 0.55, 960),  # 420 + 1080 x 0.5
         ("Please cancel my order.", None, 200),  # no score: the text rules alone, as before
         ("Hello world.", None, 700),  # ... which charge a fragment
         (None, 0.99, 420),  # no words yet: the default
@@ -60,6 +67,12 @@ POLICY = EndpointPolicy(
 )
 def test_the_hangover_combines_words_and_sound(text: str | None, probability: float | None, hangover: int) -> None:
     assert POLICY.hangover_for(text, probability) == hangover
+
+
+def test_a_sure_fragment_may_end_at_the_minimum() -> None:
+    eager = replace(POLICY, sure_fragments=True)
+    assert eager.hangover_for("Hello world.", 0.95) == 200
+    assert eager.hangover_for("Hello world.", 0.1) == 1500
 
 
 def test_without_the_acoustic_model_the_text_rules_are_unchanged() -> None:
@@ -104,7 +117,7 @@ def silence_until_stopped(d: Driver, limit_frames: int = 100) -> tuple[int, list
 
 
 def test_a_confident_complete_turn_answers_at_the_minimum() -> None:
-    d = judged()
+    d = judged(sure_fragments=True)
     spec, score = pause(d)
     d.at(0.0, TranscriptReady(spec, "Hello world."))  # a fragment by the word count alone (600 ms)
     d.at(0.0, TurnScored(score, 0.93))
@@ -122,7 +135,7 @@ def test_an_unsure_turn_waits_longer_and_ends_if_the_caller_stays_silent() -> No
 
 
 def test_the_score_arriving_after_the_minimum_ends_a_sure_turn_at_once() -> None:
-    d = judged()
+    d = judged(sure_fragments=True)
     spec, score = pause(d)
     d.at(0.0, TranscriptReady(spec, "Hello world."))
     assert not of(d.audio("." * 10), SpeechStopped)  # 300 ms: the words alone call it a fragment (600 ms)
