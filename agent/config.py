@@ -216,14 +216,14 @@ class TurnSettings(BaseModel):
         "at AGENT_VAD__HANGOVER_MS, or HANGOVER_MIN_MS with ACOUSTIC_SURE_FRAGMENTS).",
     )
     acoustic_unsure: float = Field(
-        0.4,
+        0.2,
         ge=0.0,
         le=1.0,
         description="Sound score at or below which the caller sounds unfinished: a fragment waits HANGOVER_MAX_MS, a "
         "sentence ACOUSTIC_UNSURE_MS; between the two thresholds the wait goes in proportion.",
     )
     acoustic_unsure_ms: int = Field(
-        1500,
+        700,
         ge=0,
         le=5000,
         description="Wait of a sentence that reads finished but sounds unfinished; 0 = FRAGMENT_MS.",

@@ -2,6 +2,7 @@
 
     python bench/latency.py                      # real and instant modes, 20 turns each, table on stdout
     python bench/latency.py --mode real --turns 6
+    python bench/latency.py --mode real --set short --turns 10   # only the short utterances (1-4 words)
     python bench/latency.py --mode remote --turns 6 --preemption off,llm,llm+tts
     python bench/latency.py --json > latency.json
 
@@ -19,18 +20,23 @@ Modes (``both`` = real and instant, ``all`` = real, remote and instant):
 ``--preemption off,llm,llm+tts`` runs each mode once per value of the server setting ``turn.preemption``
 (without it: the setting's own value, from ``AGENT_TURN__PREEMPTION`` or its default), one table each.
 
-The caller's speech is ~10 varied sentences made with Piper at start-up, each followed by at least ``--gap``
-seconds of silence, all streamed at real-time pace in 20 ms frames (the hangover is measured in audio time),
-in one session. The next sentence starts once the previous turn has finished (its ``turn.metrics``).
-For each stage of ``turn.metrics`` and for the client-measured voice-to-voice time (last non-silent frame
-sent → first reply audio frame received) the table shows n, p50, p95, mean and max in milliseconds.
-Progress goes to stderr.
+The caller's speech is made with Piper at start-up from two sets of complete utterances (``--set``):
+``short``, ten complete utterances of 1-4 words ("Hello.", "Thanks!", "What time is it?", ...; ~0.4-1 s each), and
+``long``, ten varied 1.5-3.5 s sentences, five with a short pause inside (``--pause-ms``). With ``--set both``
+(the default) the run alternates short and long, ``--turns`` in all, half each. Each utterance is followed by
+at least ``--gap`` seconds of silence, all streamed at real-time pace in 20 ms frames (the hangover is measured
+in audio time), in one session. The next utterance starts once the previous turn has finished (its
+``turn.metrics``). For each stage of ``turn.metrics`` and for the client-measured voice-to-voice time (last
+non-silent frame sent → first reply audio frame received) the table shows n, p50, p95, mean and max in
+milliseconds; the caller's voice-to-voice is also shown per set (``short``, ``long``, ``all``: a turn belongs to
+the utterance whose audio held its last speech frame). Progress goes to stderr.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import bisect
 import contextlib
 import functools
 import itertools
@@ -39,7 +45,7 @@ import logging
 import os
 import sys
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -86,6 +92,23 @@ SENTENCES: tuple[str, ...] = (
     "What's the difference between the basic plan | and the premium plan?",
     "Thanks, that's all for today.",
 )
+
+SHORT_UTTERANCES: tuple[str, ...] = (
+    "Hello.",
+    "Hi there.",
+    "Thanks!",
+    "What time is it?",
+    "Yes please.",
+    "Hello world.",
+    "Good morning.",
+    "Tuesday.",
+    "Sounds good.",
+    "No thanks.",
+)
+"""Short complete utterances (issue 20's short set): nine of one to three words, and "What time is it?"."""
+
+UTTERANCE_SETS: dict[str, tuple[str, ...]] = {"short": SHORT_UTTERANCES, "long": SENTENCES}
+SET_CHOICES: dict[str, tuple[str, ...]] = {"short": ("short",), "long": ("long",), "both": ("short", "long")}
 
 INSTANT_TRANSCRIPT = "What time do you open tomorrow morning?"
 
@@ -148,6 +171,41 @@ def caller_speech(text: str, rate: int = RATE, pause_ms: int = 250) -> bytes:
     joined = np.concatenate(pieces)
     joined *= 0.9 / max(float(np.max(np.abs(joined))), 1e-9)
     return float_to_pcm16(joined)
+
+
+def utterance_plan(sets: Sequence[str], turns: int) -> list[tuple[str, str]]:
+    """``turns`` (set name, text) pairs: the sets take turns (short, long, short, ...), each cycling through
+    its own utterances in order."""
+    cycles = {name: itertools.cycle(UTTERANCE_SETS[name]) for name in sets}
+    return [(sets[i % len(sets)], next(cycles[sets[i % len(sets)]])) for i in range(turns)]
+
+
+def utterance_of(sent_at: float | None, segment_ends: Sequence[float]) -> int | None:
+    """Which utterance held the frame sent at ``sent_at``: the first whose last frame went out at or after it
+    (``segment_ends``: when each utterance's last frame was sent, in order). None if none did."""
+    if sent_at is None:
+        return None
+    i = bisect.bisect_left(segment_ends, sent_at)
+    return i if i < len(segment_ends) else None
+
+
+def values_by_set(
+    samples: Iterable[tuple[float | None, float | None]], segment_ends: Sequence[float], labels: Sequence[str]
+) -> dict[str, list[float]]:
+    """Caller voice-to-voice values per set and in ``all``, from (last speech frame sent at, value) pairs.
+
+    ``labels[i]`` is the set of utterance ``i``. Samples without a value, or whose speech frame falls in no
+    utterance, are skipped.
+    """
+    values: dict[str, list[float]] = {name: [] for name in dict.fromkeys(labels)}
+    values["all"] = []
+    for sent_at, value in samples:
+        i = utterance_of(sent_at, segment_ends)
+        if value is None or i is None or i >= len(labels):
+            continue
+        values[labels[i]].append(float(value))
+        values["all"].append(float(value))
+    return values
 
 
 # --- instant stand-ins ----------------------------------------------------------------------------------
@@ -218,6 +276,8 @@ class ModeResult:
     elapsed_s: float
     conversation: Conversation
     values: dict[str, list[float]] = field(default_factory=dict)
+    by_set: dict[str, list[float]] = field(default_factory=dict)
+    """Caller voice-to-voice (ms) per utterance set (``short``, ``long``) and in ``all``."""
     preemptions: dict[str, float] = field(
         default_factory=lambda: dict.fromkeys(("hit", "miss", "wasted_speech_s"), 0.0)
     )
@@ -282,6 +342,7 @@ def format_table(result: ModeResult) -> str:
         f"   load: {result.load_s:.1f} s   run: {result.elapsed_s:.1f} s"
         + ("   (TIMED OUT)" if result.conversation.timed_out else ""),
         headline + "   (last audible frame sent -> first reply audio received)",
+        "  by set: " + "   ".join(f"{name} {_brief(summarize(v))}" for name, v in result.by_set.items()),
         "preemptive replies: {hit:.0f} released, {miss:.0f} discarded ({wasted_speech_s:.1f} s of speech made for "
         "nothing)".format(**result.preemptions),
         f"{'stage (ms)':<26}{'n':>4}{'p50':>9}{'p95':>9}{'mean':>9}{'max':>9}   what",
@@ -295,6 +356,12 @@ def format_table(result: ModeResult) -> str:
 
         lines.append(f"{key:<26}{s['n']:>4}{cell('p50')}{cell('p95')}{cell('mean')}{cell('max')}   {what}")
     return "\n".join(lines)
+
+
+def _brief(s: dict[str, float | int | None]) -> str:
+    if not s["n"]:
+        return "-"
+    return f"p50 {s['p50']:.0f} / p95 {s['p95']:.0f} ms (n {s['n']})"
 
 
 def _round(value: float | None) -> float | None:
@@ -314,6 +381,7 @@ def result_json(result: ModeResult) -> dict[str, Any]:
         "timed_out": result.conversation.timed_out,
         "errors": result.conversation.errors,
         "stages": {key: summarize(result.values[key]) for key, _ in STAGES},
+        "caller_voice_to_voice_by_set": {name: summarize(v) for name, v in result.by_set.items()},
         "turns": [{**t.summary(), "client_voice_to_voice_ms": t.client_voice_to_voice_ms} for t in result.turns],
     }
 
@@ -345,9 +413,16 @@ def remote_latency(args: argparse.Namespace) -> RemoteLatency:
 
 
 async def run_mode(
-    mode: str, preemption: str | None, utterances: Sequence[bytes], args: argparse.Namespace
+    mode: str,
+    preemption: str | None,
+    utterances: Sequence[bytes],
+    args: argparse.Namespace,
+    labels: Sequence[str] = (),
 ) -> ModeResult:
-    """One session of ``utterances`` against a fresh server in ``mode``; ``preemption`` None = the setting's."""
+    """One session of ``utterances`` against a fresh server in ``mode``; ``preemption`` None = the setting's.
+
+    ``labels[i]``: the set of utterance ``i`` (for ``ModeResult.by_set``; default: all ``long``).
+    """
     overrides: dict[str, Any] = {"server": {"port": 0}, "vad": {"backend": args.vad}}
     if preemption is not None:
         overrides["turn"] = {"preemption": preemption}
@@ -384,6 +459,11 @@ async def run_mode(
             await components.aclose()
     result = ModeResult(mode, settings.turn.preemption, len(utterances), load_s, elapsed_s, conversation)
     result.values = stage_values(result.turns)
+    result.by_set = values_by_set(
+        ((t.last_voice_sent_at, t.client_voice_to_voice_ms) for t in result.turns),
+        conversation.segment_ends,
+        list(labels) or ["long"] * len(utterances),
+    )
     result.preemptions = preemptions
     return result
 
@@ -416,7 +496,8 @@ def build_parser() -> argparse.ArgumentParser:
             "Measure voice-to-voice latency per stage over a real WebSocket against an in-process server: "
             "real local models, remote-like services (emulators on loopback) and/or instant stand-ins "
             "(server overhead). The headline is the caller's voice-to-voice (last audible frame sent -> first "
-            "reply audio received); the server's turn.metrics stages are shown beside it."
+            "reply audio received), also per utterance set (short: 1-4 words; long: 1.5-3.5 s sentences); the "
+            "server's turn.metrics stages are shown beside it."
         ),
     )
     parser.add_argument(
@@ -437,7 +518,21 @@ def build_parser() -> argparse.ArgumentParser:
         "transcript); several values comma separated run each mode once per value, one table each "
         "(default: the setting's own value, AGENT_TURN__PREEMPTION or llm+tts)",
     )
-    parser.add_argument("--turns", type=int, default=20, help="spoken turns per run (default: 20)")
+    parser.add_argument(
+        "--set",
+        dest="sets",
+        choices=tuple(SET_CHOICES),
+        default="both",
+        help="what the caller says: short = 1-4-word complete utterances ('Hello.', 'Thanks!', 'What time is "
+        "it?'), long = 1.5-3.5 s sentences, both = the two alternating (default: both); caller voice-to-voice "
+        "is reported per set",
+    )
+    parser.add_argument(
+        "--turns",
+        type=int,
+        default=20,
+        help="spoken utterances per run, shared by the sets in turn (default: 20; with --set both, 10 each)",
+    )
     parser.add_argument(
         "--gap", type=float, default=1.5, help="minimum silence after each sentence, seconds (default: 1.5)"
     )
@@ -483,16 +578,17 @@ async def amain(args: argparse.Namespace) -> int:
     modes = MODES[args.mode]
     preemptions: list[str | None] = list(args.preemption) if args.preemption else [None]
     started = time.perf_counter()
-    sentences = list(itertools.islice(itertools.cycle(SENTENCES), args.turns))
-    speech = {text: caller_speech(text, pause_ms=args.pause_ms) for text in dict.fromkeys(sentences)}
-    utterances = [speech[text] for text in sentences]
+    plan = utterance_plan(SET_CHOICES[args.sets], args.turns)
+    speech = {text: caller_speech(text, pause_ms=args.pause_ms) for _, text in dict.fromkeys(plan)}
+    utterances = [speech[text] for _, text in plan]
+    labels = [name for name, _ in plan]
     seconds = sum(len(u) for u in utterances) / 2 / RATE
     print(
-        f"made {len(speech)} sentences with Piper in {time.perf_counter() - started:.1f} s; "
-        f"{args.turns} turns, {seconds:.1f} s of speech per run",
+        f"made {len(speech)} utterances with Piper in {time.perf_counter() - started:.1f} s; "
+        f"{args.turns} turns ({args.sets}), {seconds:.1f} s of speech per run",
         file=sys.stderr,
     )
-    results = [await run_mode(mode, p, utterances, args) for mode in modes for p in preemptions]
+    results = [await run_mode(mode, p, utterances, args, labels) for mode in modes for p in preemptions]
     if args.json:
         # Keyed by mode; by mode/preemption when several preemption values ran.
         several = len(preemptions) > 1

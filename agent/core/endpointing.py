@@ -134,7 +134,7 @@ class EndpointPolicy:
     """Ask the acoustic turn-completion model (``ScoreTurn``) along with each speculative transcript."""
     sure: float = 0.7
     """Sound score at or above which the caller has finished, unless the words trail off: ``hangover_min_ms``."""
-    unsure: float = 0.4
+    unsure: float = 0.2
     """Sound score at or below which the caller sounds unfinished: a fragment waits ``hangover_max_ms``, a
     sentence that reads finished ``unsure_ms``. Between ``unsure`` and ``sure`` the wait goes in proportion
     from those down to what a sure score gets."""

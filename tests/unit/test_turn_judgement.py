@@ -76,14 +76,7 @@ def test_a_sure_fragment_may_end_at_the_minimum() -> None:
 
 
 def test_without_the_acoustic_model_the_text_rules_are_unchanged() -> None:
-    text_only = EndpointPolicy(
-        hangover_min_ms=200,
-        hangover_ms=420,
-        hangover_max_ms=1500,
-        fragment_words=3,
-        fragment_numbers=True,
-        fragment_ms=700,
-    )
+    text_only = replace(POLICY, acoustic=False)
     for text in ("Hello world.", "Please cancel my order.", "I need eggs, and", "Okay"):
         assert POLICY.hangover_for(text, None) == text_only.hangover_for(text)
 
