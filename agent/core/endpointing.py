@@ -305,7 +305,7 @@ def claims_floor(text: str, phrases: tuple[str, ...] = BACKCHANNELS) -> bool:
     """Said over the agent by a sound too short to be sure of, ``text`` takes the floor: once any leading
     acknowledgements are left out ("yeah, but..."), it begins with an interjection (``short_bid``: "wait",
     "stop", "no", "but") or holds at least ``BID_WORDS`` words."""
-    said = _after_acknowledgements(_squashed(normalise_phrase(text)), phrases)
+    said = _after_acknowledgements(normalise_phrase(text), phrases)
     if not said:
         return False
     if short_bid(said):
@@ -314,14 +314,18 @@ def claims_floor(text: str, phrases: tuple[str, ...] = BACKCHANNELS) -> bool:
 
 
 def _after_acknowledgements(said: str, phrases: tuple[str, ...]) -> str:
-    """``said`` (normalised, squashed) without the acknowledgements and sounds it begins with."""
-    known = sorted({_squashed(normalise_phrase(p)) for p in (*phrases, *SOUNDS)} - {""}, key=len, reverse=True)
-    while said:
-        phrase = next((p for p in known if said == p or said.startswith(p + " ")), None)
-        if phrase is None:
+    """``said`` (normalised) without the acknowledgements and sounds it begins with (matched with drawn-out
+    letters squashed, "yeahhh" = "yeah"; the rest is returned as it was said)."""
+    patterns = sorted({tuple(_squashed(normalise_phrase(p)).split()) for p in (*phrases, *SOUNDS)} - {()}, key=len)
+    words = said.split()
+    squashed = [_squashed(w) for w in words]
+    start = 0
+    while start < len(words):
+        match = next((len(p) for p in reversed(patterns) if tuple(squashed[start : start + len(p)]) == p), 0)
+        if not match:
             break
-        said = said[len(phrase) :].strip()
-    return said
+        start += match
+    return " ".join(words[start:])
 
 
 def is_backchannel(text: str, phrases: tuple[str, ...] = BACKCHANNELS) -> bool:

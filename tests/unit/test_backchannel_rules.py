@@ -19,6 +19,8 @@ from tests.session_driver import answered_turn as playing
     ("text", "claims"),
     [
         ("Wait.", True),
+        ("Hello there.", True),  # doubled letters are matched as said ("hello", "sorry", "too")
+        ("Sorry, I meant Friday.", True),
         ("Stop!", True),
         ("No, I meant Tuesday.", True),
         ("Yeah, but what about Tuesday", True),  # acknowledgements first, then an interjection
