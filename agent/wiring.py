@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from agent.config import Settings
 from agent.enrollment import EnrollmentLimits
@@ -59,8 +60,6 @@ def build_turn_model(settings: Settings, pool: WorkPool | None = None) -> TurnCo
     off. A missing model file is a ``ConfigError`` naming the install step."""
     if settings.turn.acoustic == "off":
         return None
-    from pathlib import Path
-
     from agent.adapters.smart_turn import SmartTurn
 
     path = Path(settings.turn.acoustic_model).expanduser() if settings.turn.acoustic_model else None

@@ -6,10 +6,10 @@ probability that the caller has finished, from the sound (pitch, rhythm, a drawn
 the silence that ends the turn (``EndpointPolicy.hangover_for``):
 
 - words that trail off ("and", "um", "for", a comma) wait longest, whatever the sound says;
-- a confident "finished" from the sound ends the turn at the minimum, however short the words ("Hello.",
-  "Hello world.": a short complete utterance does not pay for fragments);
-- an unsure sound makes the turn wait: longer for a fragment ("It's four.", "The quick brown fox.") than for
-  a sentence that reads finished;
+- a sentence that reads finished ends at the minimum when the sound is sure, and waits longer the less sure
+  it is; short answers, greetings and short questions ("Hi there.", "Where to?") are such sentences;
+- a fragment ("It's four.", "After the meeting.") waits the default when the sound is sure (a comma's
+  phrase-final fall sounds finished) and longest when it is not;
 - with no sound score (model off, busy or failed) the words alone decide, as the text rules say.
 
 Pure functions over text and numbers.
@@ -17,6 +17,7 @@ Pure functions over text and numbers.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from enum import Enum
@@ -133,7 +134,8 @@ class EndpointPolicy:
     acoustic: bool = False
     """Ask the acoustic turn-completion model (``ScoreTurn``) along with each speculative transcript."""
     sure: float = 0.7
-    """Sound score at or above which the caller has finished, unless the words trail off: ``hangover_min_ms``."""
+    """Sound score at or above which a sentence that reads finished ends at ``hangover_min_ms`` (a fragment at
+    ``hangover_ms``, or ``hangover_min_ms`` with ``sure_fragments``)."""
     unsure: float = 0.2
     """Sound score at or below which the caller sounds unfinished: a fragment waits ``hangover_max_ms``, a
     sentence that reads finished ``unsure_ms``. Between ``unsure`` and ``sure`` the wait goes in proportion
@@ -238,7 +240,8 @@ SHORT_ANSWER_WORDS = frozenset(
         "welcome",
     ]
 )
-"""Words of short answers that are whole turns ("Yes.", "No, thanks.", "Sure, thank you."): never fragments."""
+"""Words of short answers and greetings that are whole turns ("Yes.", "No, thanks.", "Good morning."): never
+fragments."""
 
 
 def completeness(text: str, trailing_words: frozenset[str] = TRAILING_WORDS) -> Completeness:
@@ -313,15 +316,22 @@ def claims_floor(text: str, phrases: tuple[str, ...] = BACKCHANNELS) -> bool:
     return sum(len(word) > 1 for word in said.split()) >= BID_WORDS
 
 
+@functools.cache
+def _acknowledgement_words(phrases: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
+    """``phrases`` and ``SOUNDS`` as squashed words, longest first."""
+    found = {tuple(_squashed(normalise_phrase(p)).split()) for p in (*phrases, *SOUNDS)} - {()}
+    return tuple(sorted(found, key=len, reverse=True))
+
+
 def _after_acknowledgements(said: str, phrases: tuple[str, ...]) -> str:
     """``said`` (normalised) without the acknowledgements and sounds it begins with (matched with drawn-out
     letters squashed, "yeahhh" = "yeah"; the rest is returned as it was said)."""
-    patterns = sorted({tuple(_squashed(normalise_phrase(p)).split()) for p in (*phrases, *SOUNDS)} - {()}, key=len)
+    patterns = _acknowledgement_words(phrases)
     words = said.split()
     squashed = [_squashed(w) for w in words]
     start = 0
     while start < len(words):
-        match = next((len(p) for p in reversed(patterns) if tuple(squashed[start : start + len(p)]) == p), 0)
+        match = next((len(p) for p in patterns if tuple(squashed[start : start + len(p)]) == p), 0)
         if not match:
             break
         start += match
