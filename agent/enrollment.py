@@ -35,6 +35,7 @@ from agent.audio.reference import REFERENCE_RATE, ReferenceAudio, prepare_refere
 from agent.audio.resample import resample
 from agent.auth import Principal, is_valid_tenant
 from agent.errors import EnrollmentRejected, RejectedAudio, UnknownVoice, VoiceExists
+from agent.languages import NAMES, LanguageHint, parse_language
 from agent.ports import ConsentRecord, SpeechToText, Voice, VoiceRecord, VoiceStore
 from agent.voice_records import normalize_name
 
@@ -266,8 +267,10 @@ class Enrollment:
         transcribed = not transcript
         if transcribed:
             progress("transcribing the reference audio (no transcript given)")
-            transcript = await self._transcribe(reference)
+            transcript, heard_in = await self._transcribe(reference, language)
             warnings.append(ASR_NOTE)
+            if language == "Auto":
+                language = NAMES.get(heard_in, language)  # the language its transcript was heard in
         now = self._now().astimezone(UTC).isoformat(timespec="seconds")
         consent = ConsentRecord(
             statement=request.consent.strip(),
@@ -295,14 +298,17 @@ class Enrollment:
             raise EnrollmentRejected("voice_exists", f"a voice named {name!r} already exists") from None
         return EnrollmentResult(record, tuple(warnings), transcribed)
 
-    async def _transcribe(self, reference: ReferenceAudio) -> str:
+    async def _transcribe(self, reference: ReferenceAudio, language: str) -> tuple[str, str]:
+        """The recording's words, and the language they were heard in (``language``, unless it is ``Auto``)."""
         if self._stt is None:
             raise EnrollmentRejected("transcript_required", "give the exact transcript of the recording")
         audio16 = resample(pcm16_to_float(reference.pcm), REFERENCE_RATE, _ASR_RATE)
-        result = await self._stt.transcribe(float_to_pcm16(np.asarray(audio16)))
+        code = parse_language(language) if language != "Auto" else None
+        hint = LanguageHint(code, detect=code is None)
+        result = await self._stt.transcribe(float_to_pcm16(np.asarray(audio16)), None, hint)
         text = result.text.strip()
         if not text:
             raise EnrollmentRejected(
                 "no_speech", "no words were recognised in the recording; give its exact transcript instead"
             )
-        return text
+        return text, result.language

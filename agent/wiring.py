@@ -10,9 +10,18 @@ from pathlib import Path
 from agent.config import Settings
 from agent.enrollment import EnrollmentLimits
 from agent.errors import ConfigError
-from agent.ports import LanguageModel, SpeechDetector, SpeechToText, TextToSpeech, TurnCompletion, VoiceStore
+from agent.ports import (
+    LanguageModel,
+    SpeakerScorer,
+    SpeechDetector,
+    SpeechToText,
+    TextToSpeech,
+    TurnCompletion,
+    VoiceStore,
+)
 from agent.resilience import CircuitBreaker
 from agent.runtime.components import Components, Scheduled
+from agent.runtime.fidelity import FidelitySampler
 from agent.runtime.phrases import PhraseBook
 from agent.runtime.voicing import Fallback
 from agent.workers import WorkPool, pool_workers
@@ -32,9 +41,9 @@ def build_detector_factory(settings: Settings) -> Callable[[], SpeechDetector]:
     return lambda: WebRtcSpeechDetector(mode=vad.webrtc_mode)
 
 
-FIRST_GUESS_RATES = {"asr": 0.06, "tts": 0.002}
-"""Seconds per unit (second of audio to transcribe, character to speak) of tiny.en and the Piper voice on a
-2-core machine, until the pool has measured its own."""
+FIRST_GUESS_RATES = {"asr": 0.06, "tts": 0.002, "espeak": 0.0005}
+"""Seconds per unit (second of audio to transcribe, character to speak) of tiny.en, the Piper voice and espeak-ng
+(the local voice in other languages) on a 2-core machine, until the pool has measured its own."""
 FIRST_GUESS_TURN = {"transcript": 2.0 * FIRST_GUESS_RATES["asr"], "first_sentence": 60 * FIRST_GUESS_RATES["tts"]}
 """A turn's first-audio work until measured: a 2 s utterance and a 60-character first sentence."""
 
@@ -151,6 +160,29 @@ def build_enrollment_limits(settings: Settings) -> EnrollmentLimits:
     return EnrollmentLimits(voices.max_voices_per_tenant, voices.enroll_burst, voices.enroll_per_hour)
 
 
+def build_speaker_scorer(settings: Settings) -> SpeakerScorer:
+    """The speaker-similarity model (resemblyzer's weights in numpy); ``ConfigError`` when not installed."""
+    from agent.adapters.resemblyzer_similarity import ResemblyzerSimilarity
+
+    model = settings.fidelity.model
+    return ResemblyzerSimilarity.load(Path(model).expanduser() if model else None)
+
+
+def build_fidelity(settings: Settings, voices: VoiceStore) -> FidelitySampler | None:
+    """The voice fidelity sampler (``AGENT_FIDELITY__*``); ``None`` when off, or the speaker model is not
+    installed (logged: the server runs without the gauge)."""
+    fidelity = settings.fidelity
+    if fidelity.sample_every_min <= 0:
+        return None
+    from agent.adapters.resemblyzer_similarity import default_model_path
+
+    path = Path(fidelity.model).expanduser() if fidelity.model else default_model_path()
+    if not path.is_file():
+        log.info("voice fidelity off: no speaker model at %s (make speaker-model)", path)
+        return None
+    return FidelitySampler(build_speaker_scorer(settings), voices, every_s=60 * fidelity.sample_every_min)
+
+
 def build_components(settings: Settings) -> Components:
     """Load every model once (blocking; call it in a thread). Raises ``ConfigError`` for bad settings."""
     started = time.perf_counter()
@@ -170,6 +202,7 @@ def build_components(settings: Settings) -> Components:
         work=pool,
         queues=speech_queues(tts),
         turn_model=build_turn_model(settings, pool),
+        fidelity=build_fidelity(settings, voices),
     )
     log.info("components loaded in %.2f s", time.perf_counter() - started)
     return components

@@ -13,12 +13,13 @@ with a CPU request but no limit sees the node's cores, so set ``AGENT_SERVER__MO
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import math
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import AsyncGenerator, Callable
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
@@ -149,3 +150,41 @@ class WorkPool:
 
 
 __all__ = ["Dropped", "JobInfo", "WorkPool", "available_cores", "pool_workers"]
+
+
+Streamed = bytes | BaseException | None
+"""What a streaming job hands on: a chunk, its failure, or its end."""
+Producer = Callable[[Callable[[Streamed], None], threading.Event], None]
+"""A streaming job's work: ``produce(put, stop)``."""
+
+
+async def stream_job(
+    pool: WorkPool, model: str, job: JobInfo, size: float, produce: Producer
+) -> AsyncGenerator[bytes, None]:
+    """Run ``produce(put, stop)`` as a job on ``pool`` and yield the chunks it ``put``s, as they come.
+
+    ``produce`` runs in a worker thread: it puts each chunk, then ``None`` at its end, or an exception (raised
+    here; it maps its own errors) and checks ``stop`` between chunks. Closing or cancelling the generator sets
+    ``stop`` and drops the job if it has not started yet. A closed loop makes ``put`` set ``stop`` too."""
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[Streamed] = asyncio.Queue()
+    stop = threading.Event()
+
+    def put(item: Streamed) -> None:
+        try:
+            loop.call_soon_threadsafe(queue.put_nowait, item)
+        except RuntimeError:  # the loop is closed: nobody is listening any more
+            stop.set()
+
+    worker = pool.submit(model, job, size, lambda: produce(put, stop))
+    try:
+        while True:
+            item = await queue.get()
+            if item is None:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+        worker.cancel()  # drops the job if it has not started; a running one sees ``stop``

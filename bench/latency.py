@@ -59,6 +59,7 @@ from agent.audio.pcm import float_to_pcm16
 from agent.audio.resample import resample
 from agent.config import Settings
 from agent.errors import UnknownVoice
+from agent.languages import LANGUAGES
 from agent.ports import Transcript
 from agent.resilience import RetryBudget
 from agent.runtime.components import Components
@@ -214,10 +215,12 @@ def values_by_set(
 class InstantSpeechToText:
     """Answers every utterance at once with the same known transcript."""
 
+    languages = LANGUAGES
+
     def __init__(self, text: str = INSTANT_TRANSCRIPT) -> None:
         self._text = text
 
-    async def transcribe(self, pcm16k: bytes, job: object = None) -> Transcript:
+    async def transcribe(self, pcm16k: bytes, job: object = None, hint: object = None) -> Transcript:
         return Transcript(text=self._text)
 
 
@@ -241,7 +244,7 @@ class ToneSpeech:
         return self.VOICE
 
     async def synthesize(
-        self, text: str, voice: str, budget: RetryBudget | None = None, job: object = None
+        self, text: str, voice: str, budget: RetryBudget | None = None, job: object = None, language: str | None = None
     ) -> AsyncIterator[bytes]:
         yield self._chunk
 

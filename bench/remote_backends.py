@@ -99,7 +99,7 @@ class BuzzVoice:
         return name or "buzz"
 
     async def synthesize(
-        self, text: str, voice: str, budget: RetryBudget | None = None, job: object = None
+        self, text: str, voice: str, budget: RetryBudget | None = None, job: object = None, language: str | None = None
     ) -> AsyncIterator[bytes]:
         yield self.pcm(text)
 

@@ -171,8 +171,9 @@ class BedrockLLM:
             request["system"] = system
         return request
 
-    async def stream_reply(self, history: Sequence[ChatMessage]) -> AsyncGenerator[str, None]:
-        """Yield the reply's text deltas as they arrive.
+    async def stream_reply(self, history: Sequence[ChatMessage], language: str = "en") -> AsyncGenerator[str, None]:
+        """Yield the reply's text deltas as they arrive. ``language`` is not sent as such: the history's system
+        message already tells the model which language to answer in (``agent.core.language_text``).
 
         Raises ``ProviderError`` (model/stream errors, validation, access), ``ProviderUnavailable``
         (throttling, service unavailable, unreachable) or ``ProviderTimeout``, possibly after some deltas.

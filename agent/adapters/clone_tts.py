@@ -37,6 +37,7 @@ from agent.adapters.tts_requests import (
     SseAudioDecoder,
     looks_like_sse,
     parse_wav,
+    request_language,
     speech_payload,
     split_text,
 )
@@ -144,9 +145,17 @@ class CloneTTS:
         return await self._voices.resolve(name, tenant)
 
     async def synthesize(
-        self, text: str, voice: str, budget: RetryBudget | None = None, job: JobInfo | None = None
+        self,
+        text: str,
+        voice: str,
+        budget: RetryBudget | None = None,
+        job: JobInfo | None = None,
+        language: str | None = None,
     ) -> AsyncIterator[bytes]:
         """Yield PCM16LE mono at 24 kHz for ``text`` in ``voice`` (a handle), one request per piece, in order.
+
+        The requests say ``text`` is in ``language`` (an ``agent.languages`` code); ``None``: the voice's language
+        (``AGENT_TTS__LANGUAGE``, else the one it was enrolled in). See ``request_language``.
 
         Raises ``UnknownVoice`` for a voice that is not (or no longer validly) enrolled, ``CircuitOpen`` while
         the endpoint's breaker is open, ``ProviderTimeout`` when a piece has no audio within ``deadline_s``
@@ -164,8 +173,12 @@ class CloneTTS:
         )
         retries = budget if budget is not None else RetryBudget(self._settings.turn_retry_budget)
         info = job if job is not None else URGENT
+        spoken = request_language(language, clone)
         for piece in pieces:
-            async with self.slots.slot(info, len(piece)), aclosing(self._speak(piece, clone, retries)) as audio:
+            async with (
+                self.slots.slot(info, len(piece)),
+                aclosing(self._speak(piece, clone, retries, spoken)) as audio,
+            ):
                 async for pcm in audio:
                     yield pcm
 
@@ -175,7 +188,9 @@ class CloneTTS:
             wait = f"; next try in {status.retry_after_s:.0f} s" if status.retry_after_s is not None else ""
             raise CircuitOpen(self.provider, f"{self.breaker.name} failed repeatedly{wait}")
 
-    async def _speak(self, text: str, voice: CloneVoice, budget: RetryBudget) -> AsyncGenerator[bytes, None]:
+    async def _speak(
+        self, text: str, voice: CloneVoice, budget: RetryBudget, language: str
+    ) -> AsyncGenerator[bytes, None]:
         """One piece, with retries. ``sent`` counts the bytes the caller already has: a re-request after a
         broken stream skips them."""
         attempts = Attempts(self._policy, self.provider, budget)
@@ -190,7 +205,7 @@ class CloneTTS:
                     try:
                         async with (
                             attempts.time_left() as deadline,
-                            aclosing(self._stream_once(text, voice, deadline)) as stream,
+                            aclosing(self._stream_once(text, voice, deadline, language)) as stream,
                         ):
                             async for pcm in stream:
                                 if not judged:  # audio is coming: the endpoint works
@@ -203,7 +218,7 @@ class CloneTTS:
                 else:
                     try:
                         async with attempts.time_left():
-                            pcm = await self._invoke_once(text, voice)
+                            pcm = await self._invoke_once(text, voice, language)
                     except TimeoutError:
                         raise attempts.timed_out() from None
                     judged = True
@@ -248,8 +263,8 @@ class CloneTTS:
                 if not judged:  # cancelled or closed before a verdict
                     self.breaker.abandon()
 
-    async def _invoke_once(self, text: str, voice: CloneVoice) -> bytes:
-        body = speech_payload(text, voice, voice.language, stream=False)
+    async def _invoke_once(self, text: str, voice: CloneVoice, language: str) -> bytes:
+        body = speech_payload(text, voice, language, stream=False)
         data, _content_type = await self._transport.invoke(body)
         try:
             pcm, rate = parse_wav(data)
@@ -260,9 +275,9 @@ class CloneTTS:
         return pcm
 
     async def _stream_once(
-        self, text: str, voice: CloneVoice, deadline: asyncio.Timeout
+        self, text: str, voice: CloneVoice, deadline: asyncio.Timeout, language: str
     ) -> AsyncGenerator[bytes, None]:
-        body = speech_payload(text, voice, voice.language, stream=True)
+        body = speech_payload(text, voice, language, stream=True)
         content_type, parts = await self._transport.open_stream(body)
         aligner = PcmAligner()
         sse: SseAudioDecoder | None = None

@@ -62,6 +62,7 @@ class CloneVoices:
         uri = self._uris.get(sha256)
         if uri is None:
             uri = self._uris[sha256] = wav_data_uri(voice.wav)
+        # The voice's own language; a synthesis asked for another language sends that (``request_language``).
         language = model_language(self._settings.language or record.language)
         handle = f"{tenant}/{chosen}"
         loaded = CloneVoice(

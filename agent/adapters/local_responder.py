@@ -1,15 +1,20 @@
 """The offline stand-in for a language model: keyword rules, deterministic, and honest about what it is.
 
-It lets the whole voice pipeline run with no model and no network. Replies are plain spoken English (no
-markdown, numbers written out where that is easy) and stream a word or so at a time, like a real model.
+It lets the whole voice pipeline run with no model and no network. Replies are plain spoken text (no
+markdown, numbers written out where that is easy) in the caller's language, and stream a word or so at a time,
+like a real model. English is below; the nine other languages' lines and keywords are in
+``local_responder_lines``. In each, the replies that describe the responder say that it only demonstrates the
+speech pipeline, and what it does not understand it repeats back with the same admission.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import AsyncGenerator, Callable, Sequence
 from datetime import datetime
 
+from agent.adapters.local_responder_lines import LINES, Lines
 from agent.ports import ChatMessage
 
 _ORDINALS = (
@@ -50,6 +55,15 @@ _REPEAT = "Sorry, I didn't catch that. Could you say it again?"
 _ECHO_TAIL = "I'm only the offline demo responder, so repeating it is the best I can do."
 
 
+_TRAILING = " .!?,;:。！？、，：；…"
+"""Punctuation dropped from the end of what the caller said before it is repeated back."""
+
+
+def _pieces(text: str) -> list[str]:
+    """``text`` cut after each run of white space or of Chinese/Japanese punctuation (text without spaces)."""
+    return re.findall(r".+?(?:[。！？，、：；]+\s*|\s+|$)", text)
+
+
 def _words(text: str) -> list[str]:
     """Lowercase words without punctuation (apostrophes dropped, so "what's" becomes "whats")."""
     return re.findall(r"[a-z0-9]+", text.lower().replace("'", "").replace("’", ""))
@@ -63,6 +77,42 @@ def _has_phrase(words: list[str], phrase: str) -> bool:
 
 def _any(words: list[str], *phrases: str) -> bool:
     return any(_has_phrase(words, p) for p in phrases)
+
+
+def _fold(text: str) -> str:
+    """Lowercase, without accents, with "ß" as "ss": how spaced languages are matched (ASR may drop accents)."""
+    decomposed = unicodedata.normalize("NFKD", text.lower().replace("ß", "ss"))
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def _pattern_words(phrase: str) -> list[str]:
+    return re.findall(r"\w+\*?", _fold(phrase))
+
+
+def _matches(words: list[str], phrase: str) -> bool:
+    """Whether ``phrase`` (words; one ending in ``*`` matches any word it begins) occurs in ``words``."""
+    target = _pattern_words(phrase)
+    n = len(target)
+
+    def word_matches(word: str, pattern: str) -> bool:
+        return word.startswith(pattern[:-1]) if pattern.endswith("*") else word == pattern
+
+    return any(all(word_matches(words[i + k], target[k]) for k in range(n)) for i in range(len(words) - n + 1))
+
+
+def _intent(lines: Lines, text: str) -> str | None:
+    """The first intent of ``lines.keywords`` (in order) that ``text`` asks for."""
+    if lines.spaced:
+        words = re.findall(r"\w+", _fold(text))
+        for intent, phrases in lines.keywords.items():
+            if any(_matches(words, phrase) for phrase in phrases):
+                return intent
+        return None
+    squeezed = re.sub(r"\s+", "", unicodedata.normalize("NFKC", text))
+    for intent, phrases in lines.keywords.items():
+        if any(re.sub(r"\s+", "", phrase) in squeezed for phrase in phrases):
+            return intent
+    return None
 
 
 def _spoken_time(now: datetime) -> str:
@@ -89,9 +139,13 @@ class LocalResponder:
         self._now = now
         self._delta_words = delta_words
 
-    def reply_text(self, history: Sequence[ChatMessage]) -> str:
-        """The whole reply to the last user message in ``history`` (an empty history asks to repeat)."""
+    def reply_text(self, history: Sequence[ChatMessage], language: str = "en") -> str:
+        """The whole reply to the last user message in ``history`` (an empty history asks to repeat), in
+        ``language`` (an ``agent.languages`` code; one it has no lines for gets English)."""
         text = next((m.text for m in reversed(history) if m.role == "user"), "").strip()
+        lines = LINES.get(language)
+        if lines is not None:
+            return self._reply_in(lines, text)
         words = _words(text)
         if not words:
             return _REPEAT
@@ -116,9 +170,23 @@ class LocalResponder:
         said = text.rstrip(" .!?,;:")
         return f"You said: {said}. {_ECHO_TAIL}"
 
-    async def stream_reply(self, history: Sequence[ChatMessage]) -> AsyncGenerator[str, None]:
-        """Yield the reply in deltas of ``delta_words`` words (each with its following space)."""
-        pieces = re.findall(r"\S+\s*", self.reply_text(history))
+    def _reply_in(self, lines: Lines, text: str) -> str:
+        if not re.search(r"\w", text):
+            return lines.repeat
+        intent = _intent(lines, text)
+        if intent == "time":
+            return lines.time(self._now())
+        if intent == "date":
+            return lines.date(self._now())
+        if intent is not None:
+            reply: str = getattr(lines, intent)
+            return reply
+        return lines.echo.format(said=text.rstrip(_TRAILING))
+
+    async def stream_reply(self, history: Sequence[ChatMessage], language: str = "en") -> AsyncGenerator[str, None]:
+        """Yield the reply in deltas of ``delta_words`` words (each with its following space). Text without
+        spaces (Chinese, Japanese) streams a few characters at a time, cut after punctuation where it can."""
+        pieces = _pieces(self.reply_text(history, language))
         step = self._delta_words
         for i in range(0, len(pieces), step):
             yield "".join(pieces[i : i + step])

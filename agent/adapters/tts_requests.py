@@ -1,7 +1,8 @@
 """Requests and responses of the Qwen3-TTS speech API (vLLM-Omni ``/v1/audio/speech``), vendor-neutral.
 
 Shared by the SageMaker and the self-hosted vLLM-Omni adapters: the JSON payload for voice cloning
-(``task_type="Base"`` with an inline reference clip), the language names the model accepts, cutting long
+(``task_type="Base"`` with an inline reference clip), the language names the model accepts and which one a
+request carries, cutting long
 text into request-sized pieces, and decoding what comes back (WAV, raw PCM chunks, or server-sent events).
 Pure functions and small stateful decoders; no I/O.
 """
@@ -17,41 +18,16 @@ import wave
 from dataclasses import dataclass
 
 from agent.errors import AudioFormatError, ProviderError
+from agent.languages import NAMES, parse_language
 
 SPEECH_ROUTE = "/v1/audio/speech"
 MODEL_RATE = 24000
 MAX_BODY_BYTES = 6 * 1024 * 1024
 """SageMaker's limit on an invocation body (request and non-streamed response): 6 MiB."""
 
-LANGUAGES: tuple[str, ...] = (
-    "Chinese",
-    "English",
-    "Japanese",
-    "Korean",
-    "German",
-    "French",
-    "Russian",
-    "Portuguese",
-    "Spanish",
-    "Italian",
-)
-"""The ten languages Qwen3-TTS speaks; ``"Auto"`` asks the model to detect it."""
-
-_CODES = {
-    "zh": "Chinese",
-    "cmn": "Chinese",
-    "yue": "Chinese",
-    "en": "English",
-    "ja": "Japanese",
-    "jp": "Japanese",
-    "ko": "Korean",
-    "de": "German",
-    "fr": "French",
-    "ru": "Russian",
-    "pt": "Portuguese",
-    "es": "Spanish",
-    "it": "Italian",
-}
+LANGUAGES: tuple[str, ...] = tuple(sorted(NAMES.values()))
+"""The ten languages Qwen3-TTS speaks, by the names its ``language`` field takes (``agent.languages.NAMES``);
+``"Auto"`` asks the model to detect it."""
 
 
 def model_language(language: str | None) -> str:
@@ -59,14 +35,11 @@ def model_language(language: str | None) -> str:
 
     Anything it does not speak, and empty or ``"auto"``, gives ``"Auto"`` (the model detects the language).
     """
-    if not language:
+    try:
+        code = parse_language(language)
+    except ValueError:
         return "Auto"
-    value = language.strip()
-    for name in LANGUAGES:
-        if value.lower() == name.lower():
-            return name
-    primary = re.split(r"[-_]", value.lower(), maxsplit=1)[0]
-    return _CODES.get(primary, "Auto")
+    return NAMES[code] if code is not None else "Auto"
 
 
 def wav_data_uri(wav: bytes) -> str:
@@ -83,6 +56,20 @@ class CloneVoice:
     ref_text: str
     language: str
     tenant: str = "default"
+
+
+def request_language(language: str | None, voice: CloneVoice) -> str:
+    """The ``language`` field of a request: the language of the text being spoken.
+
+    ``language`` is what ``synthesize`` was asked for (an ``agent.languages`` code, sent as its English name:
+    ``"de"`` -> ``"German"``); without it (or with one the model does not take), the voice's own
+    (``voice.language``: ``AGENT_TTS__LANGUAGE``, else the language the voice was enrolled in).
+    """
+    if language:
+        name = NAMES.get(language) or model_language(language)
+        if name != "Auto":
+            return name
+    return voice.language
 
 
 def speech_payload(text: str, voice: CloneVoice, language: str, *, stream: bool) -> bytes:
@@ -109,7 +96,15 @@ def speech_payload(text: str, voice: CloneVoice, language: str, *, stream: bool)
     return body
 
 
-_SENTENCE_END = re.compile(r"(?<=[.!?。！？;:])\s+")
+# A sentence ends at . ! ? ; : before white space, and at Chinese and Japanese 。！？； (no space follows those),
+# unless a closing quote or bracket follows.
+_SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+|(?<=[。！？；])(?![」』）\"”’])\s*")
+_WIDE_ENDS = ("。", "！", "？", "；")
+
+
+def _join(head: str, tail: str) -> str:
+    """Two pieces of text as one: with a space, except after a Chinese or Japanese sentence end."""
+    return f"{head}{tail}" if head.endswith(_WIDE_ENDS) else f"{head} {tail}"
 
 
 def split_text(text: str, *, min_chars: int = 24, max_chars: int = 400) -> list[str]:
@@ -118,19 +113,19 @@ def split_text(text: str, *, min_chars: int = 24, max_chars: int = 400) -> list[
     A piece shorter than ``min_chars`` ("Hi.", "Sure!") is joined to the following sentence, so the model
     gets enough context and no request is spent on a word. A sentence longer than ``max_chars`` is cut at
     word boundaries. Whitespace-only text gives ``[]``. Joining the pieces with spaces gives the text back
-    (whitespace normalised).
+    (whitespace normalised; sentences after a Chinese or Japanese sentence end are joined without a space).
     """
     sentences = [s for s in (part.strip() for part in _SENTENCE_END.split(text)) if s]
     pieces: list[str] = []
     pending = ""
     for sentence in sentences:
-        pending = f"{pending} {sentence}" if pending else sentence
+        pending = _join(pending, sentence) if pending else sentence
         if len(pending) >= min_chars:
             pieces.extend(_cut_long(pending, max_chars))
             pending = ""
     if pending:
         if pieces and len(pieces[-1]) + 1 + len(pending) <= max_chars:
-            pieces[-1] = f"{pieces[-1]} {pending}"
+            pieces[-1] = _join(pieces[-1], pending)
         else:
             pieces.extend(_cut_long(pending, max_chars))
     return pieces

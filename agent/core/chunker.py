@@ -16,8 +16,9 @@ import re
 _ABBREVIATIONS = frozenset(
     {"mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "vs", "etc", "e.g", "i.e", "a.m", "p.m", "no", "approx"}
 )
-_END = re.compile(r"[.!?…]+[\"')\]]*(?=\s)")
-_CLAUSE = re.compile(r"(?:[,;:]|\s[-–—])(?=\s)")
+_END = re.compile(r"[.!?…]+[\"')\]]*(?=\s)|[。！？]+[」』”）)]*")
+"""A sentence ends at a stop before a space, or at a full-width stop (Chinese and Japanese write no space)."""
+_CLAUSE = re.compile(r"(?:[,;:]|\s[-–—])(?=\s)|[，、；：]")
 
 
 class SentenceChunker:

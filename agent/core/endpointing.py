@@ -12,6 +12,14 @@ the silence that ends the turn (``EndpointPolicy.hangover_for``):
   phrase-final fall sounds finished) and longest when it is not;
 - with no sound score (model off, busy or failed) the words alone decide, as the text rules say.
 
+Said over the agent, a transcript is an acknowledgement (``is_backchannel``: "uh-huh", "ja", "はい") or claims
+the floor (``claims_floor``: "wait", "warte", "等一下", or several words).
+
+Every rule reads the transcript in its language (``language``, an ISO 639-1 code; English by default), with
+that language's words (``agent.core.lexicon``). Chinese and Japanese, written without spaces, are matched
+character by character; sentence-final "。？！" count like ".?!". A language without a lexicon gets the rules
+that need no words: punctuation, digits and hums.
+
 Pure functions over text and numbers.
 """
 
@@ -19,88 +27,45 @@ from __future__ import annotations
 
 import functools
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from enum import Enum
 
-# Words after which an English speaker is rarely finished, whatever punctuation the recogniser added.
-TRAILING_WORDS: frozenset[str] = frozenset(
-    [
-        "and",
-        "or",
-        "but",
-        "so",
-        "because",
-        "um",
-        "uh",
-        "er",
-        "erm",
-        "hmm",
-        "the",
-        "a",
-        "an",
-        "my",
-        "your",
-        "our",
-        "their",
-        "his",
-        "her",
-        "its",
-        "if",
-        "when",
-        "then",
-        "that",
-        "which",
-        "while",
-        "although",
-        "though",
-        "since",
-        "unless",
-        "until",
-        "whether",
-        "than",
-    ]
-)
-# Words that end an unfinished clause unless the recogniser heard a question ("Where are you from?").
-OPEN_WORDS: frozenset[str] = frozenset(
-    [
-        "to",
-        "of",
-        "for",
-        "with",
-        "in",
-        "on",
-        "at",
-        "from",
-        "about",
-        "into",
-        "onto",
-        "over",
-        "under",
-        "after",
-        "before",
-        "between",
-        "as",
-        "like",
-    ]
+from agent.core.lexicon import (
+    BACKCHANNELS,
+    ENGLISH,
+    FILLERS,
+    NEUTRAL_SOUNDS,
+    OPEN_WORDS,
+    SHORT_ANSWER_WORDS,
+    SOUNDS,
+    STOP_WORDS,
+    SUBORDINATORS,
+    TRAILING_WORDS,
+    Lexicon,
+    answer_words,
+    lexicon,
 )
 
-FILLERS: frozenset[str] = frozenset(["um", "uh", "er", "erm", "hmm"])
-"""Sounds of thinking: a transcript ending in one trails off whatever its punctuation."""
-
-BACKCHANNELS: tuple[str, ...] = (
-    "uh-huh", "uh huh", "mm-hmm", "mm hmm", "mhm", "hmm", "mm", "yeah", "yep", "yes", "yup", "okay", "ok",
-    "right", "sure", "i see", "got it", "alright", "all right", "cool", "nice", "ah", "oh",
-)  # fmt: skip
-# Sounds that are no words, so never a bid for the floor: what Whisper (tiny.en) writes for a real "uh-huh",
-# "mm-hmm" or "hmm", whole or cut short (bench/backchannels.py: "Uh", "Uh-uh", "Uh-oh.", "Aha", "M-", "Em",
-# "Um"). Accepted with any non-empty list of acknowledgements (configured lists name words, not these).
-# Also a laugh, and what Whisper makes of a cough, a noise burst or a short sound: "A..." or "Uh." for a cough
-# on a phone line; "You" and "Thank you.", its best-known hallucinations on sounds that are no speech (said
-# over the agent, "thank you" is no bid either).
-SOUNDS: tuple[str, ...] = (
-    "uh", "um", "em", "er", "erm", "uh uh", "uh oh", "aha", "ah ha", "m hm", "m m",
-    "a", "ha", "hah", "ha ha", "heh", "you", "thank you",
-)  # fmt: skip
+__all__ = [
+    "BACKCHANNELS",
+    "BID_WORDS",
+    "FILLERS",
+    "OPEN_WORDS",
+    "SHORT_ANSWER_WORDS",
+    "SOUNDS",
+    "STOP_WORDS",
+    "SUBORDINATORS",
+    "TRAILING_WORDS",
+    "Completeness",
+    "EndpointPolicy",
+    "claims_floor",
+    "completeness",
+    "is_backchannel",
+    "no_bid",
+    "normalise_phrase",
+    "short_bid",
+]
 
 
 class Completeness(Enum):
@@ -122,10 +87,11 @@ class EndpointPolicy:
     hangover_ms: int = 420
     hangover_max_ms: int = 1500
     trailing_words: frozenset[str] = field(default=TRAILING_WORDS)
+    """English words after which the caller is rarely finished (other languages: ``agent.core.lexicon``)."""
     fragment_words: int = 0
     """A transcript of at most this many words (not a short answer such as "Yes." or "No, thanks.") that does
     not trail off is a fragment: the caller is often only thinking ("I was thinking um", Whisper dropping the
-    "um" and adding a period). 0: no such rule."""
+    "um" and adding a period). 0: no such rule. Chinese and Japanese count two characters as a word."""
     fragment_numbers: bool = False
     """A statement ending in a number is a fragment too ("It's four." of "It's four hundred and twenty"); a
     question is not ("Can you call me at 7:30?")."""
@@ -145,15 +111,16 @@ class EndpointPolicy:
     sure_fragments: bool = False
     """A sure sound ends a fragment at ``hangover_min_ms`` too ("Hello world."); off: it waits ``hangover_ms``."""
 
-    def hangover_for(self, text: str | None, probability: float | None = None) -> int:
+    def hangover_for(self, text: str | None, probability: float | None = None, *, language: str = "en") -> int:
         """The trailing silence that ends the turn, given its speculative transcript (``None``: not known yet)
-        and the acoustic model's probability that it is finished (``None``: no score: the text rules alone)."""
+        in ``language`` and the acoustic model's probability that it is finished (``None``: no score: the text
+        rules alone)."""
         if text is None:
             return self.hangover_ms
-        verdict = completeness(text, self.trailing_words)
+        verdict = completeness(text, self.trailing_words, language=language)
         if verdict is Completeness.TRAILING:
             return self.hangover_max_ms
-        fragment = self._fragment(text)
+        fragment = self._fragment(text, _rules(language))
         fragment_ms = max(self.fragment_ms or self.hangover_max_ms, self.hangover_ms)
         if probability is None:
             if fragment:
@@ -172,163 +139,337 @@ class EndpointPolicy:
             return unsure_ms
         return round(sure_ms + (unsure_ms - sure_ms) * (self.sure - probability) / (self.sure - self.unsure))
 
-    def _fragment(self, text: str) -> bool:
-        words = _WORD.findall(normalise_phrase(text))
-        if not words or all(w in SHORT_ANSWER_WORDS for w in words) or text.strip().endswith("?"):
+    def _fragment(self, text: str, rules: _Rules) -> bool:
+        words = _tokens(text, rules)
+        stripped = text.strip()
+        if not words or stripped.endswith(("?", "？")) or _short_answer(words, rules):
             return False  # a short answer, a greeting or a short question ("Where to?") is a whole turn
-        if words[0] in SUBORDINATORS and "," not in text:
+        if rules.lex is None:
+            return self.fragment_numbers and _DIGITS.search(stripped) is not None  # no words to judge
+        if _opens_clause(words, rules) and not any(mark in text for mark in _COMMAS):
             return True  # a clause that opens with "if", "after", "because"... and has no main clause yet
-        if self.fragment_numbers and _NUMBER.search(text.strip().lower()):
+        if self.fragment_numbers and _ends_in_number(stripped, words, rules):
             return True
-        return len(words) <= self.fragment_words
+        return _count(words, rules) <= self.fragment_words
 
+
+# --- how text is cut into words --------------------------------------------------------------------------------
 
 _WORD = re.compile(r"[a-z']+")
-_NUMBER = re.compile(
-    r"(\d[\d,.:]*|\b(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|"
-    r"fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|"
-    r"hundred|thousand|million))\.?$"
-)
-SUBORDINATORS = frozenset(
-    ["if", "when", "whenever", "after", "before", "because", "although", "though", "while", "since", "until", "unless"]
-)
-"""Words that open a clause which needs a main clause after it ("If it rains tomorrow, ..."): such a transcript
-with no comma yet is a fragment, however long ("After the meeting.", Whisper's period on a breath)."""
+"""An English word (the English rules see ASCII letters only, as they always have)."""
+_CJK = "\u3005\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+"""Kana (with the long-vowel mark ー) and ideographs: the scripts written without spaces."""
+_TOKEN = re.compile(rf"[{_CJK}]+|[^\W\d_{_CJK}]+(?:['\-][^\W\d_{_CJK}]+)*")
+"""A word of any other script (letters, inner apostrophes and hyphens: "d'accord", "fais-le", "что-то"), or a
+run of kana and ideographs between spaces and punctuation."""
+_CJK_CHAR = re.compile(rf"[{_CJK}]")
+_HANGUL = re.compile("[\uac00-\ud7a3]")
+_FOLD = str.maketrans({"’": "'", "‘": "'", "ʼ": "'", "ё": "е", "〜": "ー", "～": "ー"})
+_LONG_VOWEL = re.compile("ーー+")
+_REPEATS = re.compile(r"([a-z])\1+")
+_REPEATS_WIDE = re.compile(r"([^\W\d_])\1+")
+_REPEATS_CJK = re.compile(r"([\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaffー])\1+")
+"""Drawn out in Chinese and Japanese: a repeated ideograph ("嗯嗯", "对对对") or long-vowel mark. Kana stay
+("ええ" is "yes", "え" is "huh?")."""
 
-SHORT_ANSWER_WORDS = frozenset(
-    [
-        "yes",
-        "yeah",
-        "yep",
-        "yup",
-        "no",
-        "nope",
-        "nah",
-        "sure",
-        "okay",
-        "ok",
-        "fine",
-        "right",
-        "correct",
-        "exactly",
-        "absolutely",
-        "definitely",
-        "maybe",
-        "please",
-        "thanks",
-        "thank",
-        "you",
-        "bye",
-        "goodbye",
-        "hello",
-        "hi",
-        "hey",
-        "great",
-        "perfect",
-        "cool",
-        "alright",
-        "not",
-        "really",
-        "of",
-        "course",
-        "there",
-        "good",
-        "morning",
-        "afternoon",
-        "evening",
-        "night",
-        "welcome",
-    ]
-)
-"""Words of short answers and greetings that are whole turns ("Yes.", "No, thanks.", "Good morning."): never
-fragments."""
+_PAUSES = ("...", "…", "‥", ",", "，", "、", ";", "；", ":", "：", "-", "—", "―")
+"""A transcript ending in one of these trails off."""
+_ASKS = "?!？！"
+_STOPS = ".。．｡"
+_COMMAS = (",", "，", "、")
+_DIGITS = re.compile(r"\d[\d,.:]*[.。．]?$")
+_NUMBER = re.compile(r"(\d[\d,.:]*|\b(?:" + "|".join(sorted(ENGLISH.numbers, key=lambda w: (-len(w), w))) + r"))\.?$")
 
 
-def completeness(text: str, trailing_words: frozenset[str] = TRAILING_WORDS) -> Completeness:
-    """Does ``text`` end like a finished sentence?"""
+def _fold(text: str) -> str:
+    """``text`` as the rules of languages other than English compare it: NFC, lower case, one apostrophe, "е"
+    for "ё", one long-vowel mark for a drawn-out one ("えーーと" = "えーと")."""
+    return _LONG_VOWEL.sub("ー", unicodedata.normalize("NFC", text).lower().translate(_FOLD))
+
+
+def _is_cjk(token: str) -> bool:
+    return _CJK_CHAR.match(token) is not None
+
+
+def _join(tokens: list[str]) -> str:
+    """Words of a compact language put back together: no space next to kana or ideographs."""
+    out: list[str] = []
+    for token in tokens:
+        if out and not (_is_cjk(token) or _is_cjk(out[-1])):
+            out.append(" ")
+        out.append(token)
+    return "".join(out)
+
+
+def _phrase(text: str, english: bool, compact: bool) -> str:
+    """Lower-case words with single spaces, no punctuation or hyphens (compact: no spaces between characters)."""
+    if english:
+        return " ".join(_WORD.findall(text.lower().replace("-", " ")))
+    tokens = _TOKEN.findall(_fold(text).replace("-", " "))
+    return _join(tokens) if compact else " ".join(tokens)
+
+
+def _entry(text: str, compact: bool) -> str:
+    """A table entry in the form ``_tokens`` cuts text into (hyphens kept)."""
+    tokens = _TOKEN.findall(_fold(text))
+    return _join(tokens) if compact else " ".join(tokens)
+
+
+# --- one language's rules --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Rules:
+    """One language's tables in the form the rules compare them with (``lex`` ``None``: no words known)."""
+
+    lex: Lexicon | None
+    english: bool = False
+    compact: bool = False
+    fillers: frozenset[str] = frozenset()
+    """Fillers that are words ("also", "значит", "那个"): trailing, unless the recogniser heard a question."""
+    hums: frozenset[str] = frozenset()
+    """Fillers that are sounds ("um", "ähm", "えーと"): trailing even before a question mark ("Is it, um?")."""
+    squashed_fillers: frozenset[str] = frozenset()
+    squashed_hums: frozenset[str] = frozenset()
+    """``fillers`` and ``hums`` (with drawn words) squashed: a drawn-out word that squashes to one is one."""
+    trailing: frozenset[str] = frozenset()
+    open_words: frozenset[str] = frozenset()
+    endings: tuple[str, ...] = ()
+    subordinators: frozenset[str] = frozenset()
+    answers: frozenset[str] = frozenset()
+    numbers: frozenset[str] = frozenset()
+    numeral_chars: str = ""
+    stop_words: tuple[str, ...] = ()
+    whole_only: frozenset[str] = frozenset()
+    not_endings: tuple[str, ...] = ()
+    span: int = 1
+    """Words in the longest entry of ``fillers``, ``trailing`` and ``open_words``."""
+    repeats: re.Pattern[str] = _REPEATS_WIDE
+
+
+@functools.cache
+def _rules(language: str) -> _Rules:
+    lex = lexicon(language)
+    if lex is None:
+        return _Rules(None)
+    if lex is ENGLISH:
+        return _Rules(
+            lex,
+            english=True,
+            hums=FILLERS,
+            trailing=TRAILING_WORDS,
+            open_words=OPEN_WORDS,
+            subordinators=SUBORDINATORS,
+            answers=answer_words(lex),
+            stop_words=STOP_WORDS,
+            repeats=_REPEATS,
+        )
+    compact = lex.compact
+    repeats = _REPEATS_CJK if compact else _REPEATS_WIDE
+
+    def entries(words: frozenset[str]) -> frozenset[str]:
+        return frozenset(_entry(word, compact) for word in words) - {""}
+
+    fillers = entries(lex.fillers)
+    hums = fillers & entries(frozenset(lex.sounds))
+    drawn = entries(lex.drawn)
+    tables = (fillers, entries(lex.trailing), entries(lex.open_words))
+    return _Rules(
+        lex,
+        compact=compact,
+        fillers=fillers,
+        hums=hums,
+        squashed_fillers=frozenset(repeats.sub(r"\1", word) for word in fillers | drawn),
+        squashed_hums=frozenset(repeats.sub(r"\1", word) for word in hums | drawn),
+        trailing=tables[1] | fillers,
+        open_words=tables[2],
+        endings=lex.endings,
+        subordinators=entries(lex.subordinators),
+        answers=entries(answer_words(lex)),
+        numbers=entries(lex.numbers),
+        numeral_chars=lex.numeral_chars,
+        stop_words=tuple(dict.fromkeys(p for p in (_phrase(w, False, compact) for w in lex.stop_words) if p)),
+        whole_only=entries(lex.whole_only),
+        not_endings=tuple(_entry(word, compact) for word in lex.not_endings),
+        span=1 if compact else max(len(entry.split()) for table in tables for entry in table),
+        repeats=repeats,
+    )
+
+
+def _tokens(text: str, rules: _Rules) -> list[str]:
+    """The words of ``text`` (compact languages: its runs of characters between spaces and punctuation)."""
+    if rules.english:
+        return _WORD.findall(text.lower())
+    return _TOKEN.findall(_fold(text))
+
+
+def _count(words: list[str], rules: _Rules) -> int:
+    """How many words ``words`` are (two Chinese or Japanese characters count as one)."""
+    if rules.english:
+        return len(words)
+    return sum((len(word) + 1) // 2 if _is_cjk(word) else 1 for word in words)
+
+
+def _ends_in(words: list[str], table: frozenset[str], rules: _Rules) -> bool:
+    """``words`` end in an entry of ``table`` (of up to ``span`` words; compact: characters at the end)."""
+    if not table:
+        return False
+    if rules.compact:
+        chunk = words[-1]
+        if chunk.endswith(rules.not_endings):
+            return False
+        return any(chunk == e or (chunk.endswith(e) and e not in rules.whole_only) for e in table)
+    said = " ".join(words)
+    if any(said == e or said.endswith(" " + e) for e in rules.not_endings):
+        return False  # "non c'è di che", "не за что"
+    return any(" ".join(words[-n:]) in table for n in range(1, min(rules.span, len(words)) + 1))
+
+
+def _ends_in_filler(words: list[str], fillers: frozenset[str], squashed: frozenset[str], rules: _Rules) -> bool:
+    """``words`` end in one of ``fillers``, or in a drawn-out word that squashes to one of ``squashed`` ("ähhh",
+    "ééé", "nuuu")."""
+    if _ends_in(words, fillers, rules):
+        return True
+    if rules.compact or not squashed:
+        return False
+    last = rules.repeats.sub(r"\1", words[-1])
+    return last != words[-1] and last in squashed
+
+
+def _open_ending(word: str, rules: _Rules) -> bool:
+    """``word`` ends in an ending that leaves its clause open (Korean "-지만", "-를")."""
+    return any(word.endswith(ending) and len(word) > len(ending) for ending in rules.endings)
+
+
+def _short_answer(words: list[str], rules: _Rules) -> bool:
+    """``words`` are only short answers and greetings ("Yes.", "Nein, danke.", "好的，谢谢")."""
+    if not rules.compact:
+        return bool(rules.answers) and all(word in rules.answers for word in words)
+    said = "".join(words)
+    whole = [True] + [False] * len(said)  # whole[i]: said[:i] is made of answers
+    for end in range(1, len(said) + 1):
+        whole[end] = any(whole[end - len(a)] and said.endswith(a, 0, end) for a in rules.answers if len(a) <= end)
+    return whole[-1]
+
+
+def _opens_clause(words: list[str], rules: _Rules) -> bool:
+    if rules.compact:
+        return "".join(words).startswith(tuple(rules.subordinators))
+    return words[0] in rules.subordinators
+
+
+def _ends_in_number(stripped: str, words: list[str], rules: _Rules) -> bool:
+    """``stripped`` ends in a number (digits or a number word), with at most a full stop after it."""
+    if rules.english:
+        return _NUMBER.search(stripped.lower()) is not None
+    if _DIGITS.search(stripped):
+        return True
+    tail = _fold(stripped)
+    tail = tail[:-1] if tail.endswith(tuple(_STOPS)) else tail
+    last = words[-1]
+    if not tail.endswith(last):
+        return False  # something other than a full stop follows the last word
+    if last in rules.numbers or all(part in rules.numbers for part in last.split("-")):
+        return True
+    if not rules.numeral_chars:
+        return False
+    run = len(last) - len(last.rstrip(rules.numeral_chars))
+    return run >= 2 or run == len(last)  # "一三八", "삼백"; a lone "一" ends words too ("唯一")
+
+
+# --- the caller's turn ------------------------------------------------------------------------------------------
+
+
+def completeness(text: str, trailing_words: frozenset[str] = TRAILING_WORDS, *, language: str = "en") -> Completeness:
+    """Does ``text`` end like a finished sentence? ``trailing_words``: the English ones (another language's
+    are in ``agent.core.lexicon``; a language without a lexicon is judged by its punctuation alone)."""
     stripped = text.strip()
     if not stripped:
         return Completeness.UNKNOWN
-    words = _WORD.findall(stripped.lower())
-    if stripped.endswith(("...", "…", ",", ";", ":", "-", "—")):
+    rules = _rules(language)
+    words = _tokens(stripped, rules)
+    if stripped.endswith(_PAUSES):
         return Completeness.TRAILING
-    if words and words[-1] in trailing_words and (stripped[-1] not in "?!" or words[-1] in FILLERS):
-        return Completeness.TRAILING  # "Could you repeat that?" is a question, "Is it, um?" is not
-    if words and words[-1] in OPEN_WORDS and stripped[-1] not in "?!":
-        return Completeness.TRAILING
-    if stripped[-1] in "?!":
+    asks = stripped[-1] in _ASKS
+    if words and rules.lex is not None:
+        trailing = trailing_words if rules.english else rules.trailing
+        hum = _ends_in_filler(words, rules.hums, rules.squashed_hums, rules)
+        if hum and (not rules.english or words[-1] in trailing):
+            return Completeness.TRAILING  # "Could you repeat that?" is a question, "Is it, um?" is not
+        if not asks and (
+            _ends_in(words, trailing, rules)
+            or _ends_in_filler(words, rules.fillers, rules.squashed_fillers, rules)
+            or _ends_in(words, rules.open_words, rules)
+            or _open_ending(words[-1], rules)
+        ):
+            return Completeness.TRAILING  # "Что это значит?" is a question, "Я думаю, значит" is not
+    if asks:
         return Completeness.COMPLETE
-    if stripped[-1] == "." and len(words) > 1:
+    if stripped[-1] in _STOPS and _count(words, rules) > 1:
         # Whisper ends almost any fragment with a period; one word ("Wait.", "Well.", "Okay.") is too little to
         # tell a whole turn from an opener followed by a pause, so it gets the default hangover.
         return Completeness.COMPLETE
     return Completeness.UNKNOWN
 
 
-def normalise_phrase(text: str) -> str:
-    return " ".join(_WORD.findall(text.lower().replace("-", " ")))
+# --- sounds made over the agent ---------------------------------------------------------------------------------
 
 
-_REPEATS = re.compile(r"([a-z])\1+")
+def normalise_phrase(text: str, *, language: str = "en") -> str:
+    """``text``'s words in lower case, single-spaced, without punctuation or hyphens (Chinese and Japanese: its
+    characters without spaces); empty when it holds no words."""
+    rules = _rules(language)
+    return _phrase(text, rules.english, rules.compact)
 
 
-def _squashed(phrase: str) -> str:
-    """Letters said longer are the same sound: "mmm hmmm" and "mm hmm" -> "m hm", "ahh" -> "ah"."""
-    return _REPEATS.sub(r"\1", phrase)
-
-
-def no_bid(text: str, phrases: tuple[str, ...] = BACKCHANNELS) -> bool:
-    """Said while the agent talks, ``text`` does not claim the floor: no words at all, or acknowledgements."""
-    return not normalise_phrase(text) or is_backchannel(text, phrases)
-
-
-STOP_WORDS: tuple[str, ...] = (
-    "wait", "stop", "no", "nope", "hold on", "hold it", "hang on", "sorry", "excuse me", "pardon", "what",
-    "hey", "hello", "listen", "actually", "but", "cancel", "enough", "quiet", "shut up", "one moment",
-    "one second", "just a second", "just a moment",
-)  # fmt: skip
-"""Interjections that stop a speaker. A sound shorter than a barge-in needs takes the floor only when its
-transcript begins with one of these: Whisper makes words of coughs and clicks ("On.", "Ha!"), and a short
-real interruption is almost always one of them."""
-
-
-def short_bid(text: str) -> bool:
-    """The transcript of a short sound made over the agent asks it to stop (``STOP_WORDS``)."""
-    said = normalise_phrase(text)
-    return any(said == word or said.startswith(word + " ") for word in STOP_WORDS)
-
-
-BID_WORDS = 4
-"""Words (of two letters or more, acknowledgements left out) that make a short sound over the agent a bid for the
-floor even without an interjection ("bread and some butter"). tiny.en writes up to three for a hum or a short
-acknowledgement ("And may Chen." for "mhm", "And then, um." for "mm-hmm": ``bench/backchannels.py``)."""
-
-
-def claims_floor(text: str, phrases: tuple[str, ...] = BACKCHANNELS) -> bool:
-    """Said over the agent by a sound too short to be sure of, ``text`` takes the floor: once any leading
-    acknowledgements are left out ("yeah, but..."), it begins with an interjection (``short_bid``: "wait",
-    "stop", "no", "but") or holds at least ``BID_WORDS`` words."""
-    said = _after_acknowledgements(normalise_phrase(text), phrases)
-    if not said:
-        return False
-    if short_bid(said):
-        return True
-    return sum(len(word) > 1 for word in said.split()) >= BID_WORDS
+def _squashed(phrase: str, rules: _Rules) -> str:
+    """Letters said longer are the same sound: "mmm hmmm" and "mm hmm" -> "m hm", "ahh" -> "ah", "嗯嗯" -> "嗯"."""
+    return rules.repeats.sub(r"\1", phrase)
 
 
 @functools.cache
-def _acknowledgement_words(phrases: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
-    """``phrases`` and ``SOUNDS`` as squashed words, longest first."""
-    found = {tuple(_squashed(normalise_phrase(p)).split()) for p in (*phrases, *SOUNDS)} - {()}
-    return tuple(sorted(found, key=len, reverse=True))
+def _acknowledgements(phrases: tuple[str, ...], language: str) -> tuple[str, ...]:
+    """What is no bid for the floor in ``language``, as squashed phrases, longest first.
+
+    English: ``phrases`` (the configured list) and ``SOUNDS``. Another language: its own acknowledgements (when
+    ``phrases`` is not empty), its sounds, and whatever ``phrases`` adds to the English default (an operator's
+    own words count in every language). A language without a lexicon: hums and those additions."""
+    rules = _rules(language)
+    if rules.english:
+        said = (*phrases, *SOUNDS)
+    else:
+        extra = tuple(p for p in phrases if p not in BACKCHANNELS)
+        own = (*(rules.lex.backchannels if phrases else ()), *rules.lex.sounds) if rules.lex else NEUTRAL_SOUNDS
+        said = (*own, *extra)
+    found = {_squashed(_phrase(p, rules.english, rules.compact), rules) for p in said} - {""}
+    return tuple(sorted(found, key=lambda p: (-len(p), p)))
 
 
-def _after_acknowledgements(said: str, phrases: tuple[str, ...]) -> str:
+@functools.cache
+def _acknowledgement_words(phrases: tuple[str, ...], language: str) -> tuple[tuple[str, ...], ...]:
+    """``_acknowledgements`` as words, most words first."""
+    found = {tuple(p.split()) for p in _acknowledgements(phrases, language)}
+    return tuple(sorted(found, key=lambda p: (-len(p), p)))
+
+
+def _after_acknowledgements(said: str, phrases: tuple[str, ...], language: str) -> str:
     """``said`` (normalised) without the acknowledgements and sounds it begins with (matched with drawn-out
     letters squashed, "yeahhh" = "yeah"; the rest is returned as it was said)."""
-    patterns = _acknowledgement_words(phrases)
+    rules = _rules(language)
+    if rules.compact:
+        known = set(_acknowledgements(phrases, language))
+        longest = max(map(len, known), default=0)
+        start = 0
+        while start < len(said):
+            ends = range(min(len(said), start + 3 * longest), start, -1)
+            end = next((e for e in ends if _squashed(said[start:e], rules).strip() in known), 0)
+            if not end:
+                break
+            start = end
+        return said[start:].strip()
+    patterns = _acknowledgement_words(phrases, language)
     words = said.split()
-    squashed = [_squashed(w) for w in words]
+    squashed = [_squashed(w, rules) for w in words]
     start = 0
     while start < len(words):
         match = next((len(p) for p in patterns if tuple(squashed[start : start + len(p)]) == p), 0)
@@ -338,24 +479,76 @@ def _after_acknowledgements(said: str, phrases: tuple[str, ...]) -> str:
     return " ".join(words[start:])
 
 
-def is_backchannel(text: str, phrases: tuple[str, ...] = BACKCHANNELS) -> bool:
-    """True when ``text`` is only acknowledgements ("uh-huh", "yeah, okay"): not a bid for the floor.
+def is_backchannel(text: str, phrases: tuple[str, ...] = BACKCHANNELS, *, language: str = "en") -> bool:
+    """True when ``text`` is only acknowledgements ("uh-huh", "yeah, okay"; "ja, genau"; "对对"): not a bid for
+    the floor.
 
     Matching ignores case, punctuation, hyphens ("Uh-huh." = "uh huh") and drawn-out letters ("Mmmm" = "mm",
     "Yeahhh" = "yeah"), and also accepts the ``SOUNDS`` Whisper writes for hums and grunts ("Uh", "Uh-uh",
     "M-"). The text may stop partway through an acknowledgement of several words ("Okay, got" of "okay, got
     it"; "All" of "all right"): a quick transcript is taken while the caller is still speaking. An empty
-    ``phrases`` turns acknowledgements off (nothing is one)."""
-    said = _squashed(normalise_phrase(text))
+    ``phrases`` turns acknowledgements off (nothing is one) in every language; see ``_acknowledgements`` for
+    what counts in ``language``."""
+    rules = _rules(language)
+    said = _squashed(_phrase(text, rules.english, rules.compact), rules)
     if not said or not phrases:
         return False
-    known = sorted({_squashed(normalise_phrase(p)) for p in (*phrases, *SOUNDS)} - {""}, key=len, reverse=True)
+    known = _acknowledgements(phrases, language)
+    gap = "" if rules.compact else " "
     while said:
         for phrase in known:
-            if said == phrase or said.startswith(phrase + " "):
+            if said == phrase or said.startswith(phrase + gap):
                 said = said[len(phrase) :].strip()
                 break
         else:
             # Cut short: what is left begins an acknowledgement of several words.
-            return any(phrase.startswith(said + " ") for phrase in known)
+            return any(phrase.startswith(said + gap) for phrase in known)
     return True
+
+
+def no_bid(text: str, phrases: tuple[str, ...] = BACKCHANNELS, *, language: str = "en") -> bool:
+    """Said while the agent talks, ``text`` does not claim the floor: no words at all, or acknowledgements."""
+    return not normalise_phrase(text, language=language) or is_backchannel(text, phrases, language=language)
+
+
+def _stops(said: str, rules: _Rules) -> bool:
+    """``said`` (normalised) begins with an interjection that stops a speaker."""
+    if rules.compact:
+        return said.startswith(rules.stop_words) if rules.stop_words else False
+    return any(said == word or said.startswith(word + " ") for word in rules.stop_words)
+
+
+def short_bid(text: str, *, language: str = "en") -> bool:
+    """The transcript of a short sound made over the agent asks it to stop: it begins with an interjection
+    (``STOP_WORDS``; another language's: ``agent.core.lexicon``; none without a lexicon)."""
+    return _stops(normalise_phrase(text, language=language), _rules(language))
+
+
+BID_WORDS = 4
+"""Words (of two letters or more, acknowledgements left out) that make a short sound over the agent a bid for the
+floor even without an interjection ("bread and some butter"). tiny.en writes up to three for a hum or a short
+acknowledgement ("And may Chen." for "mhm", "And then, um." for "mm-hmm": ``bench/backchannels.py``). A Korean
+word of one syllable counts; two Chinese or Japanese characters count as one word."""
+
+
+def _bid_words(said: str, rules: _Rules) -> int:
+    if rules.english:
+        return sum(len(word) > 1 for word in said.split())
+    return sum(
+        (len(word) + 1) // 2 if _is_cjk(word) else int(len(word) > 1 or _HANGUL.match(word) is not None)
+        for word in _TOKEN.findall(said)
+    )
+
+
+def claims_floor(text: str, phrases: tuple[str, ...] = BACKCHANNELS, *, language: str = "en") -> bool:
+    """Said over the agent by a sound too short to be sure of, ``text`` takes the floor: once any leading
+    acknowledgements are left out ("yeah, but...", "ja, aber..."), it begins with an interjection
+    (``short_bid``: "wait", "stop", "no", "but"; "warte", "attends", "待って") or holds at least ``BID_WORDS``
+    words."""
+    rules = _rules(language)
+    said = _after_acknowledgements(normalise_phrase(text, language=language), phrases, language)
+    if not said:
+        return False
+    if _stops(said, rules):
+        return True
+    return _bid_words(said, rules) >= BID_WORDS

@@ -35,10 +35,15 @@ class AudioFrame:
 
 @dataclass(frozen=True, slots=True)
 class TranscriptReady:
-    """The result of ``Transcribe(request)``."""
+    """The result of ``Transcribe(request)``, in ``language`` (the call's language as the recogniser chose it:
+    ``agent.languages``)."""
 
     request: int
     text: str
+    language: str = "en"
+    language_probability: float | None = None
+    """How likely ``language`` was when the recogniser detected it (``None``: it did not); the runtime's
+    language choice reads it, the core does not."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,6 +228,8 @@ class TranscriptText:
     continues: int | None = None
     """The earlier turn whose words this one goes on with (the caller had only paused): ``text`` holds both,
     and that turn's words are no longer in the conversation."""
+    language: str = "en"
+    """The language the words were heard in (and the reply is given in)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -404,6 +411,8 @@ class GenerateReply:
 
     turn: int
     history: tuple[ChatMessage, ...] = field(default_factory=tuple)
+    language: str = "en"
+    """The language to answer in (the history's system message says so too)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -416,6 +425,8 @@ class Synthesize:
     phrase: str | None = None
     """A fixed phrase (``apology``, ``idle_prompt``, ``greeting``, ``hold``, ``goodbye``): the runtime plays the voice's
     stored recording of it when it has one, and synthesizes ``text`` otherwise."""
+    language: str = "en"
+    """The language ``text`` is in: the voice speaks it as that language."""
 
 
 @dataclass(frozen=True, slots=True)

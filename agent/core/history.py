@@ -5,6 +5,7 @@ conversation can cut an assistant message to what was heard (``replace``) or del
 
 from __future__ import annotations
 
+from agent.core.language_text import reply_instruction
 from agent.ports import ChatMessage, Role
 
 Key = tuple[int, Role]
@@ -56,3 +57,15 @@ class Dialogue:
         system = self.system_prompt if instructions is None else instructions
         head = (ChatMessage("system", system),) if system else ()
         return (*head, *(message for _, message in self._messages))
+
+
+def in_language(history: tuple[ChatMessage, ...], language: str) -> tuple[ChatMessage, ...]:
+    """``history`` with the system message telling the model to answer in ``language`` (added to the system
+    prompt, or as one when there is none); unchanged for English (``reply_instruction``)."""
+    instruction = reply_instruction(language)
+    if not instruction:
+        return history
+    if history and history[0].role == "system":
+        head = ChatMessage("system", f"{history[0].text}\n\n{instruction}")
+        return (head, *history[1:])
+    return (ChatMessage("system", instruction), *history)

@@ -102,6 +102,8 @@ class Listener:
         self._frame_ms = 20
         self._utterances = 0
         self._requests = 0
+        self.language = "en"
+        """The call's language: what the text rules read transcripts as (``agent.core.lexicon``)."""
         self._utterance: Utterance | None = None
         self._asr: dict[int, AsrRequest] = {}
         self.last_voice_at: float | None = None
@@ -162,9 +164,10 @@ class Listener:
             return []
         if req.purpose == "probe":
             utterance.probe_request = None
-            utterance.backchannel = is_backchannel(text, self._barge.backchannels)
-            utterance.not_backchannel = not utterance.backchannel and bool(normalise_phrase(text))
-            utterance.bid = claims_floor(text, self._barge.backchannels)
+            language = self.language
+            utterance.backchannel = is_backchannel(text, self._barge.backchannels, language=language)
+            utterance.not_backchannel = not utterance.backchannel and bool(normalise_phrase(text, language=language))
+            utterance.bid = claims_floor(text, self._barge.backchannels, language=language)
             return self._judge_interruption(utterance) if busy and not utterance.barged_in else []
         if request == utterance.spec_request:
             utterance.spec_text = text
@@ -271,7 +274,7 @@ class Listener:
         detector, barge = self._detector, self._barge
         fresh = utterance.spec_voiced_until == detector.voiced_until_ms
         text = utterance.spec_text if fresh else None
-        hangover = self._endpointing.hangover_for(text, utterance.spec_score if fresh else None)
+        hangover = self._endpointing.hangover_for(text, utterance.spec_score if fresh else None, language=self.language)
         paused = busy and barge.pause and not utterance.barged_in
         if busy and not utterance.barged_in and self._passing(utterance, text):
             hangover = min(hangover, barge.resume_after_ms)  # the agent is waiting, paused or not, to go on
@@ -309,13 +312,21 @@ class Listener:
         """Paused: the speculative transcript of a pause in the caller's speech shows real words, and enough of
         them: the floor is theirs now (the turn's work stops, and its reply can be prepared early)."""
         barge = self._barge
-        if not (busy and barge.pause) or utterance.barged_in or no_bid(text, barge.backchannels):
+        if (
+            not (busy and barge.pause)
+            or utterance.barged_in
+            or no_bid(text, barge.backchannels, language=self.language)
+        ):
             return []
         speech = self._detector.speech_ms
         if speech < barge.min_speech_ms:
             return []
         short = speech < barge.backchannel_max_ms
-        if short and not claims_floor(text, barge.backchannels) and not self._soon_after(utterance):
+        if (
+            short
+            and not claims_floor(text, barge.backchannels, language=self.language)
+            and not self._soon_after(utterance)
+        ):
             return []  # a short sound without a claim to the floor: its whole transcript decides when it ends
         return self._interrupt(utterance)
 
@@ -352,7 +363,7 @@ class Listener:
         the caller may go on."""
         if self._quiet(utterance, self._detector.speech_ms):
             return True
-        return text is not None and no_bid(text, self._barge.backchannels)
+        return text is not None and no_bid(text, self._barge.backchannels, language=self.language)
 
     def _quiet(self, utterance: Utterance, speech_ms: int) -> bool:
         """Too short to take the floor, or known to be an acknowledgement."""

@@ -77,8 +77,9 @@ from agent.core.events import (
     TurnScored,
 )
 from agent.core.history import Dialogue
+from agent.core.language_text import phrase_text
 from agent.core.listening import Began, Ended, Guessed, Heard, Interrupt, Listener, Passed, Yield
-from agent.core.speaking import Speaker
+from agent.core.speaking import Speaker, localised
 from agent.core.turn_policy import EndOfTurn
 from agent.core.turn_state import (
     BargeInPolicy,
@@ -99,10 +100,12 @@ class Session:
     def __init__(self, config: SessionConfig) -> None:
         self._config = config
         self._barge = config.barge_in
-        self._phrases = config.phrases
+        self._language = config.language
+        self._phrases = localised(config.phrases, self._language)
         self._dialogue = Dialogue(config.system_prompt, config.max_history_messages)
         self._speaker = Speaker(config, self._dialogue)
         self._listener = Listener(config.policy, config.endpointing, config.barge_in)
+        self._speaker.language = self._listener.language = self._language
         self._pending: PendingTurn | None = None
         self._last_activity_at: float | None = None
         self._prompted = False
@@ -126,10 +129,23 @@ class Session:
         """New rules from now on (a Realtime client's ``session.update``); the output rate stays what it was."""
         self._config = config
         self._barge = config.barge_in
-        self._phrases = config.phrases
+        self._phrases = localised(config.phrases, self._language)
         self._dialogue.system_prompt = config.system_prompt
         self._speaker.reconfigure(config)
         self._listener.reconfigure(config.policy, config.endpointing, config.barge_in)
+
+    @property
+    def language(self) -> str:
+        """The call's language now: the latest transcript's, else the one it started with."""
+        return self._language
+
+    def _hear_language(self, language: str) -> None:
+        """A transcript came in ``language``: replies, fixed phrases and text rules follow it from now on."""
+        if language == self._language:
+            return
+        self._language = language
+        self._phrases = localised(self._config.phrases, language)
+        self._speaker.language = self._listener.language = language
 
     @property
     def active_turn(self) -> int | None:
@@ -156,6 +172,7 @@ class Session:
             case AudioFrame():
                 effects = self._on_audio(event, now)
             case TranscriptReady():
+                self._hear_language(event.language)
                 effects = self._on_transcript(event.request, event.text, now)
             case TurnScored():
                 effects = self._on_score(event, now)
@@ -359,12 +376,12 @@ class Session:
         Chen." for "mhm", "Amen." for "mm"), so a word or three are no bid; a caller who means to take the floor
         says "wait", says more, or goes on (``bench/backchannels.py``)."""
         barge = self._barge
-        if no_bid(text, barge.backchannels):
+        if no_bid(text, barge.backchannels, language=self._language):
             return True
         return (
             bool(barge.backchannels)
             and speech_ms < barge.backchannel_max_ms
-            and not claims_floor(text, barge.backchannels)
+            and not claims_floor(text, barge.backchannels, language=self._language)
         )
 
     def _agent_busy(self) -> bool:
@@ -437,7 +454,8 @@ class Session:
             return self._close(now, SessionEnded("no speech for a while: session ended"), 1000, "idle timeout")
         if idle.prompt_after_s and not self._prompted and since >= idle.prompt_after_s:
             self._prompted = True
-            return self._speaker.own_turn(idle.prompt_text, "idle_prompt", now, remember=True)
+            text = phrase_text("idle_prompt", idle.prompt_text, self._language)
+            return self._speaker.own_turn(text, "idle_prompt", now, remember=True)
         return []
 
     def _close(self, now: float, notice: SessionEnded, code: int, reason: str) -> list[Effect]:

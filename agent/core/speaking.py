@@ -13,6 +13,7 @@ When the caller speaks, which utterance becomes a turn, draining and idling stay
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import assert_never
 
 from agent.core.chunker import SentenceChunker
@@ -44,12 +45,13 @@ from agent.core.events import (
     TranscriptText,
     YieldOutcome,
 )
-from agent.core.history import Dialogue
+from agent.core.history import Dialogue, in_language
+from agent.core.language_text import phrase_text
 from agent.core.playback import Playback
 from agent.core.preemption import Guess
 from agent.core.recovery import hold_due, overdue
 from agent.core.turn_policy import EndOfTurn
-from agent.core.turn_state import SessionConfig, Turn, turn_metrics
+from agent.core.turn_state import Phrases, SessionConfig, Turn, turn_metrics
 from agent.ports import ChatMessage
 
 _KEEP_PLAYBACKS = 32
@@ -62,7 +64,8 @@ TurnResult = ReplyDelta | ReplyEnded | SpeechAudio | SpeechEnded | StageFailed |
 class Speaker:
     def __init__(self, config: SessionConfig, dialogue: Dialogue) -> None:
         self._config = config
-        self._phrases = config.phrases
+        self._language = config.language
+        self._phrases = localised(config.phrases, self._language)
         self._dialogue = dialogue
         self._bytes_per_ms = config.output_sample_rate * 2 / 1000.0
         self._number = 0
@@ -80,8 +83,18 @@ class Speaker:
     def reconfigure(self, config: SessionConfig) -> None:
         """New rules from now on (the output rate stays: it is fixed once audio has been sent)."""
         self._config = config
-        self._phrases = config.phrases
+        self._phrases = localised(config.phrases, self._language)
         self._bytes_per_ms = config.output_sample_rate * 2 / 1000.0
+
+    @property
+    def language(self) -> str:
+        """The language replies are asked for and spoken in, and fixed phrases said in."""
+        return self._language
+
+    @language.setter
+    def language(self, language: str) -> None:
+        self._language = language
+        self._phrases = localised(self._config.phrases, language)
 
     def number_turn(self) -> int:
         """Number a turn that has no utterance (a message the client added, a reply it asked for)."""
@@ -121,7 +134,7 @@ class Speaker:
         self.active = turn
         turn.transcript_at = turn.began_at = now
         text = text.strip()
-        effects: list[Effect] = [Notify(TranscriptText(turn.number, text, self._continued()))]
+        effects: list[Effect] = [Notify(TranscriptText(turn.number, text, self._continued(), self._language))]
         self._dialogue.add("user", text, turn.number)
         if not text or not self._config.respond:
             return effects + self.finish(turn, now, interrupted=False)
@@ -190,7 +203,7 @@ class Speaker:
         turn = Turn(self._number + 1, 0, None, None, speculative=True)
         turn.transcript_at = turn.began_at = now
         guess = self.guess = Guess(turn, text.strip(), voiced_until_ms, self._config.preemption)
-        notice: Effect = Notify(TranscriptText(turn.number, guess.text, self.continues))
+        notice: Effect = Notify(TranscriptText(turn.number, guess.text, self.continues, self._language))
         history = (*self._dialogue.snapshot(), ChatMessage("user", guess.text))
         return effects + guess.hold([notice, self._ask(turn, history)])
 
@@ -252,7 +265,7 @@ class Speaker:
 
     def _ask(self, turn: Turn, history: tuple[ChatMessage, ...]) -> GenerateReply:
         turn.chunker = SentenceChunker(first_min_chars=self._config.first_chunk_min_chars)
-        return GenerateReply(turn=turn.number, history=history)
+        return GenerateReply(turn.number, in_language(history, self._language), self._language)
 
     def _delta(self, turn: Turn, text: str, now: float) -> list[Effect]:
         if turn.reply_finished or not text:
@@ -341,13 +354,16 @@ class Speaker:
     def _sentences(self, turn: Turn, sentences: list[str], now: float) -> list[Effect]:
         if sentences and turn.first_synthesis_at is None:
             turn.first_synthesis_at = now
-        return [Synthesize(turn.number, text, turn.playback.add_sentence(text)) for text in sentences]
+        language = self._language
+        return [
+            Synthesize(turn.number, text, turn.playback.add_sentence(text), language=language) for text in sentences
+        ]
 
     def _phrase(self, turn: Turn, text: str, sentence: int, phrase: str, now: float) -> Synthesize:
         """A fixed phrase outside the reply's text (its audio is not part of what the history keeps)."""
         if turn.first_synthesis_at is None:
             turn.first_synthesis_at = now
-        return Synthesize(turn.number, text, sentence, phrase=phrase)
+        return Synthesize(turn.number, text, sentence, phrase=phrase, language=self._language)
 
     # ----------------------------------------------------------------------------- yield and resume
 
@@ -463,3 +479,14 @@ class Speaker:
             self.active = None
         self.finished_at = now
         return effects
+
+
+def localised(phrases: Phrases, language: str) -> Phrases:
+    """The fixed phrases in ``language``: each one the operator left at its English default is said in the
+    caller's language (``agent.core.language_text``); one they wrote themselves is kept as written."""
+    return replace(
+        phrases,
+        apology=phrase_text("apology", phrases.apology, language),
+        hold=phrase_text("hold", phrases.hold, language),
+        goodbye=phrase_text("goodbye", phrases.goodbye, language),
+    )

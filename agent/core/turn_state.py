@@ -105,6 +105,9 @@ class SessionConfig:
     respond: bool = True
     """An utterance that ends is answered at once; off: it only joins the conversation, and the client asks
     for a reply (``CreateResponse``)."""
+    language: str = "en"
+    """The call's language until a transcript says otherwise: the one the client gave, else the server's default
+    (``agent.languages``); replies, fixed phrases and the turn's text rules follow the latest transcript's."""
 
 
 def ms_between(start: float | None, end: float | None) -> float | None:

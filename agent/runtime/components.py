@@ -13,6 +13,7 @@ from agent.config import Settings
 from agent.enrollment import EnrollmentLimits
 from agent.ports import LanguageModel, SpeechDetector, SpeechToText, TextToSpeech, TurnCompletion, VoiceStore
 from agent.resilience import BreakerState, BreakerStatus, CircuitBreaker
+from agent.runtime.fidelity import FidelitySampler
 from agent.runtime.phrases import PhraseBook
 from agent.runtime.voicing import Fallback, Voicing
 from agent.scheduling import QueueStats, merge
@@ -49,6 +50,8 @@ class Components:
     """Other scarce resources run by the policy (a remote voice endpoint's slots)."""
     turn_model: TurnCompletion | None = None
     """Scores each pause from its sound (``ScoreTurn``); ``None``: the words alone decide (``TurnScored(None)``)."""
+    fidelity: FidelitySampler | None = None
+    """Samples replies of cloned voices for their similarity to the voice (``/metrics``); ``None``: off."""
 
     def queue_stats(self, pending_turns: int = 0) -> QueueStats | None:
         """All the model queues, now (``None``: nothing is scheduled here); ``pending_turns``: first turns of
@@ -77,6 +80,7 @@ class Components:
             depth=settings.tts.pipeline_depth,
             turn_retries=settings.tts.turn_retry_budget,
             warm_texts=texts if settings.tts.warm_phrases else {},
+            fidelity=self.fidelity,
         )
 
     def speech_status(self) -> list[BreakerStatus]:
@@ -104,7 +108,7 @@ class Components:
 
     async def aclose(self) -> None:
         """Release what the adapters hold (HTTP pools, thread pools) at shutdown; errors are logged."""
-        parts: list[object] = [self.llm, self.tts, self.stt, self.turn_model, self.voices]
+        parts: list[object] = [self.llm, self.tts, self.stt, self.turn_model, self.voices, self.fidelity]
         if self.fallback is not None:
             parts.append(self.fallback.tts)
         parts.append(self.work)

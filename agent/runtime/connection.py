@@ -60,11 +60,14 @@ from agent.core.events import (
     Synthesize,
     Tick,
     Transcribe,
+    TranscriptReady,
     TurnMetrics,
     YieldOutcome,
 )
+from agent.core.language_text import phrase_text
 from agent.core.session import SHUTTING_DOWN, Session, SessionConfig
 from agent.errors import ProtocolError
+from agent.languages import LanguageChoice
 from agent.runtime import stages
 from agent.runtime.call_socket import CallSocket
 from agent.runtime.components import Components
@@ -72,9 +75,9 @@ from agent.runtime.enrollment import EnrollmentChannel
 from agent.runtime.frontend import CallerAudio, echo_guard
 from agent.runtime.metrics import ServerMetrics
 from agent.runtime.occupancy import Occupant
-from agent.runtime.opening import Credentials, Opened, Opening, PreStart, display_name
+from agent.runtime.opening import Credentials, Opened, Opening, PreStart, display_name, heard_language
 from agent.runtime.outbox import Outbox
-from agent.runtime.policy import session_config
+from agent.runtime.policy import call_language, session_config
 from agent.runtime.rate_limit import InputRateLimiter, Verdict, carried_audio_ms
 from agent.runtime.realtime_opening import resolve_voice
 from agent.runtime.session_report import RefusalLog, SessionReport
@@ -141,6 +144,7 @@ class Connection:
         self._hearing: tuple[Session, CallerAudio]  # set when the session starts, before anything is delivered
         self._base: SessionConfig  # the session's rules from the settings (a client may change them: Realtime)
         self._turns: TurnTasks  # likewise
+        self._language: LanguageChoice  # likewise: the call's language, given or detected
         self._delivered_at = 0.0  # _clock() of the last event handed to the session
         self._playout: Playout | None = None  # what the caller is hearing, for the echo gate
 
@@ -192,11 +196,13 @@ class Connection:
         rate = wire.output_rate
         self._outbox.set_audio_high_water(rate * 2 * settings.audio.outbound_buffer_ms // 1000)
         parting = opened.parting
+        language = self._language = call_language(settings, opened.language)
         self._voicing = self._components.voicing(settings, opened.voice, fallback=parting is not None)
-        self._turns = TurnTasks(self._components, settings, self._inbox.put, self._speech, self._log)
-        self._base = session_config(settings, rate, wire.frame_ms, wire.can_pause)
+        self._turns = TurnTasks(self._components, settings, self._inbox.put, self._speech, self._log, language)
+        self._base = replace(session_config(settings, rate, wire.frame_ms, wire.can_pause), language=language.current)
         if parting is not None:  # the call cannot be served: say why, then close
-            phrases = replace(self._base.phrases, greeting="", goodbye=settings.turn.no_voice_text)
+            goodbye = phrase_text("no_voice", settings.turn.no_voice_text, language.current)
+            phrases = replace(self._base.phrases, greeting="", goodbye=goodbye)
             self._base = replace(self._base, phrases=phrases)
         session = Session(self._base)
         self._hearing = (session, self._caller_audio(wire, opened.telephony, settings.vad.threshold))
@@ -215,7 +221,8 @@ class Connection:
             self._apply(session.handle(Drain(_clock(), parting.code, parting.reason), _clock()))
         reader = asyncio.create_task(self._read(wire), name=f"reader-{self.id}")
         ticker = asyncio.create_task(self._tick(), name=f"ticker-{self.id}")
-        self._voicing.warm_phrases()
+        if language.fixed or len(self._components.stt.languages) == 1:  # else once the first turn says which
+            self._voicing.warm_phrases(language.current)
         try:
             while self._close is None and not self._gone:
                 item = await self._inbox.get()
@@ -259,11 +266,14 @@ class Connection:
             assert principal is not None  # fixed before the session started
             default = self._settings.tts.default_voice
             voice = await resolve_voice(self._components, change.voice, principal.tenant, default)
+        language = heard_language(change.language, self._components.stt.languages)  # refused: nothing changes
         input_rate = wire.input_rate
         payloads = change.applied(display_name(voice))
+        if change.language_set:
+            self._language.set(language)
         if self._voicing is None or voice != self._voicing.voice:
             self._voicing = self._components.voicing(self._settings, voice)
-            self._voicing.warm_phrases()
+            self._voicing.warm_phrases(self._language.current)
         if wire.input_rate != input_rate or change.threshold is not None:
             threshold = change.threshold if change.threshold is not None else self._settings.vad.threshold
             audio = self._caller_audio(wire, self._playout is not None, threshold)
@@ -334,11 +344,24 @@ class Connection:
             return  # the session is ending: what arrives now is not part of it
         self._delivered_at = _clock()
         session, audio = self._hearing
+        if isinstance(item, TranscriptReady):
+            item = self._heard_in(item)
         if isinstance(item, bytes):
             for frame in audio.push(item, _clock()):
                 self._apply(session.handle(frame, _clock()))
         else:
             self._apply(session.handle(item, _clock()))
+
+    def _heard_in(self, transcript: TranscriptReady) -> TranscriptReady:
+        """The call's language choice takes the language a transcript came in (the recogniser applied the
+        choice's rule, ``agent.languages.decide``); the core gets the call's language from it."""
+        choice = self._language
+        before = choice.current
+        if choice.observe(transcript.language, transcript.language_probability):
+            self._log.info("the caller's language changed from %s to %s", before, choice.current)
+        if choice.current != before and self._voicing is not None:
+            self._voicing.warm_phrases(choice.current)
+        return replace(transcript, language=choice.current)
 
     def _refuse(self, exc: ProtocolError) -> None:
         self._refusals.refused("bad client message", exc.code)
@@ -442,10 +465,10 @@ class Connection:
                     self._turns.score(request, pcm)
                 case CancelTranscription(request=request):
                     self._turns.cancel_transcription(request)
-                case GenerateReply(turn=turn, history=history):
-                    self._turns.reply(turn, history)
-                case Synthesize(turn=turn, text=text, sentence=sentence, phrase=phrase):
-                    self._turns.speech_for(turn).add(text, sentence, phrase)
+                case GenerateReply(turn=turn, history=history, language=language):
+                    self._turns.reply(turn, history, language)
+                case Synthesize(turn=turn, text=text, sentence=sentence, phrase=phrase, language=language):
+                    self._turns.speech_for(turn).add(text, sentence, phrase, language)
                 case FinishSynthesis(turn=turn):
                     self._turns.speech_for(turn).finish()
                 case CancelReply(turn=turn):

@@ -288,6 +288,14 @@ class ServerMetrics:
         self.refusals_total = r.register(
             Counter("voice_agent_refusals_total", "New calls refused with 503, by reason.", ["reason"])
         )
+        self.voice_similarity = r.register(
+            Gauge(
+                "voice_agent_voice_similarity",
+                "Speaker similarity (cosine, 0..1) of the latest sampled reply to its voice's reference audio, per "
+                "voice and language (agent.runtime.fidelity): a drift signal, not a verifier.",
+                ["voice", "language"],
+            )
+        )
         self.models = ModelQueueMetrics(r)
         self.process = ProcessMetrics(r)
 
@@ -338,6 +346,10 @@ class ServerMetrics:
 
     def refused(self, reason: str) -> None:
         self.refusals_total.inc(labels=[reason])
+
+    def voice_similarity_scored(self, voice: str, language: str, similarity: float) -> None:
+        """A reply in ``voice`` (a handle, ``tenant/name``) and ``language`` scored ``similarity``."""
+        self.voice_similarity.set(similarity, [voice, language])
 
     def occupancy(self, opening: int, speaking: int) -> None:
         """The connections still opening and the callers speaking, now (set before ``render``)."""

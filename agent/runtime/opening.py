@@ -30,6 +30,7 @@ from agent.auth import Authenticator, Principal
 from agent.config import Settings
 from agent.core.events import CloseSession, ErrorNotice
 from agent.errors import ProtocolError, UnknownVoice
+from agent.languages import LANGUAGES, parse_language
 from agent.logsafe import shown
 from agent.runtime import realtime_opening
 from agent.runtime.call_socket import CallSocket
@@ -85,11 +86,37 @@ class Opened:
     parting: CloseSession | None = None
     """A call that cannot be served: ``voice`` is the fallback voice, which says ``turn.no_voice_text`` and then
     the call is closed with this (rather than leave the caller in dead air)."""
+    language: str | None = None
+    """The language the caller gave (an ``agent.languages`` code); ``None``: the server's, or detected."""
 
 
 def display_name(voice: str) -> str:
     """The name a client sees for a voice handle: the part after its tenant."""
     return voice.rsplit("/", 1)[-1]
+
+
+def heard_language(language: str | None, heard: tuple[str, ...]) -> str | None:
+    """``language`` when the recogniser hears it (``None`` stays ``None``); raises ``ProtocolError``
+    ``unsupported_language`` otherwise (tiny.en hears English only)."""
+    if language is None or language in heard:
+        return language
+    raise ProtocolError(
+        "unsupported_language",
+        f"this server's recogniser hears {', '.join(heard)} only, not {language!r} "
+        "(the server's AGENT_ASR__MODEL=base hears all ten languages)",
+    )
+
+
+def phone_language(value: str | None, call: str, heard: tuple[str, ...]) -> str | None:
+    """The language a phone call's custom parameter gives (``None``: none, or one this server cannot hear, which
+    is logged: a call is never refused for it; its language is then the server's, or detected)."""
+    try:
+        return heard_language(parse_language(value), heard)
+    except ValueError:
+        log.warning("%s gave language %s, which is not one of %s", call, shown(value, quote=True), LANGUAGES)
+    except ProtocolError as exc:
+        log.warning("%s: %s", call, exc.message)
+    return None
 
 
 Opening = Callable[["PreStart"], Awaitable["Opened | None"]]
@@ -236,7 +263,9 @@ class PreStart:
             raise ProtocolError("unknown_voice", f"{exc}; see the voices this server offers") from None
         rate = start.output_sample_rate or settings.audio.output_sample_rate
         audio = settings.audio
-        return Opened(BrowserWire(start, rate, audio.output_frame_ms, audio.max_input_frame_ms), voice, principal)
+        language = heard_language(start.language, self._components.stt.languages)
+        wire = BrowserWire(start, rate, audio.output_frame_ms, audio.max_input_frame_ms)
+        return Opened(wire, voice, principal, language=language)
 
     async def _call_start(self, start: PhoneStart, lead_ms: int, dropped: Counter[str]) -> Opened | None:
         principal = self._credentials.check(None)
@@ -244,6 +273,7 @@ class PreStart:
         requested = start.voice or default
         call = f"{start.gateway.provider} call {shown(start.gateway.call_id)}"
         wire = TelephonyWire(start.gateway, lead_ms, dropped)
+        language = phone_language(start.language, call, self._components.stt.languages)
         try:
             voice = await tts.resolve_voice(requested, principal.tenant)
         except UnknownVoice:
@@ -255,7 +285,7 @@ class PreStart:
                 voice = await tts.resolve_voice(default, principal.tenant)
             except UnknownVoice:
                 return await self._no_voice(call, default, wire, principal)
-        return Opened(wire, voice, principal, telephony=True)
+        return Opened(wire, voice, principal, telephony=True, language=language)
 
     async def _no_voice(self, call: str, voice: str | None, wire: TelephonyWire, principal: Principal) -> Opened | None:
         """No voice to answer in: the caller hears why in the fallback voice, then the call is closed 1011.

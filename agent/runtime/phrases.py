@@ -28,10 +28,14 @@ log = logging.getLogger(__name__)
 PHRASE_KEYS = ("apology", "idle_prompt", "greeting", "hold", "goodbye")
 
 
-def asset_key(key: str, text: str, sample_rate: int) -> str:
-    """The store key of phrase ``key`` with this text at this rate (``phrase-apology-3f2a…``)."""
-    digest = hashlib.sha256(f"{sample_rate}:{text}".encode()).hexdigest()[:16]
-    return f"phrase-{key}-{digest}"
+def asset_key(key: str, text: str, sample_rate: int, language: str | None = None) -> str:
+    """The store key of phrase ``key`` with this text at this rate, in ``language`` (``phrase-apology-3f2a…`` in
+    English or the voice's own language, ``phrase-apology-de-9b1c…`` in German)."""
+    if language in (None, "en"):
+        digest = hashlib.sha256(f"{sample_rate}:{text}".encode()).hexdigest()[:16]
+        return f"phrase-{key}-{digest}"
+    digest = hashlib.sha256(f"{sample_rate}:{language}:{text}".encode()).hexdigest()[:16]
+    return f"phrase-{key}-{language}-{digest}"
 
 
 def voice_owner(handle: str) -> tuple[str, str] | None:
@@ -50,9 +54,11 @@ class PhraseBook:
         self._pending: dict[tuple[str, str], asyncio.Task[bytes]] = {}
         self._warming: dict[str, asyncio.Task[None]] = {}  # voice -> its running ``warm``
 
-    async def stored(self, tts: TextToSpeech, voice: str, key: str, text: str) -> bytes | None:
+    async def stored(
+        self, tts: TextToSpeech, voice: str, key: str, text: str, language: str | None = None
+    ) -> bytes | None:
         """The kept recording of the phrase, or ``None`` (never synthesizes; store errors give ``None``)."""
-        name = asset_key(key, text, tts.sample_rate)
+        name = asset_key(key, text, tts.sample_rate, language)
         owner = voice_owner(voice)
         if owner is None or self._store is None:
             found = self._memory.get((voice, name))
@@ -65,47 +71,49 @@ class PhraseBook:
             log.info("phrase %s of %s not readable: %s", key, voice, exc)
             return None
 
-    async def audio(self, tts: TextToSpeech, voice: str, key: str, text: str) -> bytes:
-        """The phrase's PCM at ``tts.sample_rate``: kept, else synthesized now and kept for next time.
+    async def audio(self, tts: TextToSpeech, voice: str, key: str, text: str, language: str | None = None) -> bytes:
+        """The phrase's PCM at ``tts.sample_rate``, said as ``language``: kept, else synthesized now and kept for
+        next time.
 
         Raises like ``tts.synthesize`` (``CircuitOpen`` while the endpoint's breaker is open)."""
-        found = await self.stored(tts, voice, key, text)
+        found = await self.stored(tts, voice, key, text, language)
         if found is not None:
             return found
-        slot = (voice, asset_key(key, text, tts.sample_rate))
+        slot = (voice, asset_key(key, text, tts.sample_rate, language))
         task = self._pending.get(slot)
         if task is None or task.get_loop() is not asyncio.get_running_loop():
-            task = asyncio.create_task(self._make(tts, voice, slot[1], text), name=f"phrase-{key}")
+            task = asyncio.create_task(self._make(tts, voice, slot[1], text, language), name=f"phrase-{key}")
             self._pending[slot] = task
             task.add_done_callback(lambda done: self._done(slot, done))
         return await asyncio.shield(task)
 
-    def warm_soon(self, tts: TextToSpeech, voice: str, texts: Mapping[str, str]) -> None:
-        """Run ``warm`` in the background (once at a time per voice); it outlives the session that asked."""
-        running = self._warming.get(voice)
+    def warm_soon(self, tts: TextToSpeech, voice: str, texts: Mapping[str, str], language: str | None = None) -> None:
+        """Run ``warm`` in the background (once at a time per voice and language); it outlives the session that
+        asked."""
+        slot = f"{voice}|{language or ''}"
+        running = self._warming.get(slot)
         if running is not None and not running.done() and running.get_loop() is asyncio.get_running_loop():
             return
-        task = asyncio.create_task(self.warm(tts, voice, texts), name="phrase-warm")
-        self._warming[voice] = task
-        task.add_done_callback(
-            lambda done: self._warming.pop(voice, None) if self._warming.get(voice) is done else None
-        )
+        task = asyncio.create_task(self.warm(tts, voice, texts, language), name="phrase-warm")
+        self._warming[slot] = task
+        task.add_done_callback(lambda done: self._warming.pop(slot, None) if self._warming.get(slot) is done else None)
 
-    async def warm(self, tts: TextToSpeech, voice: str, texts: Mapping[str, str]) -> None:
-        """Make sure every phrase in ``texts`` (key → text; empty texts skipped) is kept. Never raises."""
+    async def warm(self, tts: TextToSpeech, voice: str, texts: Mapping[str, str], language: str | None = None) -> None:
+        """Make sure every phrase in ``texts`` (key → text in ``language``; empty texts skipped) is kept. Never
+        raises."""
         for key, text in texts.items():
             if not text.strip():
                 continue
             try:
-                await self.audio(tts, voice, key, text)
+                await self.audio(tts, voice, key, text, language)
             except CircuitOpen:
                 return  # the endpoint is down; the next session tries again
             except AgentError as exc:
                 log.info("could not prepare phrase %s of %s: %s", key, voice, exc)
                 return
 
-    async def _make(self, tts: TextToSpeech, voice: str, name: str, text: str) -> bytes:
-        pcm = b"".join([chunk async for chunk in tts.synthesize(text, voice)])
+    async def _make(self, tts: TextToSpeech, voice: str, name: str, text: str, language: str | None) -> bytes:
+        pcm = b"".join([chunk async for chunk in tts.synthesize(text, voice, language=language)])
         if pcm:
             await self._keep(voice, name, pcm)
         return pcm

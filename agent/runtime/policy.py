@@ -6,6 +6,7 @@ from agent.config import Settings
 from agent.core.endpointing import EndpointPolicy
 from agent.core.session import BargeInPolicy, Deadlines, IdlePolicy, Phrases, SessionConfig
 from agent.core.turn_policy import TurnPolicy
+from agent.languages import LanguageChoice, parse_language
 
 
 def session_config(settings: Settings, output_rate: int, frame_ms: int = 40, can_pause: bool = False) -> SessionConfig:
@@ -66,3 +67,9 @@ def session_config(settings: Settings, output_rate: int, frame_ms: int = 40, can
         max_history_messages=settings.llm.max_history_messages,
         preemption=turn.preemption,
     )
+
+
+def call_language(settings: Settings, given: str | None) -> LanguageChoice:
+    """A call's language: the one its caller gave, else the server's (``asr.language``: a code fixes it for every
+    call; ``auto`` lets the recogniser detect it per call, and a recogniser of one language answers in that)."""
+    return LanguageChoice(given or parse_language(settings.asr.language))

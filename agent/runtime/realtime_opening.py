@@ -15,6 +15,7 @@ from websockets.http11 import Request
 
 from agent.config import Settings
 from agent.errors import ProtocolError, UnknownVoice
+from agent.languages import parse_language
 from agent.runtime.components import Components
 from agent.runtime.realtime_wire import RealtimeWire
 from agent.transport.realtime import TurnDetection
@@ -58,5 +59,6 @@ def realtime_wire(request: Request | None, settings: Settings, voice: str) -> Re
         voice=voice,
         instructions=settings.llm.system_prompt,
         turn_detection=TurnDetection("server_vad", silence_duration_ms=None),
+        language=parse_language(settings.asr.language),  # the server's, until session.update says otherwise
     )
     return RealtimeWire(view, settings.audio.output_frame_ms, beta=beta)

@@ -7,7 +7,10 @@ turns as items (the caller's utterance of turn ``n`` is a user item, its reply a
 response) and maps the client's item ids back to turns for ``conversation.item.truncate`` / ``.delete``.
 Reply audio stays raw PCM in the outbox (so backpressure and barge-in work as on ``/ws``) and becomes
 ``response.output_audio.delta`` in ``send``. A response is done (``response.done``) once its audio and text
-are all sent, or when it is cancelled (barge-in, ``response.cancel``) or truncated.
+are all sent, or when it is cancelled: by the caller's speech (``turn_detected``), or by the client
+(``response.cancel``, ``conversation.item.truncate``: ``client_cancelled``); one cut short by a failure (a
+stage timed out) has ``failed``, with the error. A transcript carries its audio's
+duration as ``usage`` (from the speech events, or the committed audio).
 """
 
 from __future__ import annotations
@@ -55,10 +58,11 @@ from agent.runtime.realtime_policy import turn_rules
 from agent.runtime.wire import Inbound, Reconfigure
 from agent.transport import realtime
 from agent.transport.realtime import FORMAT_RATES, UNSET, AudioFormat, RealtimeError
-from agent.transport.realtime_events import Dialect, SessionView, Status
+from agent.transport.realtime_events import Dialect, SessionView, Status, error_type
 
 DETECTOR_RATE = 16000
 _KEEP_RESPONSES = 16
+_KEEP_DURATIONS = 16
 
 
 @dataclass(slots=True)
@@ -72,6 +76,8 @@ class _Response:
     audio_started: bool = False
     audio_done: bool = False
     done: bool = False
+    error: dict[str, str] | None = None
+    """What failed in its turn (``ErrorNotice``): a response that then ends cut short has ``failed``."""
 
 
 class RealtimeWire:
@@ -91,7 +97,9 @@ class RealtimeWire:
         self._added: deque[str | None] = deque()  # per AddMessage sent: the client's item id, if it gave one
         self._responses: dict[int, _Response] = {}
         self._metadata: deque[dict[str, Any]] = deque()  # per CreateResponse sent
-        self._cancelling = False  # the client asked to cancel the response in progress
+        self._client_stop: int | None = None  # the turn whose response the client's request just stopped
+        self._speech_start_ms: int | None = None  # where the caller's utterance in progress began
+        self._heard_ms: dict[int, int] = {}  # per turn: how long the audio of its user item is
         self._answered = False  # a response has started: the output format is fixed
         self._client_event: str | None = None  # the event_id of the client event being handled
         self._refusal: RealtimeError | None = None
@@ -116,6 +124,7 @@ class RealtimeWire:
 
     def decode(self, message: str | bytes) -> Inbound:
         self._refusal = None
+        self._client_stop = None  # what a request stops, it stops while it is handled (before the next one)
         try:
             event = realtime.decode(message)
             self._client_event = event.event_id
@@ -128,27 +137,34 @@ class RealtimeWire:
         match event:
             case SpeechStarted(audio_ms=audio_ms):
                 self._speech_item = item = self._speech_item or self._out.new_id("item")
+                self._speech_start_ms = audio_ms
                 return [self._out.event("input_audio_buffer.speech_started", audio_start_ms=audio_ms, item_id=item)]
             case SpeechStopped(turn=turn, audio_ms=audio_ms):
                 item = self._speech_item or self._out.new_id("item")
                 self._speech_item = None
+                start, self._speech_start_ms = self._speech_start_ms, None
+                self._heard(turn, 0 if start is None else audio_ms - start)
                 stopped = self._out.event("input_audio_buffer.speech_stopped", audio_end_ms=audio_ms, item_id=item)
                 return [stopped, *self._committed(turn, item, client=False)]
-            case InputCommitted(turn=turn):
+            case InputCommitted(turn=turn, audio_ms=audio_ms):
                 client = self._commits.popleft() if self._commits else None
+                self._heard(turn, audio_ms)
                 return self._committed(turn, client or self._out.new_id("item"), client=client is not None)
-            case TranscriptText(turn=turn, text=text):
-                return self._transcribed(turn, text)
+            case TranscriptText():
+                return self._transcribed(event)
             case ReplyText() | AudioStart() | AudioEnd():
                 return self._reply(event)
             case AudioChunk(pcm=pcm):
                 return [pcm]  # raw until ``send``: the outbox counts it and drops it on barge-in
             case PlaybackClear(turn=turn):
-                return self._finish(turn, "cancelled", "turn_detected")
+                return self._finish(turn, "cancelled", self._cancel_reason(turn))
             case TurnMetrics(turn=turn, interrupted=interrupted):
-                reason = "client_cancelled" if self._cancelling else "turn_detected"
-                self._cancelling = False
-                return self._finish(turn, "cancelled", reason) if interrupted else self._finish(turn, "completed")
+                response = self._responses.get(turn)
+                if interrupted and response is not None and response.error is not None:
+                    return self._finish(turn, "failed")
+                if interrupted:
+                    return self._finish(turn, "cancelled", self._cancel_reason(turn))
+                return self._finish(turn, "completed")
             case MessageAdded(turn=turn, role=role, text=text):
                 client = self._added.popleft() if self._added else None
                 item = client or self._out.new_id("item")
@@ -168,7 +184,9 @@ class RealtimeWire:
                 ]
             case InputCleared():
                 return [self._out.event("input_audio_buffer.cleared")]
-            case ErrorNotice(code=code, message=message):
+            case ErrorNotice(code=code, message=message, turn=turn):
+                if turn is not None and (failed := self._responses.get(turn)) is not None:
+                    failed.error = {"type": error_type(code), "code": code, "message": message}
                 self._unqueue(code)
                 refusal, self._refusal = self._refusal, None
                 if refusal is not None and refusal.code == code:
@@ -207,6 +225,7 @@ class RealtimeWire:
                 turn, role = self._item(item_id)
                 if role != "assistant":
                     raise RealtimeError("invalid_value", "only assistant audio can be truncated", "item_id")
+                self._client_stop = turn  # a response still going stops there
                 return TruncateReply(turn, audio_end_ms)
             case realtime.ItemDelete(item_id=item_id):
                 return DeleteMessage(*self._item(item_id))
@@ -216,21 +235,21 @@ class RealtimeWire:
             case realtime.ResponseCancel(response_id=response_id):
                 if response_id is not None and not any(r.id == response_id for r in self._responses.values()):
                     raise RealtimeError("invalid_value", f"no response {response_id!r}", "response_id")
-                self._cancelling = True
+                going = [turn for turn, response in self._responses.items() if not response.done]
+                self._client_stop = going[-1] if going else None
                 return CancelResponse()
             case _:
                 assert_never(event)
 
     def _unqueue(self, code: str) -> None:
         """The core refused the request just made: what was queued for its answer is not wanted."""
+        self._client_stop = None  # a refused cancel or truncate stopped nothing
         if code in ("input_audio_buffer_commit_empty", "rate_limited") and self._commits:
             # rate_limited: an audio item over the input budget was dropped before the core saw it (a commit the
             # core takes is answered at once, so one still queued here is the one just dropped)
             self._commits.pop()
         elif code == "conversation_already_has_active_response" and self._metadata:
             self._metadata.pop()
-        elif code == "response_cancel_not_active":
-            self._cancelling = False
 
     def _item(self, item_id: str) -> tuple[int, Role]:
         found = self._items.get(item_id)
@@ -269,6 +288,8 @@ class RealtimeWire:
             input_format=patch.input_format or view.input_format,
             output_format=patch.output_format or view.output_format,
             turn_detection=view.turn_detection if patch.turn_detection is UNSET else patch.turn_detection,  # type: ignore[arg-type]
+            transcription_model=patch.transcription_model or view.transcription_model,
+            language=patch.language if isinstance(patch.language, str | None) else view.language,
         )
         detection = changed.turn_detection
 
@@ -283,7 +304,8 @@ class RealtimeWire:
             return [self._out.session("session.updated", self.view)]
 
         threshold = detection.threshold if detection is not None else None
-        return Reconfigure(patch.voice, threshold, rules, applied)
+        language_set = patch.language is not UNSET
+        return Reconfigure(patch.voice, threshold, rules, applied, language_set, changed.language)
 
     # ------------------------------------------------------------------------------------ audio
 
@@ -322,15 +344,21 @@ class RealtimeWire:
         )
         return [*committed, *out.item_added(out.user_audio_item(item, None, "in_progress"), previous)]
 
-    def _transcribed(self, turn: int, text: str) -> list[Payload]:
+    def _heard(self, turn: int, audio_ms: int) -> None:
+        self._heard_ms[turn] = max(0, audio_ms)
+        while len(self._heard_ms) > _KEEP_DURATIONS:
+            del self._heard_ms[next(iter(self._heard_ms))]
+
+    def _transcribed(self, event: TranscriptText) -> list[Payload]:
+        turn, text = event.turn, event.text
         item = self._by_turn.get((turn, "user"))
         if item is None:
             return []
         out = self._out
-        done = out.event(
-            "conversation.item.input_audio_transcription.completed", item_id=item, content_index=0, transcript=text
-        )
-        payloads: list[Payload] = [done]
+        audio_ms = self._heard_ms.get(turn, 0)
+        if event.continues is not None:  # the transcript is of both utterances
+            audio_ms += self._heard_ms.get(event.continues, 0)
+        payloads: list[Payload] = [out.transcription_completed(item, text, audio_ms / 1000, event.language)]
         if not out.beta:
             payloads.append(out.event("conversation.item.done", item=out.user_audio_item(item, text)))
         return payloads
@@ -378,6 +406,11 @@ class RealtimeWire:
         payloads.append(out.content_part("response.content_part.added", rid, iid, ""))
         return payloads, response
 
+    def _cancel_reason(self, turn: int) -> str:
+        """Why turn ``turn``'s response was cancelled: the client's request, or the caller's speech (barge-in, or
+        a newer turn that superseded it)."""
+        return "client_cancelled" if turn == self._client_stop else "turn_detected"
+
     def _finish(self, turn: int, status: Status, reason: str | None = None) -> list[Payload]:
         response = self._responses.get(turn)
         if response is None or response.done:
@@ -405,6 +438,7 @@ class RealtimeWire:
         self, response: _Response, status: Status, output: list[dict[str, Any]], reason: str | None = None
     ) -> dict[str, Any]:
         view = self.view
+        error = response.error if status == "failed" else None
         return self._out.response(
-            response.id, status, output, response.metadata, view.output_format, view.voice, reason
+            response.id, status, output, response.metadata, view.output_format, view.voice, reason, error
         )

@@ -302,6 +302,9 @@ class _Routes:
         occupancy = self._state.occupancy
         queues = components.queue_stats(occupancy.speaking) if components else None
         self._state.metrics.occupancy(occupancy.opening, occupancy.speaking)
+        if components is not None and components.fidelity is not None:
+            for (voice, language), value in components.fidelity.scores().items():
+                self._state.metrics.voice_similarity_scored(voice, language, value)
         data = self._state.metrics.render(speech, queues).encode()
         headers = Headers([("Content-Type", METRICS_CONTENT_TYPE), ("Content-Length", str(len(data)))])
         headers["Cache-Control"] = "no-store"

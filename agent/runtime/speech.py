@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from agent.audio.pcm import Framer, float_to_pcm16, pcm16_to_float
 from agent.audio.resample import StreamResampler
 from agent.core.events import APOLOGY_SENTENCE, Event, SpeechAudio, SpeechEnded, StageFailed
+from agent.core.language_text import phrase_text
 from agent.errors import AgentError, CircuitOpen
 from agent.ports import TextToSpeech
 from agent.resilience import RetryBudget
@@ -52,6 +53,7 @@ class _Item:
     text: str
     index: int
     phrase: str | None
+    language: str = "en"
 
 
 class _Prefetch:
@@ -124,12 +126,16 @@ class TurnSpeech:
         self._sentence = 0
         self._first_sent_at: float | None = None
         self._sent_s = 0.0
+        self._language = "en"
+        """The language of the latest text queued (what an apology is said in)."""
         self._task = asyncio.create_task(self._run(), name=f"speech-turn-{turn}")
 
-    def add(self, text: str, sentence: int = 0, phrase: str | None = None) -> None:
-        """Queue ``text``; its audio frames are tagged with ``sentence`` (the core's index). ``phrase`` names a
-        fixed phrase (``apology``, ``idle_prompt``, ``greeting``, ``hold``) to play from its kept recording."""
-        self._sentences.put_nowait(_Item(text, sentence, phrase))
+    def add(self, text: str, sentence: int = 0, phrase: str | None = None, language: str = "en") -> None:
+        """Queue ``text``, in ``language``; its audio frames are tagged with ``sentence`` (the core's index).
+        ``phrase`` names a fixed phrase (``apology``, ``idle_prompt``, ``greeting``, ``hold``) to play from its
+        kept recording."""
+        self._language = language
+        self._sentences.put_nowait(_Item(text, sentence, phrase, language))
 
     def finish(self) -> None:
         self._sentences.put_nowait(None)
@@ -177,8 +183,10 @@ class TurnSpeech:
                 break
             current = self._ahead[0]
             self._sentence = current.item.index
+            spoken: list[bytes] = []
             try:
                 async for chunk in current.chunks():
+                    spoken.append(chunk)
                     await self._send_pcm(float_to_pcm16(resampler.process(pcm16_to_float(chunk))))
                     self._top_up(tts, voice, budget)
             except CircuitOpen:
@@ -186,6 +194,9 @@ class TurnSpeech:
                 self._drop_prefetches()
                 raise
             self._ahead.popleft()
+            fidelity = self._voicing.fidelity
+            if fidelity is not None and tts is self._voicing.tts and current.item.phrase is None:
+                await fidelity.offer(voice, current.item.language, b"".join(spoken), tts.sample_rate)
         await self._send_pcm(float_to_pcm16(resampler.flush()), last=True)
 
     def _top_up(self, tts: TextToSpeech, voice: str, budget: RetryBudget | None) -> None:
@@ -209,9 +220,9 @@ class TurnSpeech:
         phrases = self._voicing.phrases
         if item.phrase is not None and phrases is not None:
             key = item.phrase
-            audio = _phrase(lambda: phrases.audio(tts, voice, key, item.text))
+            audio = _phrase(lambda: phrases.audio(tts, voice, key, item.text, item.language))
         else:
-            audio = tts.synthesize(item.text, voice, budget, self._job(item))
+            audio = tts.synthesize(item.text, voice, budget, self._job(item), item.language)
         self._ahead.append(_Prefetch(item, audio))
 
     def _job(self, item: _Item) -> JobInfo:
@@ -233,14 +244,14 @@ class TurnSpeech:
 
     async def _apologise(self) -> None:
         """The stored recording of the apology in the session's voice, else the fallback voice."""
-        voicing = self._voicing
-        text = voicing.apology_text
+        voicing, language = self._voicing, self._language
+        text = phrase_text("apology", voicing.apology_text, language)
         if not text.strip():
             return
         self._framer.reset()  # a partial frame of the failed voice is not worth keeping
         self._sentence = APOLOGY_SENTENCE
         if voicing.phrases is not None:
-            stored = await voicing.phrases.stored(voicing.tts, voicing.voice, "apology", text)
+            stored = await voicing.phrases.stored(voicing.tts, voicing.voice, "apology", text, language)
             if stored:
                 await self._play_whole(stored, voicing.tts.sample_rate)
                 return
@@ -249,9 +260,10 @@ class TurnSpeech:
             return
         try:
             if voicing.phrases is not None:
-                pcm = await voicing.phrases.audio(fallback.tts, fallback.voice, "apology", text)
+                pcm = await voicing.phrases.audio(fallback.tts, fallback.voice, "apology", text, language)
             else:
-                pcm = b"".join([chunk async for chunk in fallback.tts.synthesize(text, fallback.voice)])
+                speech = fallback.tts.synthesize(text, fallback.voice, language=language)
+                pcm = b"".join([chunk async for chunk in speech])
         except AgentError as exc:
             log.warning("the fallback voice failed too in turn %d: %s", self._turn, exc)
             return

@@ -25,6 +25,7 @@ from agent.core.events import (
     TurnScored,
 )
 from agent.errors import AgentError, WorkDropped
+from agent.languages import LanguageHint
 from agent.ports import ChatMessage, LanguageModel, SpeechToText, TurnCompletion
 from agent.scheduling import JobInfo, Work
 
@@ -58,10 +59,13 @@ def transcript_job(purpose: str, settings: Settings, over_agent: bool = False) -
     return JobInfo(Work.FINAL_TRANSCRIPT, plain=over_agent)
 
 
-async def transcribe(stt: SpeechToText, request: int, pcm: bytes, job: JobInfo, post: Post, log: Log) -> None:
-    """Post ``TranscriptReady`` or ``TranscriptFailed`` for ``request``."""
+async def transcribe(
+    stt: SpeechToText, request: int, pcm: bytes, job: JobInfo, hint: LanguageHint | None, post: Post, log: Log
+) -> None:
+    """Post ``TranscriptReady`` (in the language the recogniser chose with ``hint``) or ``TranscriptFailed`` for
+    ``request``."""
     try:
-        transcript = await stt.transcribe(pcm, job)
+        transcript = await stt.transcribe(pcm, job, hint)
     except WorkDropped as exc:
         log.debug("transcription %d skipped: %s", request, exc)
         await post(TranscriptFailed(request, f"transcription skipped: {exc}"))
@@ -74,7 +78,7 @@ async def transcribe(stt: SpeechToText, request: int, pcm: bytes, job: JobInfo, 
         log.exception("transcription %d raised an unexpected error", request)
         await post(TranscriptFailed(request, INTERNAL_MESSAGE, INTERNAL_ERROR))
         return
-    await post(TranscriptReady(request, transcript.text))
+    await post(TranscriptReady(request, transcript.text, transcript.language, transcript.language_probability))
 
 
 def score_job(settings: Settings) -> JobInfo:
@@ -100,10 +104,13 @@ async def score(model: TurnCompletion | None, request: int, pcm: bytes, job: Job
     await post(TurnScored(request, probability))
 
 
-async def reply(llm: LanguageModel, turn: int, history: tuple[ChatMessage, ...], post: Post, log: Log) -> None:
-    """Post ``ReplyDelta``s then ``ReplyEnded`` for ``turn``, or ``StageFailed(stage="llm")``."""
+async def reply(
+    llm: LanguageModel, turn: int, history: tuple[ChatMessage, ...], language: str, post: Post, log: Log
+) -> None:
+    """Post ``ReplyDelta``s then ``ReplyEnded`` for ``turn`` (a reply in ``language``), or
+    ``StageFailed(stage="llm")``."""
     try:
-        async for delta in llm.stream_reply(history):
+        async for delta in llm.stream_reply(history, language):
             await post(ReplyDelta(turn, delta))
     except AgentError as exc:
         log.warning("reply failed in turn %d: %s", turn, exc)

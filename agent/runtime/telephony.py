@@ -115,10 +115,12 @@ class Gateway(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class PhoneStart:
-    """A call's start, decoded: the bound codec, and the voice the call asks for (``None``: the default)."""
+    """A call's start, decoded: the bound codec, the voice the call asks for (``None``: the default) and the
+    language it is in (the gateway's ``language`` custom parameter, as given: ``phone_language`` reads it)."""
 
     gateway: Gateway
     voice: str | None = None
+    language: str | None = None
 
 
 StartDecoder = Callable[[str | bytes], "PhoneStart | HungUp | None"]

@@ -74,7 +74,8 @@ def telnyx_start(message: str | bytes) -> PhoneStart | HungUp | None:
     """The ``StartDecoder`` of ``/telnyx``: ``connected`` precedes the start; anything else is refused."""
     match telnyx.decode(message):
         case telnyx.Start() as start:
-            return PhoneStart(TelnyxGateway(start), start.custom_parameters.get("voice") or None)
+            params = start.custom_parameters
+            return PhoneStart(TelnyxGateway(start), params.get("voice") or None, params.get("language") or None)
         case telnyx.Connected():
             return None
         case telnyx.Stop():

@@ -22,6 +22,7 @@ from typing import Any
 
 from agent.config import Settings
 from agent.core.events import Event
+from agent.languages import LanguageChoice
 from agent.ports import ChatMessage
 from agent.runtime import stages
 from agent.runtime.components import Components
@@ -45,8 +46,10 @@ class TurnTasks:
         post: Callable[[Event | Stamped], Any],
         new_speech: Callable[[int, stages.Post], TurnSpeech],
         log: stages.Log,
+        language: LanguageChoice,
     ) -> None:
         self._components = components
+        self._language = language
         self._settings = settings
         self._post = post
         self._new_speech = new_speech
@@ -58,7 +61,9 @@ class TurnTasks:
 
     def transcribe(self, request: int, pcm: bytes, purpose: str, over_agent: bool = False) -> None:
         job = stages.transcript_job(purpose, self._settings, over_agent)
-        task = asyncio.create_task(stages.transcribe(self._components.stt, request, pcm, job, self._post, self._log))
+        hint = self._language.hint()
+        stt = self._components.stt
+        task = asyncio.create_task(stages.transcribe(stt, request, pcm, job, hint, self._post, self._log))
         self._asr[request] = task
         task.add_done_callback(lambda _: self._asr.pop(request, None) if self._asr.get(request) is task else None)
 
@@ -75,8 +80,9 @@ class TurnTasks:
         if task is not None:
             task.cancel()  # queued work in the model pool then never runs
 
-    def reply(self, turn: int, history: tuple[ChatMessage, ...]) -> None:
-        self._spawn(turn, stages.reply(self._components.llm, turn, history, self._stamping(turn), self._log))
+    def reply(self, turn: int, history: tuple[ChatMessage, ...], language: str) -> None:
+        llm = self._components.llm
+        self._spawn(turn, stages.reply(llm, turn, history, language, self._stamping(turn), self._log))
 
     def speech_for(self, turn: int) -> TurnSpeech:
         speech = self._speech.get(turn)

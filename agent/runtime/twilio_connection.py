@@ -54,7 +54,8 @@ def twilio_start(message: str | bytes) -> PhoneStart | HungUp | None:
     """The ``StartDecoder`` of ``/twilio``: ``connected`` precedes the start; anything else is refused."""
     match twilio.decode(message):
         case twilio.Start() as start:
-            return PhoneStart(TwilioGateway(start), start.custom_parameters.get("voice") or None)
+            params = start.custom_parameters
+            return PhoneStart(TwilioGateway(start), params.get("voice") or None, params.get("language") or None)
         case twilio.Connected():
             return None
         case twilio.Stop():

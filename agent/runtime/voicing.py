@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from agent.core.language_text import phrase_text
 from agent.ports import TextToSpeech
 from agent.resilience import RetryBudget
+from agent.runtime.fidelity import FidelitySampler
 from agent.runtime.phrases import PhraseBook, voice_owner
 
 APOLOGY = "Sorry, I couldn't say that. Please try again."
@@ -39,14 +41,17 @@ class Voicing:
     """Retries one reply may spend, all its sentences together."""
     warm_texts: Mapping[str, str] = field(default_factory=dict)
     """Phrase key → text to prepare at session start (``warm``); empty = nothing to prepare."""
+    fidelity: FidelitySampler | None = None
+    """Where a spoken reply sentence is offered for scoring against its voice (``None``: off)."""
 
     def budget(self) -> RetryBudget:
         """A fresh retry budget for one reply."""
         return RetryBudget(self.turn_retries)
 
-    def warm_phrases(self) -> None:
-        """Start synthesizing and keeping the session's fixed phrases that are not kept yet, in the
-        background (call it at session start, on the loop). Only for a voice kept in a store (a cloned
-        voice): a local voice synthesizes a phrase in ~100 ms."""
+    def warm_phrases(self, language: str = "en") -> None:
+        """Start synthesizing and keeping the session's fixed phrases in ``language`` that are not kept yet, in
+        the background (call it at session start and when the call's language changes, on the loop). Only for a
+        voice kept in a store (a cloned voice): a local voice synthesizes a phrase in ~100 ms."""
         if self.phrases is not None and self.warm_texts and voice_owner(self.voice) is not None:
-            self.phrases.warm_soon(self.tts, self.voice, self.warm_texts)
+            texts = {key: phrase_text(key, text, language) for key, text in self.warm_texts.items()}
+            self.phrases.warm_soon(self.tts, self.voice, texts, language)

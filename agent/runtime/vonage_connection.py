@@ -66,6 +66,7 @@ def vonage_start(message: str | bytes) -> PhoneStart | HungUp | None:
         case vonage.Connected() as connected:
             headers = connected.headers
             call_id = next((headers[k] for k in CALL_ID_HEADERS if ids.is_id(headers.get(k))), "-")
-            return PhoneStart(VonageGateway(connected, call_id), headers.get("voice") or None)
+            gateway = VonageGateway(connected, call_id)
+            return PhoneStart(gateway, headers.get("voice") or None, headers.get("language") or None)
         case _:
             raise ProtocolError("not_started", "the call starts with websocket:connected")

@@ -27,12 +27,16 @@ class Reconfigure:
     The connection switches to ``voice`` (a voice name to resolve; ``None``: unchanged), hears the caller at the
     wire's ``input_rate`` with speech ``threshold`` (``None``: unchanged), gives the core ``rules(current, base)``
     (``base``: the rules from the server's settings), then sends what ``applied(voice)`` returns, ``voice`` being
-    the name of the voice now spoken in. An unknown voice is refused (``ProtocolError``) and nothing changes."""
+    the name of the voice now spoken in. An unknown voice is refused (``ProtocolError``) and nothing changes.
+    With ``language_set``, the caller's language becomes ``language`` (a code of ``agent.languages.LANGUAGES``,
+    already parsed; ``None``: detect it); without, it stays as it is."""
 
     voice: str | None
     threshold: float | None
     rules: Callable[[SessionConfig, SessionConfig], SessionConfig]
     applied: Callable[[str], list[Payload]]
+    language_set: bool = False
+    language: str | None = None
 
 
 Inbound = bytes | Event | browser.EnrollmentMessage | Reconfigure | None
@@ -97,7 +101,8 @@ class BrowserWire:
 
     def opening(self, session_id: str, voice: str) -> list[Payload]:
         start = self._start
-        return [browser.session_started(session_id, self.input_rate, self._output_rate, voice, start.capabilities)]
+        rates = (self.input_rate, self._output_rate)
+        return [browser.session_started(session_id, *rates, voice, start.capabilities, start.language)]
 
     def decode(self, message: str | bytes) -> Inbound:
         if isinstance(message, bytes):

@@ -30,6 +30,7 @@ from agent.core.events import (
     TurnMetrics,
 )
 from agent.errors import ProtocolError
+from agent.languages import AUTO, parse_language
 
 PROTOCOL_VERSION = 1
 _MAX_VOICE_NAME = 64
@@ -48,6 +49,8 @@ class SessionStart:
     token: str | None = None
     capabilities: frozenset[str] = frozenset()
     """The known ``CAPABILITIES`` the client listed."""
+    language: str | None = None
+    """The caller's language (an ``agent.languages`` code); ``None``: ``"auto"`` or not given."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,7 +180,18 @@ def _session_start(message: dict[str, Any]) -> SessionStart:
         output_sample_rate=out_rate,
         token=_token(message),
         capabilities=_capabilities(message),
+        language=_language(message),
     )
+
+
+def _language(message: dict[str, Any]) -> str | None:
+    value = message.get("language")
+    if value is not None and not isinstance(value, str):
+        raise ProtocolError("bad_message", "language must be a string: 'auto' or a language code such as 'de'")
+    try:
+        return parse_language(value)
+    except ValueError as exc:
+        raise ProtocolError("bad_message", str(exc)) from None
 
 
 def _capabilities(message: dict[str, Any]) -> frozenset[str]:
@@ -270,7 +284,7 @@ def encode(event: TurnEvent) -> str | bytes:
         case SpeechStopped():
             body = {"type": "speech.stopped", "turn": event.turn, "audio_ms": event.audio_ms}
         case TranscriptText():
-            body = {"type": "transcript", "turn": event.turn, "text": event.text}
+            body = {"type": "transcript", "turn": event.turn, "text": event.text, "language": event.language}
             if event.continues is not None:
                 body["continues"] = event.continues
         case ReplyText():
@@ -317,8 +331,14 @@ def error_body(code: str, message: str, turn: int | None = None) -> dict[str, An
 
 
 def session_started(
-    session_id: str, sample_rate: int, output_sample_rate: int, voice: str, capabilities: frozenset[str] = frozenset()
+    session_id: str,
+    sample_rate: int,
+    output_sample_rate: int,
+    voice: str,
+    capabilities: frozenset[str] = frozenset(),
+    language: str | None = None,
 ) -> str:
+    """``language``: the one the client gave (``None``: ``"auto"``)."""
     return json.dumps(
         {
             "type": "session.started",
@@ -328,5 +348,6 @@ def session_started(
             "output_sample_rate": output_sample_rate,
             "voice": voice,
             "capabilities": sorted(capabilities),
+            "language": language or AUTO,
         }
     )

@@ -6,7 +6,8 @@ Every client event is a JSON text frame ``{"type": ..., "event_id": ...}``. ``de
 ``session.audio.output.voice``...) and the beta one (``input_audio_format``, ``voice``, ``turn_detection``...).
 What this server cannot do (tools, images, text-only output, out-of-band responses) is refused with the
 parameter named, never ignored in silence; settings that only tune OpenAI's own models (``temperature``,
-``noise_reduction``, the transcription model...) are accepted and have no effect (docs/realtime.md).
+``noise_reduction``, the transcription model...) are accepted and have no effect (docs/realtime.md). The
+transcription's ``language`` is read (``agent.languages.parse_language``): the caller's language, or detect it.
 
 Reference: https://platform.openai.com/docs/api-reference/realtime-client-events
 """
@@ -17,6 +18,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from agent.languages import parse_language
 from agent.transport.realtime_fields import (
     MAX_ID_CHARS,
     audio,
@@ -47,7 +49,6 @@ _IGNORED_SESSION_KEYS = frozenset(
         "temperature",
         "max_response_output_tokens",
         "max_output_tokens",
-        "input_audio_transcription",
         "input_audio_noise_reduction",
         "include",
         "tracing",
@@ -89,6 +90,10 @@ class SessionPatch:
     output_format: AudioFormat | None = None
     turn_detection: TurnDetection | _Unset | None = UNSET
     """``None``: turn detection off (the client commits and asks for responses)."""
+    transcription_model: str | None = None
+    """The transcription model the client named (echoed only: this server's recogniser transcribes)."""
+    language: str | _Unset | None = UNSET
+    """The caller's language (a code of ``agent.languages.LANGUAGES``); ``None``: detect it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,12 +248,18 @@ def _session(session: dict[str, Any]) -> SessionPatch:
         turn = _turn_detection(audio_in["turn_detection"], "session.audio.input.turn_detection")
     elif "turn_detection" in session:
         turn = _turn_detection(session["turn_detection"], "session.turn_detection")
+    if "transcription" in audio_in:
+        model, language = _transcription(audio_in["transcription"], "session.audio.input.transcription")
+    else:
+        model, language = _transcription(session.get("input_audio_transcription"), "session.input_audio_transcription")
     return SessionPatch(
         instructions=optional_text(session.get("instructions"), "session.instructions"),
         voice=optional_id(voice, "session.audio.output.voice" if "voice" in audio_out else "session.voice"),
         input_format=_format(audio_in, session, "input"),
         output_format=_format(audio_out, session, "output"),
         turn_detection=turn,
+        transcription_model=model,
+        language=language,
     )
 
 
@@ -259,6 +270,7 @@ _SESSION_KEYS = _IGNORED_SESSION_KEYS | {
     "input_audio_format",
     "output_audio_format",
     "turn_detection",
+    "input_audio_transcription",
     "modalities",
     "output_modalities",
     "tools",
@@ -286,6 +298,27 @@ def _format(ga: dict[str, Any], session: dict[str, Any], side: Literal["input", 
         param = f"session.{side}_audio_format"
         raise RealtimeError("invalid_value", f"{param} must be one of {sorted(FORMAT_RATES)}", param)
     return value  # type: ignore[no-any-return]
+
+
+def _transcription(value: Any, param: str) -> tuple[str | None, str | _Unset | None]:
+    """The model and language of ``audio.input.transcription`` (beta ``input_audio_transcription``).
+
+    Transcripts are always made, so ``null`` (or no object) changes nothing; so does an object without
+    ``language`` (clients send ``{"model": "whisper-1"}`` only to turn transcripts on). ``language`` ``null``,
+    ``""`` or ``"auto"``: detect it. ``prompt``, ``keywords``, ``delay``... tune OpenAI's models: ignored."""
+    if value is None:
+        return None, UNSET
+    transcription = obj(value, param)
+    model = optional_id(transcription.get("model"), f"{param}.model")
+    if "language" not in transcription:
+        return model, UNSET
+    language = transcription["language"]
+    if language is not None and not isinstance(language, str):
+        raise RealtimeError("invalid_value", f"{param}.language must be a string", f"{param}.language")
+    try:
+        return model, parse_language(language)
+    except ValueError as exc:
+        raise RealtimeError("invalid_value", f"{param}.language: {exc}", f"{param}.language") from None
 
 
 def _turn_detection(value: Any, param: str) -> TurnDetection | None:

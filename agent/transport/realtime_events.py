@@ -31,6 +31,10 @@ class SessionView:
     input_format: AudioFormat = "pcm16"
     output_format: AudioFormat = "pcm16"
     turn_detection: TurnDetection | None = field(default_factory=lambda: TurnDetection("server_vad"))
+    transcription_model: str = "whisper-1"
+    """Echoed only: this server's recogniser transcribes, whatever the client names."""
+    language: str | None = None
+    """The caller's language as configured (a code of ``agent.languages.LANGUAGES``); ``None``: detected."""
 
 
 @dataclass(slots=True)
@@ -61,7 +65,7 @@ class Dialect:
                 "voice": view.voice,
                 "input_audio_format": view.input_format,
                 "output_audio_format": view.output_format,
-                "input_audio_transcription": {"model": "whisper-1"},
+                "input_audio_transcription": _transcription(view),
                 "turn_detection": turn,
                 "tools": [],
                 "tool_choice": "auto",
@@ -74,7 +78,11 @@ class Dialect:
             "output_modalities": ["audio"],
             "instructions": view.instructions,
             "audio": {
-                "input": {"format": _ga_format(view.input_format), "turn_detection": turn, "transcription": None},
+                "input": {
+                    "format": _ga_format(view.input_format),
+                    "turn_detection": turn,
+                    "transcription": _transcription(view),
+                },
                 "output": {"format": _ga_format(view.output_format), "voice": view.voice},
             },
             "tools": [],
@@ -108,6 +116,19 @@ class Dialect:
             self.event("conversation.item.done", previous_item_id=previous_item_id, item=item),
         ]
 
+    def transcription_completed(self, item_id: str, transcript: str, seconds: float, language: str | None) -> str:
+        """The user item's transcript; ``usage`` by audio duration (as whisper-1's), and in the GA shape the
+        language it was heard in (``languages``; left out when not known)."""
+        body: dict[str, Any] = {
+            "item_id": item_id,
+            "content_index": 0,
+            "transcript": transcript,
+            "usage": {"type": "duration", "seconds": round(seconds, 3)},
+        }
+        if not self.beta and language is not None:
+            body["languages"] = [{"code": language}]
+        return self.event("conversation.item.input_audio_transcription.completed", **body)
+
     # -------------------------------------------------------------------------------------- responses
 
     def response(
@@ -119,8 +140,14 @@ class Dialect:
         output_format: AudioFormat,
         voice: str,
         reason: str | None = None,
+        error: dict[str, str] | None = None,
     ) -> dict[str, Any]:
-        details = None if reason is None else {"type": status, "reason": reason}
+        """``reason`` why it was cancelled, or the ``error`` it failed with (``status_details``)."""
+        details: dict[str, Any] | None = None
+        if reason is not None:
+            details = {"type": status, "reason": reason}
+        elif error is not None:
+            details = {"type": status, "error": error}
         body: dict[str, Any] = {
             "id": response_id,
             "object": "realtime.response",
@@ -165,9 +192,13 @@ class Dialect:
     # ----------------------------------------------------------------------------------------- errors
 
     def error(self, code: str, message: str, param: str | None = None, event_id: str | None = None) -> str:
-        kind = "server_error" if code in ("internal_error", "server_error") else "invalid_request_error"
-        error = {"type": kind, "code": code, "message": message, "param": param, "event_id": event_id}
+        error = {"type": error_type(code), "code": code, "message": message, "param": param, "event_id": event_id}
         return self.event("error", error=error)
+
+
+def error_type(code: str) -> str:
+    """The ``type`` of an error of ``code``: ``server_error`` for the server's own faults."""
+    return "server_error" if code in ("internal_error", "server_error") else "invalid_request_error"
 
 
 def _message(item_id: str, role: str, content: list[dict[str, Any]], status: Status) -> dict[str, Any]:
@@ -179,6 +210,11 @@ def _message(item_id: str, role: str, content: list[dict[str, Any]], status: Sta
         "role": role,
         "content": content,
     }
+
+
+def _transcription(view: SessionView) -> dict[str, Any]:
+    """Transcripts are always made: the session's transcription is never ``null``."""
+    return {"model": view.transcription_model, "language": view.language}
 
 
 def _ga_format(name: AudioFormat) -> dict[str, Any]:

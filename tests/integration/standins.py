@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Sequence
 import numpy as np
 
 from agent.errors import UnknownVoice
+from agent.languages import LANGUAGES
 from agent.ports import ChatMessage, Transcript
 from agent.runtime.components import Components
 from agent.scheduling import URGENT, JobInfo
@@ -40,6 +41,8 @@ class LoudnessDetector:
 class ScriptedSpeechToText:
     """Answers every utterance with ``text`` at once; ``fail``: raise ``RuntimeError`` (a bug, not a provider error)."""
 
+    languages = LANGUAGES
+
     def __init__(self, text: str = "Hello there.") -> None:
         self.text = text
         self.fail = False
@@ -49,7 +52,7 @@ class ScriptedSpeechToText:
         self.gate: asyncio.Event | None = None
         """When set: every transcription waits for the event (a busy recogniser)."""
 
-    async def transcribe(self, pcm16k: bytes, job: object = None) -> Transcript:
+    async def transcribe(self, pcm16k: bytes, job: object = None, hint: object = None) -> Transcript:
         self.calls += 1
         try:
             if self.hang:
@@ -71,7 +74,7 @@ class EchoLanguageModel:
         self.fail = False
         self.hang = False
 
-    async def stream_reply(self, history: Sequence[ChatMessage]) -> AsyncIterator[str]:
+    async def stream_reply(self, history: Sequence[ChatMessage], language: str = "en") -> AsyncIterator[str]:
         if self.hang:
             await asyncio.Event().wait()
         if self.fail:
@@ -102,7 +105,7 @@ class ToneSpeech:
         return f"{tenant}/{VOICE}"
 
     async def synthesize(
-        self, text: str, voice: str, budget: object = None, job: object = None
+        self, text: str, voice: str, budget: object = None, job: object = None, language: str | None = None
     ) -> AsyncIterator[bytes]:
         if self.hang:
             await asyncio.Event().wait()
@@ -118,7 +121,7 @@ class ScriptedReplies:
     def __init__(self, replies: Sequence[str]) -> None:
         self._replies = list(replies)
 
-    async def stream_reply(self, history: Sequence[ChatMessage]) -> AsyncIterator[str]:
+    async def stream_reply(self, history: Sequence[ChatMessage], language: str = "en") -> AsyncIterator[str]:
         yield self._replies.pop(0) if self._replies else "Nothing more."
 
 
@@ -135,7 +138,7 @@ class PooledToneSpeech(ToneSpeech):
         self.gate.set()
 
     async def synthesize(
-        self, text: str, voice: str, budget: object = None, job: JobInfo | None = None
+        self, text: str, voice: str, budget: object = None, job: JobInfo | None = None, language: str | None = None
     ) -> AsyncIterator[bytes]:
         def work() -> None:
             self.started.append(text)

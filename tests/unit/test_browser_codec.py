@@ -79,7 +79,8 @@ def test_encode_every_server_event() -> None:
 
     assert j(SpeechStarted(120)) == {"type": "speech.started", "audio_ms": 120}
     assert j(SpeechStopped(2, 900)) == {"type": "speech.stopped", "turn": 2, "audio_ms": 900}
-    assert j(TranscriptText(2, "hi")) == {"type": "transcript", "turn": 2, "text": "hi"}
+    assert j(TranscriptText(2, "hi")) == {"type": "transcript", "turn": 2, "text": "hi", "language": "en"}
+    assert j(TranscriptText(3, "Hallo", language="de"))["language"] == "de"
     assert j(ReplyText(2, "Hel", False)) == {"type": "reply.delta", "turn": 2, "text": "Hel"}
     assert j(ReplyText(2, "Hello.", True)) == {"type": "reply.done", "turn": 2, "text": "Hello."}
     assert j(AudioStart(2, 24000)) == {"type": "audio.start", "turn": 2, "sample_rate": 24000}
@@ -121,6 +122,7 @@ def test_session_started_message() -> None:
         "output_sample_rate": 24000,
         "voice": "local-preview",
         "capabilities": [],
+        "language": "auto",
     }
 
 
@@ -167,3 +169,21 @@ def test_the_codecs_do_not_import_settings_or_the_runtime() -> None:
         imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
         imported |= {a.name for node in ast.walk(tree) if isinstance(node, ast.Import) for a in node.names}
         assert not {m for m in imported if m == "agent.config" or m.startswith("agent.runtime")}, path.name
+
+
+def test_session_start_language() -> None:
+    def start(**fields: object) -> browser.SessionStart:
+        message = browser.decode_text(json.dumps({"type": "session.start", **fields}))
+        assert isinstance(message, browser.SessionStart)
+        return message
+
+    assert start().language is None
+    assert start(language="auto").language is None
+    assert start(language="de").language == "de"
+    assert start(language="ko-KR").language == "ko"
+    for bad in ("nl", 7, ["de"], "x" * 100):
+        with pytest.raises(ProtocolError) as caught:
+            start(language=bad)
+        assert caught.value.code == "bad_message"
+    started = json.loads(browser.session_started("abc", 16000, 24000, "v", language="de"))
+    assert started["language"] == "de"

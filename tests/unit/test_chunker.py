@@ -46,3 +46,9 @@ def test_long_text_without_punctuation_is_cut_at_commas_or_spaces() -> None:
 
 def test_empty_and_whitespace() -> None:
     assert run(["", "   ", "\n"]) == []
+
+
+def test_full_width_stops_end_sentences_without_a_space() -> None:
+    chunker = SentenceChunker(min_chars=2)
+    assert chunker.push("你好。今天天气很好！明天") == ["你好。", "今天天气很好！"]
+    assert chunker.flush() == ["明天"]

@@ -1,14 +1,19 @@
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
+from collections.abc import AsyncIterator
+from typing import cast
 
 import pytest
 from botocore.exceptions import ClientError, EndpointConnectionError, ReadTimeoutError
 
+from agent.adapters.clone_tts import CloneTTS
 from agent.adapters.retry import RetryPolicy, is_retryable
 from agent.adapters.sagemaker_tts import map_error
 from agent.adapters.tts_requests import (
+    LANGUAGES,
     MAX_BODY_BYTES,
     CloneVoice,
     PcmAligner,
@@ -16,12 +21,16 @@ from agent.adapters.tts_requests import (
     looks_like_sse,
     model_language,
     parse_wav,
+    request_language,
     speech_payload,
     split_text,
     wav_data_uri,
 )
 from agent.audio.wav import wav_bytes
-from agent.errors import ProviderError, ProviderTimeout, ProviderUnavailable
+from agent.config import TtsSettings
+from agent.errors import ProviderError, ProviderTimeout, ProviderUnavailable, UnknownVoice
+from agent.languages import NAMES
+from agent.ports import ConsentRecord, Voice, VoiceRecord, VoiceStore
 
 VOICE = CloneVoice("alice", wav_data_uri(wav_bytes(b"\x00\x01" * 100, 24000)), "Hello.", "English")
 
@@ -72,6 +81,18 @@ def test_split_merges_short_sentences_and_cuts_long_ones() -> None:
     assert all(len(speech_payload(p, VOICE, "English", stream=True)) < MAX_BODY_BYTES for p in pieces)
     text = "The first sentence is here. The second one follows it. A third."
     assert split_text(text) == ["The first sentence is here.", "The second one follows it. A third."]
+
+
+def test_split_chinese_and_japanese_sentences() -> None:
+    # No space follows 。！？ in Chinese and Japanese: they still end sentences, and merged ones get no space.
+    chinese = "您好！我是这个语音助手的离线演示程序，只用来展示语音处理流程。我可以告诉您现在的时间或日期。好的。"
+    assert split_text(chinese, min_chars=12) == [
+        "您好！我是这个语音助手的离线演示程序，只用来展示语音处理流程。",
+        "我可以告诉您现在的时间或日期。好的。",
+    ]
+    assert "".join(split_text(chinese, min_chars=12)) == chinese
+    assert split_text("「はい。」と言いました。それでは。", min_chars=4) == ["「はい。」と言いました。", "それでは。"]
+    assert split_text("Hello. 你好吗？我很好。", min_chars=4) == ["Hello.", "你好吗？", "我很好。"]
 
 
 def test_pcm_aligner_keeps_the_odd_byte() -> None:
@@ -135,3 +156,90 @@ def test_backoff_is_capped_and_jittered() -> None:
     assert policy.delay(1, lambda: 1.0) == pytest.approx(0.2)
     assert policy.delay(10, lambda: 1.0) == pytest.approx(1.0)
     assert policy.delay(3, lambda: 0.5) == pytest.approx(0.4)
+
+
+@pytest.mark.parametrize(
+    ("asked", "voice_language", "sent"),
+    [
+        ("de", "English", "German"),  # the text's language, not the voice's
+        ("zh", "Auto", "Chinese"),
+        ("pt", "Spanish", "Portuguese"),
+        ("it", "Italian", "Italian"),
+        (None, "French", "French"),  # nothing asked: the voice's own
+        ("", "Korean", "Korean"),
+        ("xx", "Russian", "Russian"),  # not a language the model takes: the voice's own
+        ("German", "English", "German"),
+    ],
+)
+def test_request_language_is_the_texts(asked: str | None, voice_language: str, sent: str) -> None:
+    voice = CloneVoice("alice", VOICE.ref_audio, "Hello.", voice_language)
+    assert request_language(asked, voice) == sent
+    assert json.loads(speech_payload("Hallo.", voice, request_language(asked, voice), stream=True))["language"] == sent
+
+
+def test_every_language_has_a_model_name() -> None:
+    assert {request_language(code, VOICE) for code in NAMES} == set(LANGUAGES)
+
+
+class _Store:
+    """One enrolled voice, ``alice`` of tenant ``default``, enrolled in ``language``."""
+
+    def __init__(self, language: str) -> None:
+        audio = wav_bytes(b"\x00\x01" * 2400, 24000)
+        sha = hashlib.sha256(audio).hexdigest()
+        consent = ConsentRecord("I agree.", "Alice", "2025-01-01T00:00:00Z", sha, "cli", "default")
+        record = VoiceRecord("alice", "v1", "Hello there.", language, consent, sha, 0.1, "2025-01-01", "default")
+        self.voice = Voice(record, audio)
+
+    async def get(self, tenant: str, name: str) -> Voice:
+        if (tenant, name) != ("default", "alice"):
+            raise UnknownVoice(name)
+        return self.voice
+
+
+class _Transport:
+    """Answers every request with a short WAV and keeps the request bodies."""
+
+    provider = "fake"
+    endpoint = "fake-endpoint"
+
+    def __init__(self) -> None:
+        self.bodies: list[dict[str, object]] = []
+
+    async def invoke(self, body: bytes) -> tuple[bytes, str | None]:
+        self.bodies.append(json.loads(body))
+        return wav_bytes(b"\x00\x10" * 240, 24000), "audio/wav"
+
+    async def open_stream(self, body: bytes) -> tuple[str | None, AsyncIterator[bytes]]:
+        self.bodies.append(json.loads(body))
+
+        async def parts() -> AsyncIterator[bytes]:
+            yield b"\x00\x10" * 240
+
+        return "audio/pcm", parts()
+
+    async def aclose(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize(
+    ("asked", "configured", "enrolled", "sent"),
+    [
+        ("de", "", "en", "German"),  # the synthesize argument first
+        ("de", "French", "en", "German"),
+        (None, "French", "en", "French"),  # then AGENT_TTS__LANGUAGE
+        (None, "", "ja", "Japanese"),  # then the language the voice was enrolled in
+    ],
+)
+@pytest.mark.parametrize("streaming", [True, False])
+async def test_clone_requests_carry_the_language_of_the_text(
+    asked: str | None, configured: str, enrolled: str, sent: str, streaming: bool
+) -> None:
+    transport = _Transport()
+    settings = TtsSettings(backend="vllm-omni", language=configured, streaming=streaming)
+    tts = CloneTTS(settings, cast(VoiceStore, _Store(enrolled)), transport)
+    handle = await tts.resolve_voice("alice")
+    text = "Guten Tag. Wie kann ich Ihnen heute helfen? Sagen Sie es mir einfach."
+    audio = [chunk async for chunk in tts.synthesize(text, handle, language=asked)]
+    assert audio and transport.bodies
+    assert {body["language"] for body in transport.bodies} == {sent}

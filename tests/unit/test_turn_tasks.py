@@ -6,6 +6,7 @@ import asyncio
 import logging
 
 from agent.core.events import ReplyDelta, ReplyEnded
+from agent.languages import LanguageChoice
 from agent.ports import ChatMessage
 from agent.runtime.components import Components
 from agent.runtime.turn_tasks import Stamped, TurnTasks
@@ -28,12 +29,13 @@ async def test_results_of_a_cancelled_run_are_not_fresh_for_the_next_run_of_the_
     def no_speech(turn: int, post: object) -> object:
         raise AssertionError("no speech in this test")
 
-    tasks = TurnTasks(components, local_settings(), inbox.put, no_speech, logging.getLogger("test"))  # type: ignore[arg-type]
+    log = logging.getLogger("test")
+    tasks = TurnTasks(components, local_settings(), inbox.put, no_speech, log, LanguageChoice(None))  # type: ignore[arg-type]
     try:
-        tasks.reply(1, user("first"))
+        tasks.reply(1, user("first"), "en")
         first = [await inbox.get(), await inbox.get()]  # the first run posted its whole reply ...
         tasks.cancel_turn(1)  # ... which is then discarded, unread
-        tasks.reply(1, user("second"))
+        tasks.reply(1, user("second"), "en")
         second = [await inbox.get(), await inbox.get()]
         assert all(isinstance(item, Stamped) for item in first + second)
         assert [tasks.fresh(item) for item in first] == [None, None]  # type: ignore[arg-type]

@@ -1,0 +1,408 @@
+"""Every Realtime server event against the official ``openai`` package's models, and what issue 21 found.
+
+``conforming`` parses an event with the model of its type (GA ``openai.types.realtime``, beta
+``openai.types.beta.realtime``) strictly: every required field present, every value of the model's type, and no
+field the model does not know (but the session's ``id`` and ``object``, which OpenAI's own sessions carry too).
+``tests/integration/test_realtime_conformance.py`` applies it to a real session; here the wire is driven through
+every event it emits, in both shapes, without sockets.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any, get_args
+
+import pytest
+from openai.types.beta.realtime import RealtimeServerEvent as BetaServerEvent
+from openai.types.realtime import RealtimeServerEvent
+from pydantic import BaseModel
+
+from agent.core.events import (
+    AudioChunk,
+    AudioEnd,
+    AudioStart,
+    ErrorNotice,
+    InputCleared,
+    InputCommitted,
+    MessageAdded,
+    MessageDeleted,
+    PlaybackClear,
+    ReplyText,
+    ReplyTruncated,
+    SpeechStarted,
+    SpeechStopped,
+    TranscriptText,
+    TurnMetrics,
+)
+from agent.runtime.realtime_wire import RealtimeWire
+from agent.runtime.wire import Reconfigure
+from agent.transport.realtime import RealtimeError
+from agent.transport.realtime_events import SessionView
+
+
+def _by_type(union: object) -> dict[str, type[BaseModel]]:
+    members = get_args(get_args(union)[0])  # Annotated[Union[...], PropertyInfo(discriminator="type")]
+    return {get_args(model.model_fields["type"].annotation)[0]: model for model in members}
+
+
+GA_MODELS = _by_type(RealtimeServerEvent)
+BETA_MODELS = _by_type(BetaServerEvent)
+KNOWN_EXTRAS = frozenset({"session.id", "session.object"})
+"""Fields OpenAI's GA sessions carry that ``RealtimeSessionCreateRequest`` does not declare."""
+
+GA_EMITTED = frozenset(
+    {
+        "session.created",
+        "session.updated",
+        "input_audio_buffer.speech_started",
+        "input_audio_buffer.speech_stopped",
+        "input_audio_buffer.committed",
+        "input_audio_buffer.cleared",
+        "conversation.item.added",
+        "conversation.item.done",
+        "conversation.item.input_audio_transcription.completed",
+        "conversation.item.truncated",
+        "conversation.item.deleted",
+        "response.created",
+        "response.output_item.added",
+        "response.output_item.done",
+        "response.content_part.added",
+        "response.content_part.done",
+        "response.output_audio.delta",
+        "response.output_audio.done",
+        "response.output_audio_transcript.delta",
+        "response.output_audio_transcript.done",
+        "response.done",
+        "error",
+    }
+)
+"""Every server event type this server sends a GA client (docs/realtime.md)."""
+BETA_NAMES = {
+    "conversation.item.added": "conversation.item.created",
+    "response.output_audio.delta": "response.audio.delta",
+    "response.output_audio.done": "response.audio.done",
+    "response.output_audio_transcript.delta": "response.audio_transcript.delta",
+    "response.output_audio_transcript.done": "response.audio_transcript.done",
+}
+BETA_EMITTED = frozenset(BETA_NAMES.get(kind, kind) for kind in GA_EMITTED - {"conversation.item.done"})
+
+
+def conforming(event: dict[str, Any], *, beta: bool = False) -> BaseModel:
+    """``event`` parsed by the official model of its type; fails the test where it does not conform."""
+    models = BETA_MODELS if beta else GA_MODELS
+    model = models.get(event["type"])
+    assert model is not None, f"{event['type']!r} is not a server event of the {'beta' if beta else 'GA'} API"
+    parsed = model.model_validate(event, strict=True)
+    unknown = [path for path in _extras(parsed, "") if path not in KNOWN_EXTRAS]
+    assert not unknown, f"{event['type']}: fields the model does not know: {unknown}"
+    return parsed
+
+
+def _extras(value: object, path: str) -> Iterator[str]:
+    if isinstance(value, BaseModel):
+        for key in value.model_extra or {}:
+            yield f"{path}{key}"
+        for name in type(value).model_fields:
+            yield from _extras(getattr(value, name), f"{path}{name}.")
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _extras(item, f"{path.rstrip('.')}[].")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _extras(item, f"{path}{key}.")
+
+
+def wire(beta: bool = False) -> RealtimeWire:
+    # The model is the one the client named in the URL, echoed (the beta session model takes only OpenAI's names).
+    view = SessionView(id="sess_1", model="gpt-4o-realtime-preview", voice="local-preview", instructions="sys")
+    return RealtimeWire(view, 40, beta=beta)
+
+
+def sent(payloads: list[Any]) -> list[dict[str, Any]]:
+    return [json.loads(p) for p in payloads if isinstance(p, str)]
+
+
+def metrics(turn: int, interrupted: bool = False) -> TurnMetrics:
+    return TurnMetrics(turn, None, None, None, None, None, None, 0, 0, interrupted)
+
+
+def update(w: RealtimeWire, session: dict[str, Any]) -> Reconfigure:
+    change = w.decode(json.dumps({"type": "session.update", "session": session}))
+    assert isinstance(change, Reconfigure)
+    return change
+
+
+def request(w: RealtimeWire, event: dict[str, Any]) -> None:
+    w.decode(json.dumps(event))
+
+
+class Socket:
+    def __init__(self) -> None:
+        self.sent: list[str | bytes] = []
+
+    async def send(self, message: str | bytes, /) -> None:
+        self.sent.append(message)
+
+
+async def audio_sent(w: RealtimeWire, turn: int, payloads: list[Any]) -> list[dict[str, Any]]:
+    """What the client gets of ``payloads`` (reply audio becomes ``response.output_audio.delta`` in ``send``)."""
+    socket = Socket()
+    for payload in payloads:
+        await w.send(socket, turn, payload)
+    return sent(socket.sent)
+
+
+# ---------------------------------------------------------------------------------------- every event
+
+
+async def a_session(beta: bool) -> list[dict[str, Any]]:
+    """A session that makes the wire send every event it has, as its client would get them."""
+    w = wire(beta)
+    out = sent(w.opening("sess_1", "local-preview"))
+    transcription = {"model": "gpt-4o-transcribe", "language": "de"}
+    session = (
+        {"input_audio_transcription": transcription} if beta else {"audio": {"input": {"transcription": transcription}}}
+    )
+    out += sent(update(w, session).applied("alice"))
+    # A spoken turn, transcribed and answered.
+    out += sent(w.encode(SpeechStarted(1000)))
+    out += sent(w.encode(SpeechStopped(1, 2500)))
+    out += sent(w.encode(TranscriptText(1, "Wie spät ist es?", language="de")))
+    out += sent(w.encode(ReplyText(1, "Halb ", done=False)))
+    out += sent(w.encode(AudioStart(1, 24000)))
+    out += await audio_sent(w, 1, w.encode(AudioChunk(1, b"\x01\x00" * 480)))
+    reply_item = next(e for e in out if e["type"] == "response.output_item.added")["item"]["id"]
+    out += sent(w.encode(ReplyText(1, "Halb vier.", done=True)))
+    out += sent(w.encode(AudioEnd(1)))
+    out += sent(w.encode(metrics(1)))
+    request(w, {"type": "conversation.item.truncate", "item_id": reply_item, "content_index": 0, "audio_end_ms": 200})
+    out += sent(w.encode(ReplyTruncated(1, 200)))
+    # The client commits audio, adds a message, deletes an item, clears the buffer.
+    request(w, {"type": "input_audio_buffer.commit"})
+    out += sent(w.encode(InputCommitted(2, 1500)))
+    out += sent(w.encode(TranscriptText(2, "Danke.", language="de")))
+    text = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Und?"}]}
+    request(w, {"type": "conversation.item.create", "item": text})
+    out += sent(w.encode(MessageAdded(3, "user", "Und?")))
+    user_item = next(e for e in out if e["type"] == "input_audio_buffer.committed")["item_id"]
+    request(w, {"type": "conversation.item.delete", "item_id": user_item})
+    out += sent(w.encode(MessageDeleted(1, "user")))
+    request(w, {"type": "input_audio_buffer.clear"})
+    out += sent(w.encode(InputCleared()))
+    # A response the client cancels, one the caller talks over, one that fails, and a refusal.
+    request(w, {"type": "response.create", "response": {"metadata": {"topic": "time"}}})
+    out += sent(w.encode(ReplyText(4, "Es war einmal", done=False)))
+    out += sent(w.encode(AudioStart(4, 24000)))
+    request(w, {"type": "response.cancel"})
+    out += sent(w.encode(PlaybackClear(4)))
+    out += sent(w.encode(metrics(4, interrupted=True)))
+    out += sent(w.encode(ReplyText(5, "Noch", done=False)))
+    out += sent(w.encode(AudioStart(5, 24000)))
+    out += sent(w.encode(PlaybackClear(5)))
+    out += sent(w.encode(metrics(5, interrupted=True)))
+    out += sent(w.encode(ReplyText(6, "Also", done=False)))
+    out += sent(w.encode(ErrorNotice("llm_timeout", "the reply took too long", turn=6)))
+    out += sent(w.encode(metrics(6, interrupted=True)))
+    with pytest.raises(RealtimeError) as info:
+        request(w, {"type": "session.update", "event_id": "evt_x", "session": {"bogus": 1}})
+    out += sent(w.encode(ErrorNotice(info.value.code, info.value.message)))
+    return out
+
+
+@pytest.mark.parametrize("beta", [False, True], ids=["ga", "beta"])
+async def test_every_event_the_wire_sends_conforms_to_the_official_models(beta: bool) -> None:
+    events = await a_session(beta)
+    assert {e["type"] for e in events} == (BETA_EMITTED if beta else GA_EMITTED)
+    for event in events:
+        conforming(event, beta=beta)
+
+
+def test_the_checker_refuses_what_the_official_models_do_not_take() -> None:
+    transcript = {
+        "type": "conversation.item.input_audio_transcription.completed",
+        "event_id": "e",
+        "item_id": "i",
+        "content_index": 0,
+        "transcript": "x",
+    }
+    with pytest.raises(ValueError, match="usage"):
+        conforming(transcript)
+    with pytest.raises(AssertionError, match="bogus"):
+        conforming({**transcript, "usage": {"type": "duration", "seconds": 1.0}, "bogus": 1})
+    with pytest.raises(AssertionError, match="not a server event"):
+        conforming({"type": "conversation.item.done", "event_id": "e", "item": {}}, beta=True)
+
+
+# ---------------------------------------------------------------------------------------- issue 21
+
+
+def test_the_session_echoes_its_transcription_with_the_language() -> None:
+    w = wire()
+    created = sent(w.opening("sess_1", "v"))[0]["session"]
+    assert created["audio"]["input"]["transcription"] == {"model": "whisper-1", "language": None}
+    change = update(
+        w, {"audio": {"input": {"transcription": {"model": "gpt-4o-mini-transcribe", "language": "de-DE"}}}}
+    )
+    assert (change.language_set, change.language) == (True, "de")
+    updated = sent(change.applied("v"))[0]["session"]
+    assert updated["audio"]["input"]["transcription"] == {"model": "gpt-4o-mini-transcribe", "language": "de"}
+    # Another update that does not name the language keeps it; "auto" (or null) detects it again.
+    change = update(w, {"instructions": "Kurz."})
+    assert not change.language_set
+    assert sent(change.applied("v"))[0]["session"]["audio"]["input"]["transcription"]["language"] == "de"
+    change = update(w, {"audio": {"input": {"transcription": {"model": "whisper-1", "language": "auto"}}}})
+    assert (change.language_set, change.language) == (True, None)
+    assert sent(change.applied("v"))[0]["session"]["audio"]["input"]["transcription"]["language"] is None
+
+
+def test_the_beta_shape_sets_and_echoes_the_language_too() -> None:
+    w = wire(beta=True)
+    change = update(w, {"input_audio_transcription": {"model": "whisper-1", "language": "fr"}})
+    assert (change.language_set, change.language) == (True, "fr")
+    assert sent(change.applied("v"))[0]["session"]["input_audio_transcription"] == {
+        "model": "whisper-1",
+        "language": "fr",
+    }
+
+
+@pytest.mark.parametrize(
+    ("session", "language_set", "language"),
+    [
+        ({"audio": {"input": {"transcription": {"model": "whisper-1"}}}}, False, None),  # transcripts on: no change
+        ({"audio": {"input": {"transcription": None}}}, False, None),
+        ({"input_audio_transcription": None}, False, None),
+        ({"audio": {"input": {"transcription": {"language": None}}}}, True, None),
+        ({"audio": {"input": {"transcription": {"language": ""}}}}, True, None),
+        ({"audio": {"input": {"transcription": {"language": "ES"}}}}, True, "es"),
+        ({"input_audio_transcription": {"language": "pt_BR", "prompt": "Olá"}}, True, "pt"),
+        # The GA object wins over the beta one, as for turn detection.
+        (
+            {
+                "audio": {"input": {"transcription": {"language": "ja"}}},
+                "input_audio_transcription": {"language": "ko"},
+            },
+            True,
+            "ja",
+        ),
+    ],
+)
+def test_the_language_is_parsed(session: dict[str, Any], language_set: bool, language: str | None) -> None:
+    change = update(wire(), session)
+    assert (change.language_set, change.language) == (language_set, language)
+
+
+@pytest.mark.parametrize(
+    ("session", "param"),
+    [
+        ({"audio": {"input": {"transcription": {"language": "xx"}}}}, "session.audio.input.transcription.language"),
+        ({"audio": {"input": {"transcription": {"language": 7}}}}, "session.audio.input.transcription.language"),
+        ({"audio": {"input": {"transcription": "de"}}}, "session.audio.input.transcription"),
+        ({"input_audio_transcription": {"language": "klingon"}}, "session.input_audio_transcription.language"),
+        ({"input_audio_transcription": {"model": 3}}, "session.input_audio_transcription.model"),
+    ],
+)
+def test_an_unsupported_language_is_refused_with_the_parameter(session: dict[str, Any], param: str) -> None:
+    w = wire()
+    with pytest.raises(RealtimeError) as info:
+        w.decode(json.dumps({"type": "session.update", "event_id": "evt_7", "session": session}))
+    error = sent(w.encode(ErrorNotice(info.value.code, info.value.message)))[0]
+    conforming(error)
+    assert error["error"]["type"] == "invalid_request_error"
+    assert (error["error"]["code"], error["error"]["param"], error["error"]["event_id"]) == (
+        "invalid_value",
+        param,
+        "evt_7",
+    )
+    assert w.view.language is None  # nothing changed
+
+
+def test_a_transcript_carries_its_audio_duration_and_language() -> None:
+    w = wire()
+    w.encode(SpeechStarted(1000))
+    w.encode(SpeechStopped(1, 2500))
+    done = sent(w.encode(TranscriptText(1, "Bonjour.", language="fr")))[0]
+    assert (done["usage"], done["languages"]) == ({"type": "duration", "seconds": 1.5}, [{"code": "fr"}])
+    # Committed audio counts as committed; a transcript that goes on with an earlier turn counts both.
+    w.decode(json.dumps({"type": "input_audio_buffer.commit"}))
+    w.encode(InputCommitted(2, 800))
+    assert sent(w.encode(TranscriptText(2, "Oui.")))[0]["usage"]["seconds"] == 0.8
+    w.encode(SpeechStarted(9000))
+    w.encode(SpeechStopped(3, 9700))
+    continued = sent(w.encode(TranscriptText(3, "Oui, et puis?", continues=2, language="fr")))[0]
+    assert continued["usage"]["seconds"] == 1.5
+    beta = wire(beta=True)
+    beta.encode(SpeechStarted(0))
+    beta.encode(SpeechStopped(1, 600))
+    done = sent(beta.encode(TranscriptText(1, "Hi.")))[0]
+    assert done["usage"] == {"type": "duration", "seconds": 0.6} and "languages" not in done  # no such beta field
+    conforming(done, beta=True)
+
+
+def _going(w: RealtimeWire, turn: int) -> str:
+    """Turn ``turn``'s response is going; returns its item id."""
+    added = sent(w.encode(ReplyText(turn, "Once upon", done=False)))
+    w.encode(AudioStart(turn, 24000))
+    item_id: str = next(e for e in added if e["type"] == "response.output_item.added")["item"]["id"]
+    return item_id
+
+
+def _reason(payloads: list[Any]) -> str:
+    done = sent(payloads)[-1]
+    assert done["type"] == "response.done" and done["response"]["status"] == "cancelled", done
+    reason: str = done["response"]["status_details"]["reason"]
+    return reason
+
+
+def test_a_cancel_is_the_clients_on_the_playback_clear_path_too() -> None:
+    w = wire()
+    w.decode(json.dumps({"type": "session.update", "session": {"turn_detection": None}}))
+    w.decode(json.dumps({"type": "response.create"}))
+    _going(w, 1)
+    w.decode(json.dumps({"type": "response.cancel"}))
+    assert _reason(w.encode(PlaybackClear(1))) == "client_cancelled"
+    assert w.encode(metrics(1, interrupted=True)) == []  # done once only
+    # The caller's speech over the next response is turn_detected, whatever the client did before.
+    _going(w, 2)
+    assert _reason(w.encode(PlaybackClear(2))) == "turn_detected"
+
+
+def test_a_truncate_that_stops_a_response_is_the_clients() -> None:
+    w = wire()
+    item = _going(w, 1)
+    w.decode(json.dumps({"type": "conversation.item.truncate", "item_id": item, "audio_end_ms": 100}))
+    assert _reason(w.encode(metrics(1, interrupted=True))) == "client_cancelled"
+
+
+def test_a_refused_truncate_does_not_mark_the_next_barge_in_as_the_clients() -> None:
+    w = wire()
+    item = _going(w, 1)
+    w.decode(json.dumps({"type": "conversation.item.truncate", "item_id": item, "audio_end_ms": 99999}))
+    w.encode(ErrorNotice("invalid_value", "audio_end_ms is beyond the audio of that reply"))
+    assert _reason(w.encode(PlaybackClear(1))) == "turn_detected"
+
+
+def test_a_barge_in_after_a_cancel_that_stopped_nothing_is_turn_detected() -> None:
+    w = wire()
+    _going(w, 1)
+    w.decode(json.dumps({"type": "response.cancel"}))  # accepted; the core answers with the clear at once...
+    w.decode(json.dumps({"type": "input_audio_buffer.append", "audio": "AAAAAA=="}))  # ...so the next event is new
+    assert _reason(w.encode(PlaybackClear(1))) == "turn_detected"
+
+
+def test_a_response_cut_short_by_a_failure_has_failed_with_the_error() -> None:
+    w = wire()
+    _going(w, 1)
+    w.encode(ErrorNotice("tts_timeout", "speech did not start in time", turn=1))
+    done = sent(w.encode(metrics(1, interrupted=True)))[-1]
+    conforming(done)
+    assert done["response"]["status"] == "failed"
+    assert done["response"]["status_details"] == {
+        "type": "failed",
+        "error": {"type": "invalid_request_error", "code": "tts_timeout", "message": "speech did not start in time"},
+    }
+    # A failure the turn recovers from (the reply goes on, or an apology is spoken) leaves it completed.
+    _going(w, 2)
+    w.encode(ErrorNotice("llm_failed", "the language model failed", turn=2))
+    w.encode(ReplyText(2, "Once upon", done=True))
+    assert sent(w.encode(AudioEnd(2)))[-1]["response"]["status"] == "completed"

@@ -1,0 +1,92 @@
+"""The session core follows the call's language: the transcript's language goes into the reply request, the
+history's system message, every sentence to speak and the fixed phrases. Synchronous, simulated clock."""
+
+from __future__ import annotations
+
+from agent.core.events import (
+    GenerateReply,
+    ReplyDelta,
+    ReplyEnded,
+    SpeechEnded,
+    StageFailed,
+    Synthesize,
+    Tick,
+    TranscriptReady,
+    TranscriptText,
+)
+from agent.core.language_text import phrase_text
+from agent.core.turn_state import Phrases
+from tests.session_driver import Driver, events, of, requests, utter
+
+APOLOGY_EN = "Sorry, something went wrong on my side. Could you say that again?"
+
+
+def heard(d: Driver, text: str, language: str) -> GenerateReply:
+    (req,) = requests(utter(d))
+    (ask,) = of(d.at(0.1, TranscriptReady(req, text, language)), GenerateReply)
+    return ask
+
+
+def test_a_german_transcript_asks_for_a_german_reply() -> None:
+    d = Driver()
+    ask = heard(d, "Wie spät ist es?", "de")
+    assert ask.language == "de"
+    system = ask.history[0]
+    assert system.role == "system" and system.text.startswith("sys")
+    assert "German" in system.text  # told in words too, for a model that reads only the prompt
+    assert ask.history[-1].text == "Wie spät ist es?"
+
+
+def test_english_prompts_are_unchanged() -> None:
+    d = Driver()
+    ask = heard(d, "What time is it?", "en")
+    assert ask.language == "en"
+    assert ask.history[0].text == "sys"
+
+
+def test_the_transcript_event_says_its_language() -> None:
+    d = Driver()
+    (req,) = requests(utter(d))
+    (notice,) = [
+        e for e in events(d.at(0.1, TranscriptReady(req, "안녕하세요", "ko"))) if isinstance(e, TranscriptText)
+    ]
+    assert notice.language == "ko"
+
+
+def test_reply_sentences_are_spoken_in_the_callers_language() -> None:
+    d = Driver()
+    ask = heard(d, "Erzähl mir etwas.", "de")
+    effects = d.at(0.1, ReplyDelta(ask.turn, "Es war einmal ein Leuchtturm. "))
+    effects += d.at(0.1, ReplyEnded(ask.turn))
+    sentences = of(effects, Synthesize)
+    assert sentences and all(s.language == "de" for s in sentences)
+
+
+def test_the_apology_is_said_in_the_callers_language() -> None:
+    d = Driver(phrases=Phrases(apology=APOLOGY_EN))
+    ask = heard(d, "Bonjour, quelle heure est-il ?", "fr")
+    effects = d.at(0.1, StageFailed(ask.turn, "llm", "llm_failed", "boom"))
+    (apology,) = [s for s in of(effects, Synthesize) if s.phrase == "apology"]
+    assert apology.language == "fr"
+    assert apology.text == phrase_text("apology", APOLOGY_EN, "fr") != APOLOGY_EN
+
+
+def test_an_operators_own_phrase_is_kept_as_written() -> None:
+    mine = "Entschuldigung, bitte noch einmal."
+    d = Driver(phrases=Phrases(apology=mine))
+    ask = heard(d, "Hallo?", "de")
+    effects = d.at(0.1, StageFailed(ask.turn, "llm", "llm_failed", "boom"))
+    (apology,) = [s for s in of(effects, Synthesize) if s.phrase == "apology"]
+    assert apology.text == mine
+
+
+def test_the_session_follows_a_change_of_language() -> None:
+    d = Driver()
+    first = heard(d, "Hallo.", "de")
+    d.at(0.1, ReplyEnded(first.turn))
+    d.at(0.1, SpeechEnded(first.turn))
+    d.at(5.0, Tick())
+    assert d.session.language == "de"
+    second = heard(d, "Actually, English please.", "en")
+    assert second.language == "en" and d.session.language == "en"
+    assert second.history[0].text == "sys"
