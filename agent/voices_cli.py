@@ -1,4 +1,4 @@
-"""``python -m agent voices ...``: enrol, list, show and remove cloned voices in the configured store.
+"""``python -m agent voices ...``: enrol, list, show, remove and check cloned voices in the configured store.
 
 Every command works in one tenant (``--tenant``, default ``default``: the tenant of every caller when auth is
 off). The CLI acts as the operator (principal ``cli``, all scopes). Progress goes to stderr, results to
@@ -8,6 +8,9 @@ stdout. Exit codes: 0 done, 1 refused or failed (the reason is printed), 2 bad c
 ``--ignore-quota``: the operator decides, but should not fill a tenant past what its callers are allowed by
 mistake. The enrollment rate does not apply: it guards the server against its callers, and the operator,
 running on the machine, is not one of them.
+
+``check`` (``agent.voices_check``) speaks a few sentences in a voice with the configured cloning backend and
+scores their speaker similarity to the voice's reference audio.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import json
 import sys
 from pathlib import Path
 
+from agent import voices_check
 from agent.audio.reference import MAX_UPLOAD_BYTES
 from agent.auth import CLI, DEFAULT_TENANT, MAX_TENANT, Principal, is_valid_tenant
 from agent.config import Settings
@@ -57,7 +61,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argp
     voices = sub.add_parser(
         "voices",
         help="manage enrolled (cloned) voices",
-        description="Enrol, list, show and remove cloned voices in the voice store "
+        description="Enrol, list, show, remove and check cloned voices in the voice store "
         "(AGENT_VOICES__BACKEND / AGENT_VOICES__DIR, see config/local.env). A voice belongs to one tenant; "
         "every command works in --tenant (default 'default').",
     )
@@ -106,6 +110,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argp
         _add_tenant(parser)
         if command != "remove":
             parser.add_argument("--json", action="store_true", help="print JSON (the stored form)")
+    check = commands.add_parser(
+        "check",
+        help="score how much the voice backend still sounds like a voice (speaker similarity)",
+        description=voices_check.DESCRIPTION,
+    )
+    voices_check.add_arguments(check)
+    _add_tenant(check)
     return voices
 
 
@@ -180,6 +191,8 @@ async def _run(args: argparse.Namespace, settings: Settings) -> int:
     command = args.voices_command
     if command == "add":
         return await _add(args, settings)
+    if command == "check":
+        return await voices_check.run_check(args, settings, _progress)
     store = build_voice_store(settings)
     if command == "list":
         records = await store.list(args.tenant)
