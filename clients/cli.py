@@ -2,6 +2,7 @@
 
     python -m clients.cli --wav question.wav --out reply.wav
     python -m clients.cli --url ws://10.0.0.5:8765/ws --wav q.flac --voice alice --json > turns.jsonl
+    python -m clients.cli --language de --wav frage.wav --out antwort.wav   # a German call (default: auto)
     python -m clients.cli --twilio --url wss://agent.example.com/twilio --wav q.wav --out reply.wav
     python -m clients.cli --telnyx --encoding PCMA --wav q.wav --out reply.wav     # ws://127.0.0.1:8765/telnyx
     python -m clients.cli --vonage --signature-secret "$SECRET" --wav q.wav --out reply.wav  # /vonage, 16 kHz
@@ -26,8 +27,11 @@ is sent as ``Authorization: Bearer`` on the upgrade, for a server with auth on (
 The file (WAV, FLAC or OGG; any rate, channels or sample format) is converted to PCM16 mono at ``--rate`` and
 streamed in 20 ms frames at real-time pace, then silence follows until every reply has finished. The session
 asks for ``playback.pause``: a reply the server pauses (the caller spoke over it) is cut back to where it was
-paused and continued by the resumed audio, so ``--out`` holds the replies as they would be heard. Progress
-goes to stderr; ``--json`` writes one JSON object per turn to stdout. The protocol logic lives in
+paused and continued by the resumed audio, so ``--out`` holds the replies as they would be heard.
+``--language`` (``/ws`` and ``--mic``) gives the call's language as ``session.start``'s ``language``: a code
+of ``agent.languages.LANGUAGES`` (``de``; ``de-DE`` is taken as ``de``) or ``auto`` (the server detects it);
+each transcript is printed with the language it was transcribed in. Progress goes to stderr; ``--json``
+writes one JSON object per turn to stdout. The protocol logic lives in
 ``clients.protocol_client`` (``converse``), which the benchmark and tests call directly.
 """
 
@@ -48,6 +52,7 @@ from websockets.exceptions import InvalidStatus
 from agent.audio.resample import resample
 from agent.audio.wav import load_pcm16, write_wav
 from agent.errors import AudioFormatError
+from agent.languages import AUTO, LANGUAGES, NATIVE, parse_language
 from clients import audiosocket_client, mic, phone_cli, realtime_cli
 from clients.conversation import Conversation, Message
 from clients.playback import CAPABILITIES
@@ -181,6 +186,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--voice", default=None, help="enrolled voice to answer in (default: the server's)")
     parser.add_argument(
+        "--language",
+        type=_language,
+        default=None,
+        metavar="CODE|auto",
+        help=f"the call's language, one of {', '.join(LANGUAGES)} (a tag such as de-DE is taken as de), or "
+        f"'{AUTO}' to let the server detect it from the caller's speech (default: {AUTO}); /ws and --mic only",
+    )
+    parser.add_argument(
         "--out", type=Path, default=None, metavar="OUT.wav", help="save all reply audio, concatenated, here"
     )
     parser.add_argument(
@@ -229,6 +242,17 @@ def _positive_float(text: str) -> float:
     return value
 
 
+def _language(text: str) -> str:
+    """``--language``: a code of ``LANGUAGES`` (normalised: ``de-DE`` -> ``de``) or ``auto``."""
+    try:
+        code = parse_language(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    if code is None and text.strip().lower() != AUTO:
+        raise argparse.ArgumentTypeError(f"language must be '{AUTO}' or one of {', '.join(LANGUAGES)}, got {text!r}")
+    return AUTO if code is None else code
+
+
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """Parse the command line (``sys.argv[1:]`` by default); exits 2 with usage on bad arguments."""
     parser = build_parser()
@@ -242,6 +266,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         parser.error(f"choose one of {choices} (got {', '.join(gateways)})")
     if args.instructions is not None and not args.realtime:
         parser.error("--instructions is for --realtime")
+    if args.language is not None and gateways not in ([], ["mic"]):
+        parser.error("--language is for protocol v1 (/ws and --mic); the other paths take no language")
     if args.audiosocket and args.voice:
         parser.error("--voice: AudioSocket has no way to ask for a voice; the server uses AGENT_AUDIOSOCKET__VOICE")
     if args.audiosocket and not 0 < args.port < 65536:
@@ -275,9 +301,11 @@ class Progress:
         kind = msg.get("type")
         turn = msg.get("turn")
         if kind == "session.started":
+            language = msg.get("language")
             self._say(
                 f"session {msg.get('session_id')}: input {msg.get('input_sample_rate')} Hz, "
                 f"output {msg.get('output_sample_rate')} Hz, voice {msg.get('voice')}"
+                + (f", language {language}" if language is not None else "")
             )
         elif kind == "speech.started":
             self._say(f"  speech started at {float(msg.get('audio_ms') or 0) / 1000:.2f} s")
@@ -285,7 +313,8 @@ class Progress:
             self._say(f"  speech stopped at {float(msg.get('audio_ms') or 0) / 1000:.2f} s (turn {turn})")
         elif kind == "transcript":
             text = msg.get("text") or ""
-            self._say(f"turn {turn} heard: {text!r}" if text else f"turn {turn} heard nothing")
+            said = f" [{language_label(msg.get('language'))}]" if msg.get("language") else ""
+            self._say(f"turn {turn} heard{said}: {text!r}" if text else f"turn {turn} heard nothing{said}")
         elif kind == "reply.done":
             self._say(f"turn {turn} reply: {msg.get('text')!r}")
         elif kind == "playback.pause":
@@ -301,6 +330,12 @@ class Progress:
             self._say(f"server error [{msg.get('code')}]{where}: {msg.get('message')}")
         elif kind == "session.ended":
             self._say(f"session ended: {msg.get('reason')}")
+
+
+def language_label(code: object) -> str:
+    """How a transcript's ``language`` is printed: ``de (Deutsch)``; a code this client does not know, as is."""
+    text = str(code)
+    return f"{text} ({NATIVE[text]})" if text in NATIVE else text
 
 
 def reply_audio(conversation: Conversation) -> bytes:
@@ -320,7 +355,7 @@ def reply_audio(conversation: Conversation) -> bytes:
 async def run(args: argparse.Namespace, *, stdout: TextIO = sys.stdout, stderr: TextIO = sys.stderr) -> int:
     """Do what the parsed command line asks; returns the exit status."""
     if args.mic:
-        return await mic.live(args.url, args.voice, token=args.token)
+        return await mic.live(args.url, args.voice, token=args.token, language=args.language)
     if args.realtime:
         return await realtime_cli.run_realtime(args, stdout=stdout, stderr=stderr)
     if phone_cli.provider(args) is not None:
@@ -342,6 +377,7 @@ async def run(args: argparse.Namespace, *, stdout: TextIO = sys.stdout, stderr: 
             voice=args.voice,
             output_sample_rate=args.output_rate,
             capabilities=CAPABILITIES,
+            language=args.language,
             trailing_silence_s=args.trailing_silence,
             timeout_s=args.timeout,
             on_event=Progress(stderr),

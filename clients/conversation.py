@@ -17,6 +17,9 @@ class TurnResult:
     continues: int | None = None
     """``continues`` of the transcript: the earlier turn whose words this one goes on with (its ``transcript``
     holds both; that turn's reply was cut)."""
+    language: str | None = None
+    """``language`` of the transcript: the code the server transcribed the turn in (``None`` from a server that
+    does not say)."""
     reply: str = ""
     audio: bytearray = field(default_factory=bytearray)
     """The reply audio received, in order; a ``playback.pause`` cuts it back to the paused position (the resumed
@@ -60,6 +63,8 @@ class TurnResult:
     def summary(self) -> Message:
         """The CLI's ``--json`` line for this turn."""
         line: Message = {"turn": self.turn, "transcript": self.transcript}
+        if self.language is not None:
+            line["language"] = self.language
         if self.continues is not None:
             line["continues"] = self.continues
         return line | {"reply": self.reply, "audio_seconds": round(self.audio_seconds, 3), "metrics": self.metrics}

@@ -1,6 +1,6 @@
 """Live conversation from the default microphone and speaker (optional extra ``mic``: ``sounddevice``).
 
-    python -m clients.cli --mic [--voice alice]
+    python -m clients.cli --mic [--voice alice] [--language de]
 
 Microphone audio goes to ``/ws`` in 20 ms frames; reply audio plays through the default output device from
 a buffer (``clients/playback.py``) that ``playback.clear`` empties at once, and ``playback.mark`` reports what
@@ -21,7 +21,7 @@ from typing import Any
 from websockets.asyncio.client import connect
 
 from clients.playback import CAPABILITIES, PlaybackBuffer
-from clients.protocol_client import bearer
+from clients.protocol_client import bearer, session_start
 
 FRAME_MS = 20
 
@@ -62,7 +62,8 @@ def on_server_message(buffer: PlaybackBuffer, message: str | bytes) -> str | Non
         buffer.clear()
         return "  (interrupted)"
     elif kind == "transcript":
-        return f"you: {event['text']}"
+        language = event.get("language")
+        return f"you [{language}]: {event['text']}" if isinstance(language, str) else f"you: {event['text']}"
     elif kind == "reply.done":
         return f"agent: {event['text']}"
     elif kind == "error":
@@ -71,9 +72,15 @@ def on_server_message(buffer: PlaybackBuffer, message: str | bytes) -> str | Non
 
 
 async def live(
-    url: str, voice: str | None, rate: int = 16000, output_rate: int = 24000, token: str | None = None
+    url: str,
+    voice: str | None,
+    rate: int = 16000,
+    output_rate: int = 24000,
+    token: str | None = None,
+    language: str | None = None,
 ) -> int:
-    """Talk until Ctrl-C. Returns an exit status (1 if ``sounddevice`` is missing)."""
+    """Talk until Ctrl-C, in ``language`` (a code, or ``"auto"``; ``None``: the server's default, detection).
+    Returns an exit status (1 if ``sounddevice`` is missing)."""
     try:
         import sounddevice
     except ImportError:
@@ -91,13 +98,9 @@ async def live(
         samplerate=rate, channels=1, dtype="int16", blocksize=rate * FRAME_MS // 1000, callback=captured
     )
     async with connect(url, additional_headers=bearer(token)) as ws:
-        start = {
-            "type": "session.start",
-            "sample_rate": rate,
-            "output_sample_rate": output_rate,
-            "voice": voice,
-            "capabilities": list(CAPABILITIES),
-        }
+        start = session_start(
+            rate, voice=voice, output_sample_rate=output_rate, capabilities=CAPABILITIES, language=language
+        )
         await ws.send(json.dumps(start))
 
         async def send_audio() -> None:

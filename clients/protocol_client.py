@@ -16,7 +16,8 @@ Client-side timing uses ``time.monotonic()``: for each turn, when the last non-s
 ``speech.stopped`` was sent, and when its first reply audio frame arrived. Framing and pacing live in
 ``clients/framing.py``, the handling of the server's messages in ``clients/session_state.py``, the per-turn
 results in ``clients/conversation.py``. ``capabilities`` (e.g. ``clients.playback.CAPABILITIES``) are listed
-in ``session.start``; none by default, so the server behaves as for a client that predates them.
+in ``session.start``; none by default, so the server behaves as for a client that predates them. So is
+``language`` (a code such as ``"de"``, or ``"auto"``): left out by default, so the server detects it.
 """
 
 from __future__ import annotations
@@ -151,6 +152,25 @@ async def _await_started(ws: ClientConnection, state: SessionState, timeout_s: f
         raise SessionFailed(f"no session.started within {timeout_s:g} s") from exc
 
 
+def session_start(
+    rate: int,
+    *,
+    voice: str | None = None,
+    output_sample_rate: int | None = None,
+    capabilities: Sequence[str] = (),
+    language: str | None = None,
+) -> Message:
+    """The ``session.start`` message: optional fields only when given (a server then uses its defaults)."""
+    start: Message = {"type": "session.start", "sample_rate": rate, "voice": voice}
+    if output_sample_rate is not None:
+        start["output_sample_rate"] = output_sample_rate
+    if capabilities:
+        start["capabilities"] = list(capabilities)
+    if language is not None:
+        start["language"] = language
+    return start
+
+
 def bearer(token: str | None) -> dict[str, str]:
     """The upgrade's ``Authorization`` header for an access token (none without one)."""
     return {"Authorization": f"Bearer {token}"} if token else {}
@@ -165,6 +185,7 @@ async def _run(
     voice: str | None,
     output_sample_rate: int | None,
     capabilities: Sequence[str],
+    language: str | None,
     speed: float,
     on_event: EventCallback | None,
     open_timeout_s: float,
@@ -193,11 +214,9 @@ async def _run(
         raise ConnectFailed(f"cannot connect to {url}: {exc or type(exc).__name__}") from exc
 
     async with ws:
-        start: Message = {"type": "session.start", "sample_rate": rate, "voice": voice}
-        if output_sample_rate is not None:
-            start["output_sample_rate"] = output_sample_rate
-        if capabilities:
-            start["capabilities"] = list(capabilities)
+        start = session_start(
+            rate, voice=voice, output_sample_rate=output_sample_rate, capabilities=capabilities, language=language
+        )
         await ws.send(json.dumps(start))
         try:
             await _await_started(ws, state, open_timeout_s)
@@ -233,6 +252,7 @@ async def converse(
     voice: str | None = None,
     output_sample_rate: int | None = None,
     capabilities: Sequence[str] = (),
+    language: str | None = None,
     realtime: bool = True,
     speed: float = 1.0,
     trailing_silence_s: float = 1.0,
@@ -250,7 +270,9 @@ async def converse(
     is awaited for ``close_timeout_s``. ``on_event`` is called with each JSON message as it arrives.
     ``token``: an access token, sent as ``Authorization: Bearer`` on the upgrade (servers with auth on).
     ``capabilities``: listed in ``session.start``; with ``playback.pause`` a paused turn's audio is cut back to
-    the paused position and the resumed audio continues it (``TurnResult.pauses``).
+    the paused position and the resumed audio continues it (``TurnResult.pauses``). ``language``: the call's
+    language for ``session.start`` (``"de"``, or ``"auto"``; ``None`` leaves it out: detected); each turn's
+    ``TurnResult.language`` is the one the server transcribed it in.
 
     Raises ``ConnectFailed`` if the WebSocket cannot be opened and ``SessionFailed`` if the server never
     sends ``session.started``. A session the server ends early is returned, not raised.
@@ -264,6 +286,7 @@ async def converse(
         voice=voice,
         output_sample_rate=output_sample_rate,
         capabilities=capabilities,
+        language=language,
         speed=speed if realtime else math.inf,
         on_event=on_event,
         open_timeout_s=open_timeout_s,
@@ -280,6 +303,7 @@ async def converse_utterances(
     voice: str | None = None,
     output_sample_rate: int | None = None,
     capabilities: Sequence[str] = (),
+    language: str | None = None,
     lead_silence_s: float = 0.5,
     gap_s: float = 1.5,
     wait_for_replies: bool = True,
@@ -298,8 +322,8 @@ async def converse_utterances(
     playing (a simulated player that starts each chunk when it arrives), like a polite human caller.
     Without ``wait_for_replies`` the gaps are exactly ``gap_s`` and only the final wait is for the turns.
     Each wait gives up after ``turn_timeout_s`` (``Conversation.timed_out``) and the next utterance starts.
-    Utterances are paced at ``speed`` × real time; waits are always real time. ``capabilities``, and what it
-    raises, as ``converse``.
+    Utterances are paced at ``speed`` × real time; waits are always real time. ``capabilities``, ``language``,
+    and what it raises, as ``converse``.
     """
     plan: list[_Step] = [_Send(bytes(2 * int(rate * lead_silence_s)), utterance=False)]
     for utterance in utterances:
@@ -318,6 +342,7 @@ async def converse_utterances(
         voice=voice,
         output_sample_rate=output_sample_rate,
         capabilities=capabilities,
+        language=language,
         speed=speed,
         on_event=on_event,
         open_timeout_s=open_timeout_s,

@@ -82,6 +82,8 @@ class SessionState:
             turn.transcript = str(msg.get("text") or "")
             continues = msg.get("continues")
             turn.continues = continues if isinstance(continues, int) else None
+            language = msg.get("language")
+            turn.language = language if isinstance(language, str) else None
         elif kind == "reply.delta" and turn is not None:
             turn.reply += str(msg.get("text") or "")
         elif kind == "reply.done" and turn is not None:

@@ -13,8 +13,9 @@ const STAGES = [
 const LABELS = { idle: "Ready", connecting: "Connecting…", listening: "Listening", hearing: "Hearing you",
   thinking: "Thinking…", speaking: "Speaking", paused: "Paused", error: "Error" };
 const CAPABILITIES = ["playback.pause"]; // the agent pauses a reply the caller speaks over, then resumes or clears it
+const LANGUAGE_KEY = "voice-agent.language"; // the caller's language choice, kept across visits (not a secret)
 
-const state = { ws: null, mic: null, player: null, turns: new Map(), speakingTurn: null, audioTurn: null, marks: 0 };
+const state = { ws: null, mic: null, player: null, turns: new Map(), speakingTurn: null, audioTurn: null, marks: 0, language: "auto" };
 window.voiceAgent = {
   get playedMs() { return state.player ? state.player.playedMs : 0; },
   get marksSent() { return state.marks; },
@@ -44,7 +45,8 @@ function turnView(turn) {
   if (view) return view;
   const li = el("li", "turn");
   const you = el("div", "bubble you");
-  you.append(el("span", "who", "You"));
+  const youWho = el("span", "who", "You");
+  you.append(youWho);
   const transcript = el("span", "pending", "…");
   transcript.dataset.testid = "transcript";
   you.append(transcript);
@@ -58,7 +60,7 @@ function turnView(turn) {
   metrics.dataset.testid = "metrics";
   li.append(you, agent, metrics);
   $("turns").prepend(li);
-  view = { li, transcript, reply, who, metrics, text: "", pausedTag: null };
+  view = { li, transcript, reply, who, youWho, metrics, text: "", pausedTag: null, languageTag: null };
   state.turns.set(turn, view);
   return view;
 }
@@ -73,6 +75,26 @@ function setPaused(view, paused) {
     view.pausedTag.remove();
     view.pausedTag = null;
   }
+}
+
+// The language a turn was transcribed in (the detected one when the caller chose Automatic), as a small tag.
+function setLanguage(view, code) {
+  if (typeof code !== "string" || !code) return;
+  if (!view.languageTag) {
+    view.languageTag = el("span", "tag lang");
+    view.languageTag.dataset.testid = "transcript-language";
+    view.youWho.append(view.languageTag);
+  }
+  const name = languageName(code);
+  view.languageTag.textContent = code.toUpperCase();
+  view.languageTag.lang = code;
+  view.languageTag.title = state.language === "auto" ? `${name} (detected)` : name;
+}
+
+// A language's own name, as the picker lists it ("de" -> "Deutsch"); a code it does not list, as is.
+function languageName(code) {
+  const option = [...$("language-select").options].find((o) => o.value === code);
+  return option ? option.textContent : code;
 }
 
 function drawWaterfall(view, m) {
@@ -106,7 +128,8 @@ function onEvent(msg) {
   switch (msg.type) {
     case "session.started":
       setStatus("listening");
-      $("hint").textContent = `Connected — speak whenever you like. Voice: ${msg.voice}.`;
+      $("hint").textContent = `Connected — speak whenever you like. Voice: ${msg.voice}.`
+        + (msg.language ? ` Language: ${msg.language === "auto" ? "automatic" : languageName(msg.language)}.` : "");
       break;
     case "speech.started":
       setStatus("hearing");
@@ -122,6 +145,7 @@ function onEvent(msg) {
       const view = turnView(msg.turn);
       view.transcript.className = "";
       view.transcript.textContent = msg.text || "(nothing understood)";
+      setLanguage(view, msg.language);
       if (!msg.text) { view.reply.textContent = ""; view.reply.parentElement.hidden = true; setStatus("listening"); }
       break;
     }
@@ -209,7 +233,9 @@ async function start() {
     };
     ws.onclose = (e) => { if (state.ws === ws) stop(e.code === 1000 ? "" : `Disconnected (${e.code}${e.reason ? `: ${e.reason}` : ""}).`); };
     const voice = $("voice-select").value || null;
-    const begin = { type: "session.start", sample_rate: INPUT_RATE, output_sample_rate: OUTPUT_RATE, voice, capabilities: CAPABILITIES };
+    const language = $("language-select").value || "auto";
+    state.language = language;
+    const begin = { type: "session.start", sample_rate: INPUT_RATE, output_sample_rate: OUTPUT_RATE, voice, language, capabilities: CAPABILITIES };
     ws.send(JSON.stringify(withToken(begin)));
     state.mic = new Mic((buf) => { if (ws.readyState === WebSocket.OPEN) ws.send(buf); }, {
       rate: INPUT_RATE, onLevel: (v) => { $("level").style.width = `${Math.round(v * 100)}%`; },
@@ -217,6 +243,7 @@ async function start() {
     await state.mic.start();
     $("stop").disabled = false;
     $("voice-select").disabled = true;
+    $("language-select").disabled = true;
   } catch (err) {
     await stop(`Could not start: ${err.message}`);
   }
@@ -233,6 +260,7 @@ async function stop(error) {
   $("start").disabled = false;
   $("stop").disabled = true;
   $("voice-select").disabled = false;
+  $("language-select").disabled = false;
   setStatus(error ? "error" : "idle");
   showError(typeof error === "string" ? error : "");
 }
@@ -258,9 +286,20 @@ async function refreshVoices(select) {
   }
 }
 
+// The language picker starts on the caller's last choice; storage may be off (private windows, policies).
+function setUpLanguage(pick) {
+  let kept = null;
+  try { kept = localStorage.getItem(LANGUAGE_KEY); } catch { /* not remembered */ }
+  if (kept && [...pick.options].some((o) => o.value === kept)) pick.value = kept;
+  pick.addEventListener("change", () => {
+    try { localStorage.setItem(LANGUAGE_KEY, pick.value); } catch { /* not remembered */ }
+  });
+}
+
 $("start").addEventListener("click", start);
 $("stop").addEventListener("click", () => stop(""));
 $("refresh-voices").addEventListener("click", () => refreshVoices());
+setUpLanguage($("language-select"));
 setUpToken($("token"), () => refreshVoices());
 setUpEnrollment($, (name) => refreshVoices(name));
 refreshVoices();

@@ -93,7 +93,8 @@ def test_cli_with_a_stereo_44k_wav_prints_json_and_saves_reply(server_process: s
     lines = [json.loads(line) for line in result.stdout.splitlines() if line.strip()]
     assert len(lines) == 1
     turn = lines[0]
-    assert set(turn) == {"turn", "transcript", "reply", "audio_seconds", "metrics"}
+    assert set(turn) == {"turn", "transcript", "language", "reply", "audio_seconds", "metrics"}
+    assert turn["language"] == "en"
     assert wer(sentence, turn["transcript"]) <= 0.15, turn["transcript"]
     assert turn["audio_seconds"] > 1.0
     assert turn["metrics"]["voice_to_voice_ms"] > 0
