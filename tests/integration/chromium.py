@@ -6,12 +6,32 @@ from __future__ import annotations
 import contextlib
 import shutil
 from collections.abc import AsyncIterator
+from http import HTTPStatus
 from pathlib import Path
 from typing import Any
 
 import pytest
+from websockets.asyncio.server import ServerConnection
+from websockets.datastructures import Headers
+from websockets.http11 import Request, Response
 
 CHROMIUM = "/usr/bin/chromium"
+PAGE = Path(__file__).resolve().parents[2] / "clients" / "browser"
+TYPES = {".html": "text/html", ".js": "text/javascript", ".css": "text/css", ".svg": "image/svg+xml"}
+
+
+def serve_page(_connection: ServerConnection, request: Request) -> Response | None:
+    """``process_request`` for a scripted server: the browser page's files (``/`` is ``index.html``), 404 for
+    anything else; ``/ws`` goes on to the WebSocket handler."""
+    if request.path == "/ws":
+        return None
+    path = PAGE / ("index.html" if request.path == "/" else request.path.lstrip("/"))
+    if path.parent != PAGE or not path.is_file():
+        return Response(HTTPStatus.NOT_FOUND, "Not Found", Headers({"Content-Length": "0"}), b"")
+    body = path.read_bytes()
+    headers = Headers({"Content-Type": TYPES.get(path.suffix, "application/octet-stream")})
+    headers["Content-Length"] = str(len(body))
+    return Response(HTTPStatus.OK, "OK", headers, body)
 
 
 def require_chromium() -> Any:

@@ -16,14 +16,11 @@ import json
 import wave
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
-from http import HTTPStatus
 from pathlib import Path
 from typing import Any
 
 import pytest
 from websockets.asyncio.server import ServerConnection, serve
-from websockets.datastructures import Headers
-from websockets.http11 import Request, Response
 
 from agent.audio.pcm import float_to_pcm16
 from agent.languages import LANGUAGES, NATIVE
@@ -31,13 +28,11 @@ from agent.runtime.components import Components
 from agent.runtime.server import RunningServer, running_server
 from agent.wiring import build_stt
 from tests.echo_audio import espeak
-from tests.integration.chromium import chromium_page, flags, require_chromium
+from tests.integration.chromium import chromium_page, flags, require_chromium, serve_page
 from tests.integration.conftest import local_settings
 from tests.speech import silence
 
-PAGE = Path(__file__).resolve().parents[2] / "clients" / "browser"
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
-TYPES = {".html": "text/html", ".js": "text/javascript", ".css": "text/css", ".svg": "image/svg+xml"}
 WAIT_MS = 60_000  # a hang guard, not a bound: every wait is for an event
 playwright_api = require_chromium()
 expect = playwright_api.expect
@@ -153,17 +148,6 @@ class FakeAgent:
     call: ServerConnection | None = None
     started: asyncio.Event = field(default_factory=asyncio.Event)
 
-    def serve_file(self, _connection: ServerConnection, request: Request) -> Response | None:
-        if request.path == "/ws":
-            return None
-        path = PAGE / ("index.html" if request.path == "/" else request.path.lstrip("/"))
-        if path.parent != PAGE or not path.is_file():
-            return Response(HTTPStatus.NOT_FOUND, "Not Found", Headers({"Content-Length": "0"}), b"")
-        body = path.read_bytes()
-        headers = Headers({"Content-Type": TYPES.get(path.suffix, "application/octet-stream")})
-        headers["Content-Length"] = str(len(body))
-        return Response(HTTPStatus.OK, "OK", headers, body)
-
     async def handler(self, ws: ServerConnection) -> None:
         async for message in ws:
             if isinstance(message, bytes):
@@ -193,7 +177,7 @@ class FakeAgent:
 @pytest.fixture
 async def agent() -> AsyncIterator[FakeAgent]:
     fake = FakeAgent()
-    async with serve(fake.handler, "127.0.0.1", 0, process_request=fake.serve_file) as server:
+    async with serve(fake.handler, "127.0.0.1", 0, process_request=serve_page) as server:
         fake.url = f"http://127.0.0.1:{next(iter(server.sockets)).getsockname()[1]}"
         yield fake
 

@@ -15,18 +15,12 @@ import asyncio
 import json
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from http import HTTPStatus
-from pathlib import Path
 
 import pytest
 from websockets.asyncio.server import ServerConnection, serve
-from websockets.datastructures import Headers
-from websockets.http11 import Request, Response
 
-from tests.integration.chromium import chromium_page, flags, require_chromium
+from tests.integration.chromium import chromium_page, flags, require_chromium, serve_page
 
-PAGE = Path(__file__).resolve().parents[2] / "clients" / "browser"
-TYPES = {".html": "text/html", ".js": "text/javascript", ".css": "text/css", ".svg": "image/svg+xml"}
 RATE = 24000
 FRAME_MS = 40
 WAIT_MS = 30_000  # a hang guard, not a bound: every wait is for an event
@@ -50,17 +44,6 @@ class FakeAgent:
     call: ServerConnection | None = None
     marks: list[tuple[int, int]] = field(default_factory=list)
     news: asyncio.Event = field(default_factory=asyncio.Event)
-
-    def serve_file(self, _connection: ServerConnection, request: Request) -> Response | None:
-        if request.path == "/ws":
-            return None
-        path = PAGE / ("index.html" if request.path == "/" else request.path.lstrip("/"))
-        if path.parent != PAGE or not path.is_file():
-            return Response(HTTPStatus.NOT_FOUND, "Not Found", Headers({"Content-Length": "0"}), b"")
-        body = path.read_bytes()
-        headers = Headers({"Content-Type": TYPES.get(path.suffix, "application/octet-stream")})
-        headers["Content-Length"] = str(len(body))
-        return Response(HTTPStatus.OK, "OK", headers, body)
 
     async def handler(self, ws: ServerConnection) -> None:
         async for message in ws:
@@ -106,7 +89,7 @@ class FakeAgent:
 @pytest.fixture
 async def agent() -> AsyncIterator[FakeAgent]:
     fake = FakeAgent()
-    async with serve(fake.handler, "127.0.0.1", 0, process_request=fake.serve_file) as server:
+    async with serve(fake.handler, "127.0.0.1", 0, process_request=serve_page) as server:
         port = next(iter(server.sockets)).getsockname()[1]
         fake.url = f"http://127.0.0.1:{port}"
         yield fake
