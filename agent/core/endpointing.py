@@ -20,20 +20,18 @@ that language's words (``agent.core.lexicon``). Chinese and Japanese, written wi
 character by character; sentence-final "。？！" count like ".?!". A language without a lexicon gets the rules
 that need no words: punctuation, digits and hums.
 
-Pure functions over text and numbers.
+Pure functions over text and numbers; how text is cut into words and read with a lexicon is
+``agent.core.wording``.
 """
 
 from __future__ import annotations
 
 import functools
-import re
-import unicodedata
 from dataclasses import dataclass, field
 from enum import Enum
 
 from agent.core.lexicon import (
     BACKCHANNELS,
-    ENGLISH,
     FILLERS,
     NEUTRAL_SOUNDS,
     OPEN_WORDS,
@@ -42,9 +40,27 @@ from agent.core.lexicon import (
     STOP_WORDS,
     SUBORDINATORS,
     TRAILING_WORDS,
-    Lexicon,
-    answer_words,
-    lexicon,
+)
+from agent.core.wording import (
+    ASKS,
+    COMMAS,
+    DIGITS,
+    HANGUL,
+    PAUSES,
+    STOPS,
+    TOKEN,
+    Rules,
+    as_phrase,
+    ends_in,
+    ends_in_filler,
+    ends_in_number,
+    is_cjk,
+    is_short_answer,
+    open_ending,
+    opens_clause,
+    rules_for,
+    tokens_of,
+    word_count,
 )
 
 __all__ = [
@@ -120,7 +136,7 @@ class EndpointPolicy:
         verdict = completeness(text, self.trailing_words, language=language)
         if verdict is Completeness.TRAILING:
             return self.hangover_max_ms
-        fragment = self._fragment(text, _rules(language))
+        fragment = self._fragment(text, rules_for(language))
         fragment_ms = max(self.fragment_ms or self.hangover_max_ms, self.hangover_ms)
         if probability is None:
             if fragment:
@@ -139,242 +155,18 @@ class EndpointPolicy:
             return unsure_ms
         return round(sure_ms + (unsure_ms - sure_ms) * (self.sure - probability) / (self.sure - self.unsure))
 
-    def _fragment(self, text: str, rules: _Rules) -> bool:
-        words = _tokens(text, rules)
+    def _fragment(self, text: str, rules: Rules) -> bool:
+        words = tokens_of(text, rules)
         stripped = text.strip()
-        if not words or stripped.endswith(("?", "？")) or _short_answer(words, rules):
+        if not words or stripped.endswith(("?", "？")) or is_short_answer(words, rules):
             return False  # a short answer, a greeting or a short question ("Where to?") is a whole turn
         if rules.lex is None:
-            return self.fragment_numbers and _DIGITS.search(stripped) is not None  # no words to judge
-        if _opens_clause(words, rules) and not any(mark in text for mark in _COMMAS):
+            return self.fragment_numbers and DIGITS.search(stripped) is not None  # no words to judge
+        if opens_clause(words, rules) and not any(mark in text for mark in COMMAS):
             return True  # a clause that opens with "if", "after", "because"... and has no main clause yet
-        if self.fragment_numbers and _ends_in_number(stripped, words, rules):
+        if self.fragment_numbers and ends_in_number(stripped, words, rules):
             return True
-        return _count(words, rules) <= self.fragment_words
-
-
-# --- how text is cut into words --------------------------------------------------------------------------------
-
-_WORD = re.compile(r"[a-z']+")
-"""An English word (the English rules see ASCII letters only, as they always have)."""
-_CJK = "\u3005\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-"""Kana (with the long-vowel mark ー) and ideographs: the scripts written without spaces."""
-_TOKEN = re.compile(rf"[{_CJK}]+|[^\W\d_{_CJK}]+(?:['\-][^\W\d_{_CJK}]+)*")
-"""A word of any other script (letters, inner apostrophes and hyphens: "d'accord", "fais-le", "что-то"), or a
-run of kana and ideographs between spaces and punctuation."""
-_CJK_CHAR = re.compile(rf"[{_CJK}]")
-_HANGUL = re.compile("[\uac00-\ud7a3]")
-_FOLD = str.maketrans({"’": "'", "‘": "'", "ʼ": "'", "ё": "е", "〜": "ー", "～": "ー"})
-_LONG_VOWEL = re.compile("ーー+")
-_REPEATS = re.compile(r"([a-z])\1+")
-_REPEATS_WIDE = re.compile(r"([^\W\d_])\1+")
-_REPEATS_CJK = re.compile(r"([\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaffー])\1+")
-"""Drawn out in Chinese and Japanese: a repeated ideograph ("嗯嗯", "对对对") or long-vowel mark. Kana stay
-("ええ" is "yes", "え" is "huh?")."""
-
-_PAUSES = ("...", "…", "‥", ",", "，", "、", ";", "；", ":", "：", "-", "—", "―")
-"""A transcript ending in one of these trails off."""
-_ASKS = "?!？！"
-_STOPS = ".。．｡"
-_COMMAS = (",", "，", "、")
-_DIGITS = re.compile(r"\d[\d,.:]*[.。．]?$")
-_NUMBER = re.compile(r"(\d[\d,.:]*|\b(?:" + "|".join(sorted(ENGLISH.numbers, key=lambda w: (-len(w), w))) + r"))\.?$")
-
-
-def _fold(text: str) -> str:
-    """``text`` as the rules of languages other than English compare it: NFC, lower case, one apostrophe, "е"
-    for "ё", one long-vowel mark for a drawn-out one ("えーーと" = "えーと")."""
-    return _LONG_VOWEL.sub("ー", unicodedata.normalize("NFC", text).lower().translate(_FOLD))
-
-
-def _is_cjk(token: str) -> bool:
-    return _CJK_CHAR.match(token) is not None
-
-
-def _join(tokens: list[str]) -> str:
-    """Words of a compact language put back together: no space next to kana or ideographs."""
-    out: list[str] = []
-    for token in tokens:
-        if out and not (_is_cjk(token) or _is_cjk(out[-1])):
-            out.append(" ")
-        out.append(token)
-    return "".join(out)
-
-
-def _phrase(text: str, english: bool, compact: bool) -> str:
-    """Lower-case words with single spaces, no punctuation or hyphens (compact: no spaces between characters)."""
-    if english:
-        return " ".join(_WORD.findall(text.lower().replace("-", " ")))
-    tokens = _TOKEN.findall(_fold(text).replace("-", " "))
-    return _join(tokens) if compact else " ".join(tokens)
-
-
-def _entry(text: str, compact: bool) -> str:
-    """A table entry in the form ``_tokens`` cuts text into (hyphens kept)."""
-    tokens = _TOKEN.findall(_fold(text))
-    return _join(tokens) if compact else " ".join(tokens)
-
-
-# --- one language's rules --------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class _Rules:
-    """One language's tables in the form the rules compare them with (``lex`` ``None``: no words known)."""
-
-    lex: Lexicon | None
-    english: bool = False
-    compact: bool = False
-    fillers: frozenset[str] = frozenset()
-    """Fillers that are words ("also", "значит", "那个"): trailing, unless the recogniser heard a question."""
-    hums: frozenset[str] = frozenset()
-    """Fillers that are sounds ("um", "ähm", "えーと"): trailing even before a question mark ("Is it, um?")."""
-    squashed_fillers: frozenset[str] = frozenset()
-    squashed_hums: frozenset[str] = frozenset()
-    """``fillers`` and ``hums`` (with drawn words) squashed: a drawn-out word that squashes to one is one."""
-    trailing: frozenset[str] = frozenset()
-    open_words: frozenset[str] = frozenset()
-    endings: tuple[str, ...] = ()
-    subordinators: frozenset[str] = frozenset()
-    answers: frozenset[str] = frozenset()
-    numbers: frozenset[str] = frozenset()
-    numeral_chars: str = ""
-    stop_words: tuple[str, ...] = ()
-    whole_only: frozenset[str] = frozenset()
-    not_endings: tuple[str, ...] = ()
-    span: int = 1
-    """Words in the longest entry of ``fillers``, ``trailing`` and ``open_words``."""
-    repeats: re.Pattern[str] = _REPEATS_WIDE
-
-
-@functools.cache
-def _rules(language: str) -> _Rules:
-    lex = lexicon(language)
-    if lex is None:
-        return _Rules(None)
-    if lex is ENGLISH:
-        return _Rules(
-            lex,
-            english=True,
-            hums=FILLERS,
-            trailing=TRAILING_WORDS,
-            open_words=OPEN_WORDS,
-            subordinators=SUBORDINATORS,
-            answers=answer_words(lex),
-            stop_words=STOP_WORDS,
-            repeats=_REPEATS,
-        )
-    compact = lex.compact
-    repeats = _REPEATS_CJK if compact else _REPEATS_WIDE
-
-    def entries(words: frozenset[str]) -> frozenset[str]:
-        return frozenset(_entry(word, compact) for word in words) - {""}
-
-    fillers = entries(lex.fillers)
-    hums = fillers & entries(frozenset(lex.sounds))
-    drawn = entries(lex.drawn)
-    tables = (fillers, entries(lex.trailing), entries(lex.open_words))
-    return _Rules(
-        lex,
-        compact=compact,
-        fillers=fillers,
-        hums=hums,
-        squashed_fillers=frozenset(repeats.sub(r"\1", word) for word in fillers | drawn),
-        squashed_hums=frozenset(repeats.sub(r"\1", word) for word in hums | drawn),
-        trailing=tables[1] | fillers,
-        open_words=tables[2],
-        endings=lex.endings,
-        subordinators=entries(lex.subordinators),
-        answers=entries(answer_words(lex)),
-        numbers=entries(lex.numbers),
-        numeral_chars=lex.numeral_chars,
-        stop_words=tuple(dict.fromkeys(p for p in (_phrase(w, False, compact) for w in lex.stop_words) if p)),
-        whole_only=entries(lex.whole_only),
-        not_endings=tuple(_entry(word, compact) for word in lex.not_endings),
-        span=1 if compact else max(len(entry.split()) for table in tables for entry in table),
-        repeats=repeats,
-    )
-
-
-def _tokens(text: str, rules: _Rules) -> list[str]:
-    """The words of ``text`` (compact languages: its runs of characters between spaces and punctuation)."""
-    if rules.english:
-        return _WORD.findall(text.lower())
-    return _TOKEN.findall(_fold(text))
-
-
-def _count(words: list[str], rules: _Rules) -> int:
-    """How many words ``words`` are (two Chinese or Japanese characters count as one)."""
-    if rules.english:
-        return len(words)
-    return sum((len(word) + 1) // 2 if _is_cjk(word) else 1 for word in words)
-
-
-def _ends_in(words: list[str], table: frozenset[str], rules: _Rules) -> bool:
-    """``words`` end in an entry of ``table`` (of up to ``span`` words; compact: characters at the end)."""
-    if not table:
-        return False
-    if rules.compact:
-        chunk = words[-1]
-        if chunk.endswith(rules.not_endings):
-            return False
-        return any(chunk == e or (chunk.endswith(e) and e not in rules.whole_only) for e in table)
-    said = " ".join(words)
-    if any(said == e or said.endswith(" " + e) for e in rules.not_endings):
-        return False  # "non c'è di che", "не за что"
-    return any(" ".join(words[-n:]) in table for n in range(1, min(rules.span, len(words)) + 1))
-
-
-def _ends_in_filler(words: list[str], fillers: frozenset[str], squashed: frozenset[str], rules: _Rules) -> bool:
-    """``words`` end in one of ``fillers``, or in a drawn-out word that squashes to one of ``squashed`` ("ähhh",
-    "ééé", "nuuu")."""
-    if _ends_in(words, fillers, rules):
-        return True
-    if rules.compact or not squashed:
-        return False
-    last = rules.repeats.sub(r"\1", words[-1])
-    return last != words[-1] and last in squashed
-
-
-def _open_ending(word: str, rules: _Rules) -> bool:
-    """``word`` ends in an ending that leaves its clause open (Korean "-지만", "-를")."""
-    return any(word.endswith(ending) and len(word) > len(ending) for ending in rules.endings)
-
-
-def _short_answer(words: list[str], rules: _Rules) -> bool:
-    """``words`` are only short answers and greetings ("Yes.", "Nein, danke.", "好的，谢谢")."""
-    if not rules.compact:
-        return bool(rules.answers) and all(word in rules.answers for word in words)
-    said = "".join(words)
-    whole = [True] + [False] * len(said)  # whole[i]: said[:i] is made of answers
-    for end in range(1, len(said) + 1):
-        whole[end] = any(whole[end - len(a)] and said.endswith(a, 0, end) for a in rules.answers if len(a) <= end)
-    return whole[-1]
-
-
-def _opens_clause(words: list[str], rules: _Rules) -> bool:
-    if rules.compact:
-        return "".join(words).startswith(tuple(rules.subordinators))
-    return words[0] in rules.subordinators
-
-
-def _ends_in_number(stripped: str, words: list[str], rules: _Rules) -> bool:
-    """``stripped`` ends in a number (digits or a number word), with at most a full stop after it."""
-    if rules.english:
-        return _NUMBER.search(stripped.lower()) is not None
-    if _DIGITS.search(stripped):
-        return True
-    tail = _fold(stripped)
-    tail = tail[:-1] if tail.endswith(tuple(_STOPS)) else tail
-    last = words[-1]
-    if not tail.endswith(last):
-        return False  # something other than a full stop follows the last word
-    if last in rules.numbers or all(part in rules.numbers for part in last.split("-")):
-        return True
-    if not rules.numeral_chars:
-        return False
-    run = len(last) - len(last.rstrip(rules.numeral_chars))
-    return run >= 2 or run == len(last)  # "一三八", "삼백"; a lone "一" ends words too ("唯一")
+        return word_count(words, rules) <= self.fragment_words
 
 
 # --- the caller's turn ------------------------------------------------------------------------------------------
@@ -386,26 +178,26 @@ def completeness(text: str, trailing_words: frozenset[str] = TRAILING_WORDS, *, 
     stripped = text.strip()
     if not stripped:
         return Completeness.UNKNOWN
-    rules = _rules(language)
-    words = _tokens(stripped, rules)
-    if stripped.endswith(_PAUSES):
+    rules = rules_for(language)
+    words = tokens_of(stripped, rules)
+    if stripped.endswith(PAUSES):
         return Completeness.TRAILING
-    asks = stripped[-1] in _ASKS
+    asks = stripped[-1] in ASKS
     if words and rules.lex is not None:
         trailing = trailing_words if rules.english else rules.trailing
-        hum = _ends_in_filler(words, rules.hums, rules.squashed_hums, rules)
+        hum = ends_in_filler(words, rules.hums, rules.squashed_hums, rules)
         if hum and (not rules.english or words[-1] in trailing):
             return Completeness.TRAILING  # "Could you repeat that?" is a question, "Is it, um?" is not
         if not asks and (
-            _ends_in(words, trailing, rules)
-            or _ends_in_filler(words, rules.fillers, rules.squashed_fillers, rules)
-            or _ends_in(words, rules.open_words, rules)
-            or _open_ending(words[-1], rules)
+            ends_in(words, trailing, rules)
+            or ends_in_filler(words, rules.fillers, rules.squashed_fillers, rules)
+            or ends_in(words, rules.open_words, rules)
+            or open_ending(words[-1], rules)
         ):
             return Completeness.TRAILING  # "Что это значит?" is a question, "Я думаю, значит" is not
     if asks:
         return Completeness.COMPLETE
-    if stripped[-1] in _STOPS and _count(words, rules) > 1:
+    if stripped[-1] in STOPS and word_count(words, rules) > 1:
         # Whisper ends almost any fragment with a period; one word ("Wait.", "Well.", "Okay.") is too little to
         # tell a whole turn from an opener followed by a pause, so it gets the default hangover.
         return Completeness.COMPLETE
@@ -418,11 +210,11 @@ def completeness(text: str, trailing_words: frozenset[str] = TRAILING_WORDS, *, 
 def normalise_phrase(text: str, *, language: str = "en") -> str:
     """``text``'s words in lower case, single-spaced, without punctuation or hyphens (Chinese and Japanese: its
     characters without spaces); empty when it holds no words."""
-    rules = _rules(language)
-    return _phrase(text, rules.english, rules.compact)
+    rules = rules_for(language)
+    return as_phrase(text, rules.english, rules.compact)
 
 
-def _squashed(phrase: str, rules: _Rules) -> str:
+def _squashed(phrase: str, rules: Rules) -> str:
     """Letters said longer are the same sound: "mmm hmmm" and "mm hmm" -> "m hm", "ahh" -> "ah", "嗯嗯" -> "嗯"."""
     return rules.repeats.sub(r"\1", phrase)
 
@@ -434,14 +226,14 @@ def _acknowledgements(phrases: tuple[str, ...], language: str) -> tuple[str, ...
     English: ``phrases`` (the configured list) and ``SOUNDS``. Another language: its own acknowledgements (when
     ``phrases`` is not empty), its sounds, and whatever ``phrases`` adds to the English default (an operator's
     own words count in every language). A language without a lexicon: hums and those additions."""
-    rules = _rules(language)
+    rules = rules_for(language)
     if rules.english:
         said = (*phrases, *SOUNDS)
     else:
         extra = tuple(p for p in phrases if p not in BACKCHANNELS)
         own = (*(rules.lex.backchannels if phrases else ()), *rules.lex.sounds) if rules.lex else NEUTRAL_SOUNDS
         said = (*own, *extra)
-    found = {_squashed(_phrase(p, rules.english, rules.compact), rules) for p in said} - {""}
+    found = {_squashed(as_phrase(p, rules.english, rules.compact), rules) for p in said} - {""}
     return tuple(sorted(found, key=lambda p: (-len(p), p)))
 
 
@@ -455,7 +247,7 @@ def _acknowledgement_words(phrases: tuple[str, ...], language: str) -> tuple[tup
 def _after_acknowledgements(said: str, phrases: tuple[str, ...], language: str) -> str:
     """``said`` (normalised) without the acknowledgements and sounds it begins with (matched with drawn-out
     letters squashed, "yeahhh" = "yeah"; the rest is returned as it was said)."""
-    rules = _rules(language)
+    rules = rules_for(language)
     if rules.compact:
         known = set(_acknowledgements(phrases, language))
         longest = max(map(len, known), default=0)
@@ -489,8 +281,8 @@ def is_backchannel(text: str, phrases: tuple[str, ...] = BACKCHANNELS, *, langua
     it"; "All" of "all right"): a quick transcript is taken while the caller is still speaking. An empty
     ``phrases`` turns acknowledgements off (nothing is one) in every language; see ``_acknowledgements`` for
     what counts in ``language``."""
-    rules = _rules(language)
-    said = _squashed(_phrase(text, rules.english, rules.compact), rules)
+    rules = rules_for(language)
+    said = _squashed(as_phrase(text, rules.english, rules.compact), rules)
     if not said or not phrases:
         return False
     known = _acknowledgements(phrases, language)
@@ -511,7 +303,7 @@ def no_bid(text: str, phrases: tuple[str, ...] = BACKCHANNELS, *, language: str 
     return not normalise_phrase(text, language=language) or is_backchannel(text, phrases, language=language)
 
 
-def _stops(said: str, rules: _Rules) -> bool:
+def _stops(said: str, rules: Rules) -> bool:
     """``said`` (normalised) begins with an interjection that stops a speaker."""
     if rules.compact:
         return said.startswith(rules.stop_words) if rules.stop_words else False
@@ -521,7 +313,7 @@ def _stops(said: str, rules: _Rules) -> bool:
 def short_bid(text: str, *, language: str = "en") -> bool:
     """The transcript of a short sound made over the agent asks it to stop: it begins with an interjection
     (``STOP_WORDS``; another language's: ``agent.core.lexicon``; none without a lexicon)."""
-    return _stops(normalise_phrase(text, language=language), _rules(language))
+    return _stops(normalise_phrase(text, language=language), rules_for(language))
 
 
 BID_WORDS = 4
@@ -531,12 +323,12 @@ acknowledgement ("And may Chen." for "mhm", "And then, um." for "mm-hmm": ``benc
 word of one syllable counts; two Chinese or Japanese characters count as one word."""
 
 
-def _bid_words(said: str, rules: _Rules) -> int:
+def _bid_words(said: str, rules: Rules) -> int:
     if rules.english:
         return sum(len(word) > 1 for word in said.split())
     return sum(
-        (len(word) + 1) // 2 if _is_cjk(word) else int(len(word) > 1 or _HANGUL.match(word) is not None)
-        for word in _TOKEN.findall(said)
+        (len(word) + 1) // 2 if is_cjk(word) else int(len(word) > 1 or HANGUL.match(word) is not None)
+        for word in TOKEN.findall(said)
     )
 
 
@@ -545,7 +337,7 @@ def claims_floor(text: str, phrases: tuple[str, ...] = BACKCHANNELS, *, language
     acknowledgements are left out ("yeah, but...", "ja, aber..."), it begins with an interjection
     (``short_bid``: "wait", "stop", "no", "but"; "warte", "attends", "待って") or holds at least ``BID_WORDS``
     words."""
-    rules = _rules(language)
+    rules = rules_for(language)
     said = _after_acknowledgements(normalise_phrase(text, language=language), phrases, language)
     if not said:
         return False
