@@ -183,10 +183,13 @@ class TurnSpeech:
                 break
             current = self._ahead[0]
             self._sentence = current.item.index
-            spoken: list[bytes] = []
+            fidelity = self._voicing.fidelity
+            sampled = fidelity is not None and tts is self._voicing.tts and current.item.phrase is None
+            spoken: list[bytes] = []  # kept only for the fidelity sampler
             try:
                 async for chunk in current.chunks():
-                    spoken.append(chunk)
+                    if sampled:
+                        spoken.append(chunk)
                     await self._send_pcm(float_to_pcm16(resampler.process(pcm16_to_float(chunk))))
                     self._top_up(tts, voice, budget)
             except CircuitOpen:
@@ -194,8 +197,7 @@ class TurnSpeech:
                 self._drop_prefetches()
                 raise
             self._ahead.popleft()
-            fidelity = self._voicing.fidelity
-            if fidelity is not None and tts is self._voicing.tts and current.item.phrase is None:
+            if sampled and fidelity is not None:
                 await fidelity.offer(voice, current.item.language, b"".join(spoken), tts.sample_rate)
         await self._send_pcm(float_to_pcm16(resampler.flush()), last=True)
 

@@ -19,15 +19,17 @@ from agent.audio.pcm import float_to_pcm16
 from agent.config import Settings
 from agent.ports import SpeechToText, Voice
 from agent.runtime.components import Components
+from agent.runtime.fidelity import FidelitySampler
 from agent.runtime.phrases import PhraseBook
 from agent.runtime.server import running_server
 from agent.runtime.voicing import Fallback
-from agent.wiring import build_stt
+from agent.wiring import build_speaker_scorer, build_stt
 from clients.protocol_client import converse
 from tests.echo_audio import espeak
 from tests.fakes.sagemaker_emulator import SageMakerEmulator
 from tests.integration.conftest import local_settings
 from tests.integration.sagemaker_fixtures import aws_env, emulator, store, voice  # noqa: F401
+from tests.integration.test_sagemaker_end_to_end import scrape
 from tests.speech import silence
 
 pytestmark = pytest.mark.models
@@ -154,3 +156,33 @@ async def _next(conn: Any, kind: str) -> dict[str, Any]:
         if data["type"] == kind:
             return data
     raise AssertionError(f"the session ended before {kind}")
+
+
+async def test_a_german_reply_in_the_cloned_voice_is_scored_on_metrics(
+    components: Components,
+    base_stt: SpeechToText,
+    emulator: SageMakerEmulator,  # noqa: F811
+    store: FileVoiceStore,  # noqa: F811
+    voice: Voice,  # noqa: F811
+) -> None:
+    """The speech path offers a spoken reply sentence of the cloned voice to the fidelity sampler (the real
+    speaker encoder), and ``/metrics`` shows its similarity under the voice and the call's language."""
+    built, tts = multilingual(components, base_stt, emulator, store)
+    settings = server_settings(emulator)
+    sampler = FidelitySampler(build_speaker_scorer(settings), store, every_s=600)
+    built = dataclasses.replace(built, fidelity=sampler)
+    pcm = silence(300) + espeak_pcm16(GERMAN, "de") + silence(300)
+    try:
+        async with running_server(settings, lambda: built) as server:
+            await server.wait_ready()
+            conversation = await converse(server.ws_url, pcm, 16000, voice="alice", language="de", timeout_s=60)
+            assert not conversation.timed_out, conversation
+            await sampler.wait_idle()
+            samples = await scrape(server)
+    finally:
+        await tts.aclose()
+        await sampler.aclose()
+    scored = [(labels, value) for name, labels, value in samples if name == "voice_agent_voice_similarity"]
+    assert len(scored) == 1, scored
+    labels, value = scored[0]
+    assert labels == {"voice": "default/alice", "language": "de"} and 0.0 < value <= 1.0, scored
