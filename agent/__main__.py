@@ -1,9 +1,9 @@
 """``python -m agent``: start the voice agent server.
 
 Reads settings once (environment ``AGENT_*`` and an optional ``--env-file``), refuses an unsafe exposure
-(``agent.exposure``: exit code 2), configures logging (``agent.logsafe``: no credential in any record, at any
-level), starts listening at once and loads the models in the background (``/healthz`` is 503 until they are
-loaded). Invalid settings also exit with code 2.
+(``agent.security.exposure``: exit code 2), configures logging (``agent.security.logsafe``: no credential in any
+record, at any level), starts listening at once and loads the models in the background (``/healthz`` is 503 until
+they are loaded). Invalid settings also exit with code 2.
 
 SIGTERM or SIGINT drains (``RunningServer.drain``): no new calls, live calls finish their reply, hear the
 goodbye and close 1001 within ``AGENT_SERVER__DRAIN_S``; then exit 0. A second signal closes them at once.
@@ -22,16 +22,18 @@ from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
-from agent import endpoint, logsafe, tokens_cli, voices_cli
-from agent.auth import DEFAULT_TENANT, Authenticator
+from agent.cli import endpoint
+from agent.cli import tokens as tokens_cli
+from agent.cli import voices as voices_cli
 from agent.config import Settings, load_settings
 from agent.errors import ConfigError
-from agent.exposure import check_exposure
-from agent.runtime.event_loop import loop_factory, loop_name
+from agent.runtime.server.event_loop import loop_factory, loop_name
+from agent.security import logsafe
+from agent.security.auth import DEFAULT_TENANT, Authenticator
+from agent.security.exposure import check_exposure
 
 if TYPE_CHECKING:
-    from agent.runtime.server import RunningServer
-
+    from agent.runtime.server.listener import RunningServer
 log = logging.getLogger("agent")
 CLI_LOG_FORMAT = "%(levelname)s %(name)s: %(message)s"
 
@@ -85,7 +87,7 @@ def print_local_token(settings: Settings, page_url: str) -> None:
 
 async def serve(settings: Settings, print_token: bool = False) -> int:
     # Imported here: the other commands (tokens, voices) do not load the server and its models.
-    from agent.runtime.server import running_server
+    from agent.runtime.server.listener import running_server
     from agent.wiring import build_components
 
     async with running_server(settings, lambda: build_components(settings)) as server:

@@ -25,7 +25,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from agent.audio.rates import SUPPORTED_OUTPUT_RATES
 from agent.core.endpointing import BACKCHANNELS
-from agent.origins import normalize_origin
+from agent.security.origins import normalize_origin
 
 
 def cidrs(value: list[str]) -> list[str]:
@@ -340,7 +340,7 @@ def is_blank(value: object) -> bool:
 class WithSecrets(BaseModel):
     """A section whose ``SecretStr | None`` fields are credentials: one given empty or blank is unset (None),
     never the HMAC key ``''`` anyone can sign with, and its name is kept in ``blank_secrets`` so that the start-up
-    check (``agent.exposure``) can say it was set but empty."""
+    check (``agent.security.exposure``) can say it was set but empty."""
 
     _blank: frozenset[str] = PrivateAttr(default_factory=frozenset)
 
@@ -441,7 +441,7 @@ class TtsSettings(WithSecrets):
 
 class VoicesSettings(BaseModel):
     """Where enrolled (cloned) voices are stored, whether clients may enrol them over /ws, and how many and how
-    fast one tenant may enrol (``agent.enrollment.EnrollmentLimits``)."""
+    fast one tenant may enrol (``agent.voices.enrollment.EnrollmentLimits``)."""
 
     backend: Literal["file", "s3"] = "file"
     dir: Path = Field(
@@ -588,7 +588,7 @@ class EchoSettings(BaseModel):
 
 class FidelitySettings(BaseModel):
     """Voice fidelity on ``/metrics``: replies sampled and scored against their voice's reference audio
-    (``agent.runtime.fidelity``, speaker similarity; a drift signal, not a verifier)."""
+    (``agent.runtime.call.fidelity``, speaker similarity; a drift signal, not a verifier)."""
 
     sample_every_min: float = Field(
         10.0,

@@ -112,9 +112,9 @@ class ProviderUnavailable(ProviderError):
 
 
 class CircuitOpen(ProviderUnavailable):
-    """Refused without trying: the provider's circuit breaker is open (see ``agent.resilience``)."""
+    """Refused without trying: the provider's circuit breaker is open (see ``agent.work.resilience``)."""
 
 
 class WorkDropped(ProviderUnavailable):
     """Droppable model work (a speculative or quick transcript) was not run because the server is busy
-    (``agent.scheduling``); the final transcript is computed later."""
+    (``agent.work.scheduling``); the final transcript is computed later."""

@@ -12,9 +12,8 @@ from typing import TYPE_CHECKING, Literal, Protocol
 
 if TYPE_CHECKING:
     from agent.languages import LanguageHint
-    from agent.resilience import RetryBudget
-    from agent.scheduling import JobInfo
-
+    from agent.work.resilience import RetryBudget
+    from agent.work.scheduling import JobInfo
 Role = Literal["system", "user", "assistant"]
 
 
@@ -107,7 +106,7 @@ class SpeechToText(Protocol):
     recogniser may detect it (``agent.languages``; ``None``: the server's configured language); the transcript
     says the language it was transcribed in. A recogniser that knows one language only always answers in it.
     It runs the model off the event loop with bounded concurrency. ``job`` says what the transcript is for
-    (``None``: the final transcript of a turn), so a busy server runs it in deadline order (``agent.scheduling``).
+    (``None``: the final transcript of a turn), so a busy server runs it in deadline order (``agent.work.scheduling``).
     Raises ``ProviderError`` on model failure and ``WorkDropped`` when a droppable (speculative, quick) transcript
     was not run because the server is busy.
     """
@@ -155,7 +154,7 @@ class TextToSpeech(Protocol):
     caller's reply may still spend, shared by its sentences (``None``: a fresh budget per call; backends that
     do not retry ignore it). ``job`` says how urgent the text is (``None``: a first sentence, blocking the
     caller's first audio); backends with a scarce resource (local cores, endpoint slots) serve calls in
-    deadline order (``agent.scheduling``). Blocking engines run in threads inside the adapter.
+    deadline order (``agent.work.scheduling``). Blocking engines run in threads inside the adapter.
     """
 
     @property

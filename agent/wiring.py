@@ -8,7 +8,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 from agent.config import Settings
-from agent.enrollment import EnrollmentLimits
 from agent.errors import ConfigError
 from agent.ports import (
     LanguageModel,
@@ -19,12 +18,13 @@ from agent.ports import (
     TurnCompletion,
     VoiceStore,
 )
-from agent.resilience import CircuitBreaker
+from agent.runtime.call.fidelity import FidelitySampler
+from agent.runtime.call.phrases import PhraseBook
+from agent.runtime.call.voicing import Fallback
 from agent.runtime.components import Components, Scheduled
-from agent.runtime.fidelity import FidelitySampler
-from agent.runtime.phrases import PhraseBook
-from agent.runtime.voicing import Fallback
-from agent.workers import WorkPool, pool_workers
+from agent.voices.enrollment import EnrollmentLimits
+from agent.work.resilience import CircuitBreaker
+from agent.work.workers import WorkPool, pool_workers
 
 log = logging.getLogger(__name__)
 

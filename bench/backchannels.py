@@ -18,7 +18,7 @@ white noise at -60 dBFS.
 call on /twilio (the phrase band-limited to 8 kHz, G.711 mu-law encoded and decoded, 8 kHz into the front end;
 the reply pauses at the caller's onset, as telephony always can). Both run the server's own pipeline in audio
 time: ``CallerAudio`` with the settings' detector (webrtcvad mode 3 by default), a fresh
-``agent.core.session.Session`` from ``agent.runtime.policy.session_config`` whose agent is playing a 20 s
+``agent.core.session.Session`` from ``agent.runtime.call.policies.session_config`` whose agent is playing a 20 s
 reply (the greeting phrase; busy for the whole run), and the real faster-whisper model of the settings
 (``agent.wiring.build_stt``: tiny.en, fit window, greedy) for every ``Transcribe`` the core asks for
 ("quick" probes, speculative and final ones alike). Transcripts come back ``--asr-latency-ms`` of audio
@@ -78,12 +78,12 @@ from agent.core.events import (
     TranscriptText,
 )
 from agent.core.session import Session
-from agent.core.turn_policy import EndOfTurn, TurnDetector, TurnPolicy
+from agent.core.turn_detector import EndOfTurn, TurnDetector, TurnPolicy
 from agent.ports import SpeechDetector, SpeechToText
-from agent.runtime.frontend import CallerAudio
-from agent.runtime.policy import session_config
-from agent.scheduling import JobInfo, Work
+from agent.runtime.call.caller_audio import CallerAudio
+from agent.runtime.call.policies import session_config
 from agent.wiring import build_detector_factory, build_stt
+from agent.work.scheduling import JobInfo, Work
 from bench.eot_corpus import Voice, _trimmed, speaker
 
 RATE = 16000

@@ -45,8 +45,8 @@ from agent.audio.echo import EchoGate
 from agent.audio.pcm import float_to_pcm16
 from agent.audio.playout import Playout
 from agent.audio.resample import resample
-from agent.core.turn_policy import Onset, TurnDetector, TurnPolicy
-from agent.runtime.frontend import CallerAudio
+from agent.core.turn_detector import Onset, TurnDetector, TurnPolicy
+from agent.runtime.call.caller_audio import CallerAudio
 from tests.echo_audio import RATE, Scene, echo_scene
 
 BARGE_IN_MS = 300

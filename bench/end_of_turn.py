@@ -22,7 +22,7 @@ name). Both are synthetic speech (Piper and espeak-ng): neither measures real ca
 
 **The pipeline** is the server's own, driven purely in audio time (no sockets, no clock): each utterance is cut
 into 20 ms chunks and fed to ``CallerAudio`` (the VAD from settings, exactly as a connection builds it), whose
-frames go to a fresh ``agent.core.session.Session`` configured by ``agent.runtime.policy.session_config``. The
+frames go to a fresh ``agent.core.session.Session`` configured by ``agent.runtime.call.policies.session_config``. The
 bench carries out the effects the end of turn depends on: ``Transcribe`` (the real faster-whisper model,
 ``agent.wiring.build_stt``) posts ``TranscriptReady``; ``ScoreTurn`` (the acoustic turn-completion model,
 ``agent.adapters.smart_turn.SmartTurnModel``, when the settings turn it on) posts ``TurnScored``; both **at once
@@ -91,10 +91,10 @@ from agent.core.events import (
 )
 from agent.core.session import Session
 from agent.ports import SpeechDetector, SpeechToText
-from agent.runtime.frontend import CallerAudio
-from agent.runtime.policy import session_config
-from agent.scheduling import JobInfo, Work
+from agent.runtime.call.caller_audio import CallerAudio
+from agent.runtime.call.policies import session_config
 from agent.wiring import build_detector_factory, build_stt
+from agent.work.scheduling import JobInfo, Work
 from bench.eot_corpus import CATEGORIES, PAUSED, RATE, SPLITS, VOICES, Split, Utterance, build, plan
 
 OUTPUT_RATE = 24000

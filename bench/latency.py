@@ -61,9 +61,9 @@ from agent.config import Settings
 from agent.errors import UnknownVoice
 from agent.languages import LANGUAGES
 from agent.ports import Transcript
-from agent.resilience import RetryBudget
 from agent.runtime.components import Components
-from agent.runtime.server import running_server
+from agent.runtime.server.listener import running_server
+from agent.work.resilience import RetryBudget
 from clients.conversation import Conversation, Message, TurnResult
 from clients.protocol_client import converse_utterances
 

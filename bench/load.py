@@ -67,7 +67,7 @@ if __package__ in (None, ""):  # run as a script: make the project importable
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
-from agent.runtime.event_loop import loop_factory, loop_name, run
+from agent.runtime.server.event_loop import loop_factory, loop_name, run
 from bench.latency import RATE, caller_speech, instant_components, real_loader
 from clients.conversation import Conversation, Message
 from clients.protocol_client import ConnectFailed, SessionFailed, converse_utterances
@@ -224,7 +224,7 @@ class InProcessServer:
         self.max_sessions: int | None = None
 
     async def __aenter__(self) -> InProcessServer:
-        from agent.runtime.server import running_server
+        from agent.runtime.server.listener import running_server
 
         settings = server_settings(self._args)
         self.max_sessions = settings.server.max_sessions
@@ -329,7 +329,7 @@ async def serve_only(args: argparse.Namespace) -> int:
 
     Ends when stdin closes (a pipe), on SIGINT/SIGTERM, or after ``--time-limit``.
     """
-    from agent.runtime.server import running_server
+    from agent.runtime.server.listener import running_server
 
     pin(args.server_cpus, "server")
     settings = server_settings(args)

@@ -37,7 +37,7 @@ from websockets.asyncio.client import connect
 from agent.audio.pcm import float_to_pcm16, pcm16_to_float
 from agent.audio.resample import resample
 from agent.config import Settings
-from agent.runtime.server import RunningServer, running_server
+from agent.runtime.server.listener import RunningServer, running_server
 from agent.wiring import build_components
 from bench.latency import RATE, SENTENCES, caller_speech, summarize
 from clients import realtime_client

@@ -30,7 +30,7 @@ import numpy as np
 
 from agent.adapters.file_voice_store import FileVoiceStore
 from agent.audio.pcm import float_to_pcm16
-from agent.resilience import RetryBudget
+from agent.work.resilience import RetryBudget
 from tests.fakes.openai_emulator import OpenAIEmulator
 from tests.fakes.sagemaker_emulator import SageMakerEmulator, make_voice
 

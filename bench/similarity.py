@@ -4,7 +4,7 @@
     python bench/similarity.py --sentences 4   # a quicker look
     python bench/similarity.py --json          # machine-readable, with every score
 
-**What is scored** is what the server's sampler (``agent.runtime.fidelity``) and ``python -m agent voices check``
+**What is scored** is what the server's sampler (``agent.runtime.call.fidelity``) and ``python -m agent voices check``
 score: a *reference* (an enrollment: two sentences with 300 ms between them, 5-7 s) against a *reply* (one other
 sentence), with ``agent.adapters.resemblyzer_similarity`` (resemblyzer's voice encoder in numpy; the weights are
 installed by ``make``). Every voice's reference is scored against every voice's replies: *same voice* pairs

@@ -33,8 +33,8 @@ from agent.adapters.piper_tts import PiperTTS
 from agent.adapters.sagemaker_tts import SageMakerTTS
 from agent.config import TtsSettings
 from agent.core.events import Event, SpeechAudio
-from agent.runtime.speech import TurnSpeech
-from agent.runtime.voicing import Voicing
+from agent.runtime.call.speech import TurnSpeech
+from agent.runtime.call.voicing import Voicing
 from tests.fakes.sagemaker_emulator import SageMakerEmulator, make_voice
 
 ONE = ["Your order will arrive on Tuesday morning."]

@@ -33,7 +33,7 @@ from websockets.asyncio.client import connect
 from agent.adapters.openai_compat_llm import OpenAICompatLLM
 from agent.config import LlmSettings, Settings
 from agent.runtime.components import Components
-from agent.runtime.server import running_server
+from agent.runtime.server.listener import running_server
 from agent.wiring import build_components
 from clients.framing import frame_dbfs
 from clients.twilio_client import FRAME_BYTES, TwilioCaller

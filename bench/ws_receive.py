@@ -24,7 +24,7 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a script: make the project importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agent.runtime.event_loop import LoopChoice, loop_factory, loop_name, run
+from agent.runtime.server.event_loop import LoopChoice, loop_factory, loop_name, run
 
 FRAME = b"\0" * 640
 FRAME_S = 0.020

@@ -75,8 +75,8 @@ from agent.audio.pcm import float_to_pcm16
 from agent.audio.resample import resample
 from agent.config import LlmSettings, Settings
 from agent.runtime.components import Components
-from agent.runtime.server import running_server
-from agent.transport import twilio
+from agent.runtime.server.listener import running_server
+from agent.wires.phone.twilio import codec as twilio
 from agent.wiring import build_components
 from bench.eot_corpus import Voice, _trimmed, speaker
 from clients.framing import frame_dbfs

@@ -16,7 +16,8 @@ from websockets.exceptions import InvalidStatus
 
 from agent.audio.wav import load_pcm16, write_wav
 from agent.errors import AudioFormatError
-from agent.transport import telnyx, twilio
+from agent.wires.phone.telnyx import codec as telnyx
+from agent.wires.phone.twilio import codec as twilio
 from clients import phone_caller
 from clients.phone_caller import FRAME_MS, PhoneCaller
 from clients.telnyx_client import TelnyxCaller

@@ -23,7 +23,7 @@ import json
 
 from websockets.asyncio.client import ClientConnection
 
-from agent.transport import telnyx
+from agent.wires.phone.telnyx import codec as telnyx
 from clients.phone_caller import PhoneCaller
 
 

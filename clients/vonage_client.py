@@ -26,7 +26,7 @@ import time
 
 from websockets.asyncio.client import ClientConnection
 
-from agent.transport import vonage
+from agent.wires.phone.vonage import codec as vonage
 from clients.phone_caller import PhoneCaller
 
 

@@ -18,7 +18,7 @@ from agent.core.events import (
     TranscriptReady,
 )
 from agent.core.session import BargeInPolicy, IdlePolicy, Session, SessionConfig
-from agent.core.turn_policy import TurnPolicy
+from agent.core.turn_detector import TurnPolicy
 from agent.core.turn_state import Deadlines, Phrases, Preemption
 
 FRAME = b"\x01\x00" * 320

@@ -52,8 +52,8 @@ from agent.errors import (
     ProviderUnavailable,
 )
 from agent.ports import VoiceStore
-from agent.resilience import CircuitBreaker, RetryBudget
-from agent.scheduling import URGENT, JobInfo
+from agent.work.resilience import CircuitBreaker, RetryBudget
+from agent.work.scheduling import URGENT, JobInfo
 
 log = logging.getLogger(__name__)
 audit = logging.getLogger("agent.audit")
@@ -104,7 +104,7 @@ class CloneTTS:
     is what ``/metrics`` and ``/healthz`` show. ``clock`` (monotonic seconds) times the voice re-checks.
 
     At most ``endpoint_concurrency`` requests are in flight server-wide (``slots``); when more are wanted, a
-    caller's first sentence is sent before other callers' later sentences (``agent.scheduling``).
+    caller's first sentence is sent before other callers' later sentences (``agent.work.scheduling``).
     """
 
     def __init__(

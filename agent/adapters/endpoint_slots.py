@@ -3,7 +3,7 @@
 For a cloned voice the scarce resource is not the pod's CPU but the endpoint's concurrency: when more sentences
 are wanted than it serves at once, the ones blocking a caller's first audio should be sent first, and later
 sentences (which have until playback reaches them) after. ``EndpointSlots`` is the asyncio counterpart of
-``agent.workers.WorkPool`` over the same pure policy: ``async with slots.slot(job, size):`` waits for one of
+``agent.work.workers.WorkPool`` over the same pure policy: ``async with slots.slot(job, size):`` waits for one of
 ``capacity`` slots. A waiter cancelled while queued leaves the queue. Loop-agnostic (one lock, grants posted to
 each waiter's own loop), like the adapter that owns it.
 """
@@ -16,7 +16,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
-from agent.scheduling import Job, JobInfo, QueueStats, Scheduler
+from agent.work.scheduling import Job, JobInfo, QueueStats, Scheduler
 
 _Waiter = asyncio.Future[None]
 

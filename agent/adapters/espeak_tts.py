@@ -34,9 +34,9 @@ import numpy as np
 from agent.audio.pcm import float_to_pcm16, pcm16_to_float
 from agent.audio.resample import StreamResampler
 from agent.errors import ProviderError, ProviderUnavailable, UnknownVoice
-from agent.resilience import RetryBudget
-from agent.scheduling import URGENT, JobInfo
-from agent.workers import WorkPool, stream_job
+from agent.work.resilience import RetryBudget
+from agent.work.scheduling import URGENT, JobInfo
+from agent.work.workers import WorkPool, stream_job
 
 log = logging.getLogger(__name__)
 

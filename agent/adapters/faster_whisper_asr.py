@@ -36,8 +36,8 @@ from agent.config import AsrSettings
 from agent.errors import ConfigError, ProviderError, ProviderUnavailable
 from agent.languages import AUTO, DEFAULT, LANGUAGES, LanguageHint, decide
 from agent.ports import Transcript
-from agent.scheduling import JobInfo, Work
-from agent.workers import WorkPool
+from agent.work.scheduling import JobInfo, Work
+from agent.work.workers import WorkPool
 
 log = logging.getLogger(__name__)
 
@@ -139,7 +139,7 @@ class FasterWhisperASR:
     Build with ``FasterWhisperASR.load(settings)`` (blocking, ~0.3 s), optionally ``warm_up()``, then await
     ``transcribe`` from the event loop. One instance serves the whole server; ``close()`` at shutdown.
 
-    Concurrency: the model runs on a ``WorkPool`` (``agent.workers``), normally the server's one pool shared
+    Concurrency: the model runs on a ``WorkPool`` (``agent.work.workers``), normally the server's one pool shared
     with Piper (``wiring``), else a private one of ``settings.max_concurrency`` threads. Waiting work runs in
     deadline order: a final transcript before a speculative one, which is dropped when the pool is busy.
     The pool keeps the bound true even for callers that were cancelled while their run finishes, and is not

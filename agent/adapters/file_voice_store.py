@@ -10,7 +10,7 @@ Layout (every file name is made by the server; tenants and voice names are only 
 
 A registry written by the previous version (``{"version": 1, "voices": {name: record}}``, consent a plain
 statement) is read as tenant ``default`` with its statements migrated to consent records
-(``agent.voice_records``); it is rewritten as version 2 on the next change.
+(``agent.voices.records``); it is rewritten as version 2 on the next change.
 
 Every file is written atomically: a temp file in the same directory, write, flush, fsync, ``os.replace``,
 then fsync of the directory so the rename itself is durable. Enrollment writes the audio and the consent
@@ -37,10 +37,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
-from agent.auth import DEFAULT_TENANT, is_valid_tenant
 from agent.errors import ProviderError, UnknownVoice, VoiceExists
 from agent.ports import Voice, VoiceRecord
-from agent.voice_records import (
+from agent.security.auth import DEFAULT_TENANT, is_valid_tenant
+from agent.voices.records import (
     check_asset_key,
     check_storable,
     consent_to_dict,

@@ -32,9 +32,9 @@ from agent.audio.pcm import float_to_pcm16
 from agent.config import TtsSettings
 from agent.errors import ConfigError, ProviderError, ProviderUnavailable, UnknownVoice
 from agent.languages import parse_language
-from agent.resilience import RetryBudget
-from agent.scheduling import URGENT, JobInfo
-from agent.workers import WorkPool, stream_job
+from agent.work.resilience import RetryBudget
+from agent.work.scheduling import URGENT, JobInfo
+from agent.work.workers import WorkPool, stream_job
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +68,7 @@ class PiperTTS:
     Build with ``PiperTTS.load(settings)`` (blocking, ~0.5 s), optionally ``warm_up()``. One instance serves
     the whole server; ``close()`` at shutdown.
 
-    Concurrency: ``synthesize`` runs Piper on a ``WorkPool`` (``agent.workers``), normally the server's one
+    Concurrency: ``synthesize`` runs Piper on a ``WorkPool`` (``agent.work.workers``), normally the server's one
     pool shared with the ASR (``wiring``), else a private one of ``settings.max_concurrency`` threads. Waiting
     sentences run in deadline order (a caller's first sentence before another's later ones). A worker is
     held exactly as long as Piper works, and the pool is not tied to one event loop.

@@ -3,7 +3,7 @@
 ``VoiceEncoder.embed(pcm, sample_rate)`` gives a clip's 256-d speaker embedding; ``similarity(a, b)`` the cosine
 of two (a reply against its own voice's reference: 0.85-0.96 on the project's synthetic voices; against other
 voices 0.33-0.93, median 0.66: docs/benchmarks.md, "Voice similarity"). ``ResemblyzerSimilarity`` is the
-asynchronous form the server uses (``agent.runtime.fidelity``): the work runs on a thread, one clip at a time.
+asynchronous form the server uses (``agent.runtime.call.fidelity``): the work runs on a thread, one clip at a time.
 The arithmetic is ``agent.audio.speaker_embedding``; this module loads the weights, hands the audio to webrtcvad,
 and installs the model.
 

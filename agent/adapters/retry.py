@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from agent.errors import ProviderError, ProviderTimeout, ProviderUnavailable
-from agent.resilience import RetryBudget
+from agent.work.resilience import RetryBudget
 
 log = logging.getLogger(__name__)
 

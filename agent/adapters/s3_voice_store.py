@@ -9,7 +9,7 @@ Keys under ``prefix`` (object names made by the server; tenants and voice names 
     PREFIX/tenants/<tenant>/registry/<name>.json  a voice of any other tenant, likewise
 
 Tenant ``default`` keeps the previous version's registry keys, so a bucket written before tenants existed is
-used as is (its records' plain consent statements are migrated when read, see ``agent.voice_records``) and
+used as is (its records' plain consent statements are migrated when read, see ``agent.voices.records``) and
 replicas in the middle of an upgrade agree on the default tenant's voices.
 
 One registry object per voice (rather than one shared JSON) means replicas never read-modify-write the
@@ -35,10 +35,10 @@ from typing import Any
 from aiobotocore.session import get_session
 from botocore.exceptions import BotoCoreError, ClientError
 
-from agent.auth import DEFAULT_TENANT, is_valid_tenant
 from agent.errors import ProviderError, UnknownVoice, VoiceExists
 from agent.ports import Voice, VoiceRecord
-from agent.voice_records import (
+from agent.security.auth import DEFAULT_TENANT, is_valid_tenant
+from agent.voices.records import (
     check_asset_key,
     check_storable,
     consent_to_dict,

@@ -34,7 +34,7 @@ from agent.adapters.tts_requests import SPEECH_ROUTE
 from agent.config import TtsSettings
 from agent.errors import ProviderError, ProviderTimeout, ProviderUnavailable
 from agent.ports import VoiceStore
-from agent.resilience import CircuitBreaker
+from agent.work.resilience import CircuitBreaker
 
 log = logging.getLogger(__name__)
 

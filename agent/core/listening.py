@@ -38,7 +38,7 @@ from typing import Literal, assert_never
 
 from agent.core.endpointing import EndpointPolicy, claims_floor, is_backchannel, no_bid, normalise_phrase
 from agent.core.events import AudioFrame, CancelTranscription, ScoreTurn, Transcribe
-from agent.core.turn_policy import Discarded, EndOfTurn, Onset, TurnDetector, TurnPolicy
+from agent.core.turn_detector import Discarded, EndOfTurn, Onset, TurnDetector, TurnPolicy
 from agent.core.turn_state import AsrRequest, BargeInPolicy, Said, Utterance
 
 

@@ -80,7 +80,7 @@ from agent.core.history import Dialogue
 from agent.core.language_text import phrase_text
 from agent.core.listening import Began, Ended, Guessed, Heard, Interrupt, Listener, Passed, Yield
 from agent.core.speaking import Speaker, localised
-from agent.core.turn_policy import EndOfTurn
+from agent.core.turn_detector import EndOfTurn
 from agent.core.turn_state import (
     BargeInPolicy,
     Deadlines,

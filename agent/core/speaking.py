@@ -50,7 +50,7 @@ from agent.core.language_text import phrase_text
 from agent.core.playback import Playback
 from agent.core.preemption import Guess
 from agent.core.recovery import hold_due, overdue
-from agent.core.turn_policy import EndOfTurn
+from agent.core.turn_detector import EndOfTurn
 from agent.core.turn_state import Phrases, SessionConfig, Turn, turn_metrics
 from agent.ports import ChatMessage
 

@@ -12,7 +12,7 @@ from agent.core.chunker import SentenceChunker
 from agent.core.endpointing import BACKCHANNELS, EndpointPolicy
 from agent.core.events import TurnMetrics
 from agent.core.playback import Playback
-from agent.core.turn_policy import EndOfTurn, TurnPolicy
+from agent.core.turn_detector import EndOfTurn, TurnPolicy
 
 
 @dataclass(frozen=True, slots=True)

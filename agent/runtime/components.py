@@ -10,14 +10,14 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from agent.config import Settings
-from agent.enrollment import EnrollmentLimits
 from agent.ports import LanguageModel, SpeechDetector, SpeechToText, TextToSpeech, TurnCompletion, VoiceStore
-from agent.resilience import BreakerState, BreakerStatus, CircuitBreaker
-from agent.runtime.fidelity import FidelitySampler
-from agent.runtime.phrases import PhraseBook
-from agent.runtime.voicing import Fallback, Voicing
-from agent.scheduling import QueueStats, merge
-from agent.workers import WorkPool
+from agent.runtime.call.fidelity import FidelitySampler
+from agent.runtime.call.phrases import PhraseBook
+from agent.runtime.call.voicing import Fallback, Voicing
+from agent.voices.enrollment import EnrollmentLimits
+from agent.work.resilience import BreakerState, BreakerStatus, CircuitBreaker
+from agent.work.scheduling import QueueStats, merge
+from agent.work.workers import WorkPool
 
 
 class Scheduled(Protocol):
@@ -55,7 +55,7 @@ class Components:
 
     def queue_stats(self, pending_turns: int = 0) -> QueueStats | None:
         """All the model queues, now (``None``: nothing is scheduled here); ``pending_turns``: first turns of
-        callers admitted but not answered yet, counted ahead of a new caller's (``agent.scheduling``)."""
+        callers admitted but not answered yet, counted ahead of a new caller's (``agent.work.scheduling``)."""
         sources: list[Scheduled] = [self.work, *self.queues] if self.work is not None else list(self.queues)
         return merge([source.stats(pending_turns) for source in sources]) if sources else None
 

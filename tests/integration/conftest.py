@@ -11,7 +11,7 @@ import pytest
 from agent.config import Settings
 from agent.ports import VoiceStore
 from agent.runtime.components import Components
-from agent.runtime.server import RunningServer, running_server
+from agent.runtime.server.listener import RunningServer, running_server
 from agent.wiring import build_components, build_enrollment_limits
 
 

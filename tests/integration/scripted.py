@@ -10,7 +10,7 @@ from contextlib import asynccontextmanager
 from agent.adapters.openai_compat_llm import OpenAICompatLLM
 from agent.config import LlmSettings, Settings
 from agent.runtime.components import Components
-from agent.runtime.server import RunningServer, running_server
+from agent.runtime.server.listener import RunningServer, running_server
 from tests.fakes import openai_emulator as oai
 from tests.fakes.openai_emulator import OpenAIEmulator
 from tests.integration.conftest import local_settings

@@ -18,8 +18,8 @@ from agent.errors import UnknownVoice
 from agent.languages import LANGUAGES
 from agent.ports import ChatMessage, Transcript
 from agent.runtime.components import Components
-from agent.scheduling import URGENT, JobInfo
-from agent.workers import WorkPool
+from agent.work.scheduling import URGENT, JobInfo
+from agent.work.workers import WorkPool
 
 RATE = 16000
 VOICE = "tone"

@@ -21,9 +21,9 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import InvalidStatus
 
 from agent.runtime.components import Components
-from agent.runtime.server import running_server
-from agent.scheduling import URGENT
-from agent.workers import WorkPool
+from agent.runtime.server.listener import running_server
+from agent.work.scheduling import URGENT
+from agent.work.workers import WorkPool
 from tests.integration.conftest import local_settings
 from tests.integration.standins import (
     EchoLanguageModel,

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from agent.runtime.components import Components
-from agent.runtime.server import RunningServer, running_server
+from agent.runtime.server.listener import RunningServer, running_server
 from clients.audiosocket_client import AudioSocketCaller
 from tests.integration.conftest import local_settings
 from tests.integration.scripted import scripted_server

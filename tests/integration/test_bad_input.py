@@ -27,11 +27,11 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from agent.adapters.file_voice_store import FileVoiceStore
 from agent.audio import mulaw
-from agent.auth import DEFAULT_TENANT
 from agent.ports import ConsentRecord, Voice, VoiceRecord
 from agent.runtime.components import Components
-from agent.runtime.server import RunningServer, running_server
-from agent.transport import twilio
+from agent.runtime.server.listener import RunningServer, running_server
+from agent.security.auth import DEFAULT_TENANT
+from agent.wires.phone.twilio import codec as twilio
 from tests.integration.conftest import local_settings, with_voice_store
 from tests.integration.standins import standin_components, utterance
 

@@ -20,10 +20,10 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
-from agent.auth import mint_token
 from agent.runtime.components import Components
-from agent.runtime.server import RunningServer, running_server
-from agent.transport import twilio
+from agent.runtime.server.listener import RunningServer, running_server
+from agent.security.auth import mint_token
+from agent.wires.phone.twilio import codec as twilio
 from tests.integration.conftest import local_settings
 
 SECRET = "front-door-test-secret-0123456789abcdef"

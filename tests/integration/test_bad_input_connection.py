@@ -21,9 +21,9 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
-from agent.auth import Authenticator
 from agent.config import Settings
-from agent.runtime.server import RunningServer, running_server
+from agent.runtime.server.listener import RunningServer, running_server
+from agent.security.auth import Authenticator
 from clients.twilio_client import TwilioCaller
 from tests.integration.conftest import local_settings
 from tests.integration.standins import (

@@ -20,7 +20,7 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 
-from agent.runtime.server import RunningServer, running_server
+from agent.runtime.server.listener import RunningServer, running_server
 from clients.phone_caller import PhoneCaller
 from clients.telnyx_client import TelnyxCaller
 from clients.vonage_client import VonageCaller
@@ -144,7 +144,7 @@ async def test_bad_input_is_dropped_and_the_call_goes_on(server: RunningServer, 
 
 @pytest.mark.parametrize("path", ["/telnyx", "/vonage"])
 async def test_with_auth_on_and_no_provider_credential_a_bearer_token_with_call_scope_is_needed(path: str) -> None:
-    from agent.auth import Authenticator
+    from agent.security.auth import Authenticator
 
     components = standin_components(0.1)
     settings = local_settings(auth={"secret": SECRET})

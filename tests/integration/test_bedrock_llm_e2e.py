@@ -10,7 +10,7 @@ from aiobotocore.session import get_session
 from agent.adapters.bedrock_llm import BedrockLLM
 from agent.config import LlmSettings
 from agent.runtime.components import Components
-from agent.runtime.server import running_server
+from agent.runtime.server.listener import running_server
 from clients.protocol_client import converse
 from tests.fakes import bedrock_emulator as bedrock
 from tests.fakes.bedrock_emulator import BedrockEmulator

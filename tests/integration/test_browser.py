@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.runtime.server import RunningServer
+from agent.runtime.server.listener import RunningServer
 from tests.integration.chromium import chromium_page, flags, require_chromium
 from tests.speech import silence, speech_pcm16, wer
 

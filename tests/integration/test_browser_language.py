@@ -25,7 +25,7 @@ from websockets.asyncio.server import ServerConnection, serve
 from agent.audio.pcm import float_to_pcm16
 from agent.languages import LANGUAGES, NATIVE
 from agent.runtime.components import Components
-from agent.runtime.server import RunningServer, running_server
+from agent.runtime.server.listener import RunningServer, running_server
 from agent.wiring import build_stt
 from tests.echo_audio import espeak
 from tests.integration.chromium import chromium_page, flags, require_chromium, serve_page

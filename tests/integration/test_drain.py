@@ -22,7 +22,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import InvalidStatus
 
 from agent.core.session import SHUTTING_DOWN
-from agent.runtime.server import RunningServer, running_server
+from agent.runtime.server.listener import RunningServer, running_server
 from clients.twilio_client import TwilioCaller
 from tests.integration.conftest import local_settings
 from tests.integration.standins import standin_components, utterance

@@ -18,10 +18,10 @@ from typing import Any
 import pytest
 
 from agent.adapters.file_voice_store import FileVoiceStore
-from agent.auth import Principal
+from agent.runtime.call.enrollment_channel import EnrollmentChannel
 from agent.runtime.components import Components
-from agent.runtime.enrollment import EnrollmentChannel
-from agent.transport import browser
+from agent.security.auth import Principal
+from agent.wires.browser import codec as browser
 from tests.integration.conftest import local_settings, with_voice_store
 from tests.reference_files import encode
 from tests.speech import silence, speech_pcm16

@@ -17,7 +17,7 @@ from websockets.asyncio.client import connect
 
 from agent.adapters.file_voice_store import FileVoiceStore
 from agent.runtime.components import Components
-from agent.runtime.server import RunningServer, running_server
+from agent.runtime.server.listener import RunningServer, running_server
 from tests.integration.conftest import local_settings, with_voice_store
 from tests.integration.test_enrollment_bombs import TRANSCRIPT, tone_flac
 from tests.integration.test_enrollment_ws import enroll, next_json

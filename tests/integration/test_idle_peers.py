@@ -22,9 +22,9 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
-from agent.auth import mint_token
 from agent.runtime.components import Components
-from agent.runtime.server import running_server
+from agent.runtime.server.listener import running_server
+from agent.security.auth import mint_token
 from tests.integration.conftest import local_settings
 from tests.speech import silence, speech_pcm16
 

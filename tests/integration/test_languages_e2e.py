@@ -18,11 +18,11 @@ from agent.adapters.sagemaker_tts import SageMakerTTS
 from agent.audio.pcm import float_to_pcm16
 from agent.config import Settings
 from agent.ports import SpeechToText, Voice
+from agent.runtime.call.fidelity import FidelitySampler
+from agent.runtime.call.phrases import PhraseBook
+from agent.runtime.call.voicing import Fallback
 from agent.runtime.components import Components
-from agent.runtime.fidelity import FidelitySampler
-from agent.runtime.phrases import PhraseBook
-from agent.runtime.server import running_server
-from agent.runtime.voicing import Fallback
+from agent.runtime.server.listener import running_server
 from agent.wiring import build_speaker_scorer, build_stt
 from clients.protocol_client import converse
 from tests.echo_audio import espeak

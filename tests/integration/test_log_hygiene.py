@@ -1,6 +1,6 @@
 """Log hygiene over real sockets (issue 19): at DEBUG, where ``websockets`` writes every handshake's request
 line and headers and every frame, no credential reaches a log handler protected the way ``agent.__main__``
-protects its handlers (``agent.logsafe.protect``); and what a phone peer sends never splits a log record into
+protects its handlers (``agent.security.logsafe.protect``); and what a phone peer sends never splits a log record into
 lines a reader would take for the server's own (a ``callSid``, a keypress, a Telnyx error, a Vonage call id).
 
 Stand-in models keep it fast; the server, the upgrade checks, the codecs and the telephony core are the real
@@ -20,10 +20,11 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 
-from agent import logsafe
-from agent.auth import Authenticator
-from agent.runtime.server import running_server
-from agent.transport import twilio, vonage
+from agent.runtime.server.listener import running_server
+from agent.security import logsafe
+from agent.security.auth import Authenticator
+from agent.wires.phone.twilio import codec as twilio
+from agent.wires.phone.vonage import codec as vonage
 from clients.telnyx_client import TelnyxCaller
 from clients.twilio_client import TwilioCaller
 from clients.vonage_client import VonageCaller
@@ -36,7 +37,7 @@ AUTH_SECRET = "log-hygiene-auth-secret-0123456789abcdef"
 TWILIO_TOKEN = "twilio-auth-token-0123456789abcdef"
 VONAGE_SECRET = "vonage-signature-secret-0123456789ab"
 PUBLIC_TWILIO_URL = "wss://agent.example.com/twilio"
-FORGED = "\nCRITICAL agent.auth: forged"
+FORGED = "\nCRITICAL agent.security.auth: forged"
 
 
 class Lines(logging.Handler):

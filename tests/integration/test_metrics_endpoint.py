@@ -7,7 +7,7 @@ import urllib.request
 
 from websockets.asyncio.client import connect
 
-from agent.runtime.server import RunningServer
+from agent.runtime.server.listener import RunningServer
 from tests.unit.test_metrics import parse
 
 

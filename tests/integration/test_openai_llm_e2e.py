@@ -9,7 +9,7 @@ import pytest
 from agent.adapters.openai_compat_llm import OpenAICompatLLM
 from agent.config import LlmSettings
 from agent.runtime.components import Components
-from agent.runtime.server import running_server
+from agent.runtime.server.listener import running_server
 from clients.protocol_client import converse
 from tests.fakes import openai_emulator as oai
 from tests.fakes.openai_emulator import OpenAIEmulator

@@ -22,8 +22,9 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import InvalidStatus
 
 from agent.runtime.components import Components
-from agent.runtime.server import RunningServer, running_server
-from agent.transport import telnyx, vonage
+from agent.runtime.server.listener import RunningServer, running_server
+from agent.wires.phone.telnyx import codec as telnyx
+from agent.wires.phone.vonage import codec as vonage
 from clients.phone_caller import PhoneCaller
 from clients.telnyx_client import TelnyxCaller
 from clients.twilio_client import TwilioCaller

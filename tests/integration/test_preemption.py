@@ -21,7 +21,7 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
 from agent.runtime.components import Components
-from agent.runtime.server import running_server
+from agent.runtime.server.listener import running_server
 from tests.integration.conftest import local_settings
 from tests.speech import silence, speech_pcm16, wer
 

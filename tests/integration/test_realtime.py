@@ -20,7 +20,7 @@ from websockets.exceptions import InvalidStatus
 
 from agent.adapters.file_voice_store import FileVoiceStore
 from agent.runtime.components import Components
-from agent.runtime.server import RunningServer
+from agent.runtime.server.listener import RunningServer
 from clients.realtime_client import wait_for
 from tests.fakes.openai_emulator import OpenAIEmulator
 from tests.fakes.sagemaker_emulator import SageMakerEmulator

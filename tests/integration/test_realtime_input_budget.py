@@ -20,7 +20,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
 from agent.audio import mulaw
-from agent.runtime.server import RunningServer
+from agent.runtime.server.listener import RunningServer
 from tests.speech import silence
 
 pytestmark = pytest.mark.models

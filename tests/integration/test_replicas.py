@@ -27,7 +27,7 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
 from agent.adapters.s3_voice_store import S3VoiceStore
-from agent.auth import Authenticator
+from agent.security.auth import Authenticator
 from clients.protocol_client import bearer, converse
 from tests.fakes.sagemaker_emulator import SageMakerEmulator
 from tests.integration.sagemaker_fixtures import aws_env, emulator  # noqa: F401

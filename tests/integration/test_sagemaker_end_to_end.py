@@ -17,11 +17,11 @@ from agent.adapters.tts_requests import split_text
 from agent.audio.pcm import float_to_pcm16, pcm16_to_float
 from agent.audio.resample import resample
 from agent.ports import Voice
-from agent.resilience import BreakerState, CircuitBreaker
+from agent.runtime.call.phrases import PhraseBook, asset_key
+from agent.runtime.call.voicing import Fallback
 from agent.runtime.components import Components
-from agent.runtime.phrases import PhraseBook, asset_key
-from agent.runtime.server import RunningServer, running_server
-from agent.runtime.voicing import Fallback
+from agent.runtime.server.listener import RunningServer, running_server
+from agent.work.resilience import BreakerState, CircuitBreaker
 from clients.protocol_client import converse, converse_utterances
 from tests.fakes.sagemaker_emulator import SageMakerEmulator
 from tests.integration.conftest import local_settings

@@ -14,8 +14,8 @@ from typing import Any
 from websockets.asyncio.client import ClientConnection, connect
 
 from agent.runtime.components import Components
-from agent.runtime.server import running_server
-from agent.workers import WorkPool
+from agent.runtime.server.listener import running_server
+from agent.work.workers import WorkPool
 from tests.integration.conftest import local_settings
 from tests.integration.standins import (
     LoudnessDetector,

@@ -16,7 +16,7 @@ import pytest
 from websockets.exceptions import InvalidHandshake
 from websockets.sync.client import connect as ws_connect
 
-from agent.auth import ANONYMOUS, Authenticator
+from agent.security.auth import ANONYMOUS, Authenticator
 
 ROOT = Path(__file__).parents[2]
 SECRET = "process-test-secret-0123456789abcdefgh"

@@ -14,11 +14,11 @@ from agent.adapters.sagemaker_tts import SageMakerTTS
 from agent.config import TtsSettings
 from agent.core.events import APOLOGY_SENTENCE, Event, SpeechAudio, SpeechEnded, StageFailed
 from agent.errors import UnknownVoice
-from agent.resilience import BreakerState, CircuitBreaker
+from agent.runtime.call.phrases import PhraseBook, asset_key
+from agent.runtime.call.speech import TurnSpeech
+from agent.runtime.call.voicing import APOLOGY, Fallback, Voicing
 from agent.runtime.components import Components
-from agent.runtime.phrases import PhraseBook, asset_key
-from agent.runtime.speech import TurnSpeech
-from agent.runtime.voicing import APOLOGY, Fallback, Voicing
+from agent.work.resilience import BreakerState, CircuitBreaker
 from tests.fakes.sagemaker_emulator import SageMakerEmulator
 from tests.integration.sagemaker_fixtures import aws_env, emulator, store, voice  # noqa: F401
 

@@ -15,8 +15,8 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 
 from agent.runtime.components import Components
-from agent.runtime.server import RunningServer, running_server
-from agent.transport import twilio
+from agent.runtime.server.listener import RunningServer, running_server
+from agent.wires.phone.twilio import codec as twilio
 from clients.twilio_client import TwilioCaller
 from tests.integration.conftest import local_settings
 from tests.speech import silence, speech_pcm16

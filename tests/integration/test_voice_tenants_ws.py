@@ -20,10 +20,10 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
 from agent.adapters.file_voice_store import FileVoiceStore
-from agent.auth import Authenticator
 from agent.ports import ConsentRecord, Voice, VoiceRecord
 from agent.runtime.components import Components
-from agent.runtime.server import RunningServer, running_server
+from agent.runtime.server.listener import RunningServer, running_server
+from agent.security.auth import Authenticator
 from tests.integration.conftest import local_settings, with_voice_store
 from tests.reference_files import encode
 from tests.speech import silence, speech_pcm16

@@ -14,8 +14,8 @@ import pytest
 
 from agent.adapters.file_voice_store import FileVoiceStore
 from agent.adapters.piper_tts import PiperTTS
+from agent.cli.voices_check import SENTENCES
 from agent.config import TtsSettings
-from agent.voices_check import SENTENCES
 from tests.fakes.sagemaker_emulator import SageMakerEmulator, make_voice
 
 ROOT = Path(__file__).parents[2]

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from agent.runtime.admission import DRAINING, FAILED, FULL, LOADING, busy, refusal
-from agent.runtime.drain import GOODBYE_S, finish_within
+from agent.runtime.server.admission import DRAINING, FAILED, FULL, LOADING, busy, refusal
+from agent.runtime.server.drain import GOODBYE_S, finish_within
 
 
 def test_a_loaded_server_with_room_takes_the_call() -> None:

@@ -12,11 +12,11 @@ from pydantic import ValidationError
 from agent.config import Settings
 from agent.core.events import AudioChunk, ClientEnded, PlaybackClear, SessionEnded
 from agent.errors import ProtocolError
-from agent.exposure import check_exposure
-from agent.runtime.audiosocket_connection import MAX_BAD_IN_A_ROW, AudioSocketGateway, audiosocket_start
-from agent.runtime.audiosocket_server import peer_allowed
-from agent.runtime.telephony import HungUp, Keypress, PhoneStart, TelephonyWire
-from agent.transport import audiosocket
+from agent.security.exposure import check_exposure
+from agent.wires.audiosocket import codec as audiosocket
+from agent.wires.audiosocket.gateway import MAX_BAD_IN_A_ROW, AudioSocketGateway, audiosocket_start
+from agent.wires.audiosocket.listener import peer_allowed
+from agent.wires.phone.telephony import HungUp, Keypress, PhoneStart, TelephonyWire
 
 CALL = uuid.UUID("40325ec2-5efd-4bd3-805f-53576e581d13")
 FRAME = bytes(range(256)) + bytes(64)  # 320 bytes: 20 ms at 8 kHz

@@ -8,7 +8,9 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from agent.auth import (
+from agent.config import AuthSettings, Settings
+from agent.errors import ProtocolError
+from agent.security.auth import (
     ANONYMOUS,
     MAX_TOKEN_CHARS,
     Authenticator,
@@ -17,8 +19,6 @@ from agent.auth import (
     mint_token,
     verify_token,
 )
-from agent.config import AuthSettings, Settings
-from agent.errors import ProtocolError
 
 SECRET = b"s" * 32
 OTHER = b"t" * 32
@@ -116,7 +116,7 @@ def _signed(claims: object, secret: bytes = SECRET) -> str:
     import hashlib
     import hmac
 
-    from agent import auth
+    from agent.security import auth
 
     payload = base64.urlsafe_b64encode(json.dumps(claims).encode()).rstrip(b"=").decode()
     key = auth._key(secret)

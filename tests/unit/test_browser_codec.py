@@ -20,7 +20,7 @@ from agent.core.events import (
     TurnMetrics,
 )
 from agent.errors import ProtocolError
-from agent.transport import browser
+from agent.wires.browser import codec as browser
 
 
 def code_of(text: str) -> str:

@@ -7,8 +7,8 @@ from pydantic import SecretStr, ValidationError
 
 from agent.__main__ import parse_args, settings_from
 from agent.config import Settings, TwilioSettings, WithSecrets, load_settings
-from agent.runtime.policy import session_config
-from agent.runtime.stages import transcript_job
+from agent.runtime.call.policies import session_config
+from agent.runtime.call.stages import transcript_job
 
 
 def test_defaults_are_local() -> None:

@@ -16,7 +16,7 @@ from agent.audio import mulaw
 from agent.audio.echo import EchoGate, EchoPolicy
 from agent.audio.pcm import float_to_pcm16, pcm16_to_float
 from agent.audio.resample import resample
-from agent.core.turn_policy import Onset, TurnDetector, TurnPolicy
+from agent.core.turn_detector import Onset, TurnDetector, TurnPolicy
 from tests.echo_audio import RATE, Scene, echo_scene
 
 pytestmark = pytest.mark.models  # Piper makes the reply

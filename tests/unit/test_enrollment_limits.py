@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from agent.enrollment import EnrollmentLimits
 from agent.errors import EnrollmentRejected
+from agent.voices.enrollment import EnrollmentLimits
 
 T0 = 1000.0  # a monotonic time, in seconds
 

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from agent.adapters.file_voice_store import FileVoiceStore
-from agent.auth import ANONYMOUS, Principal
-from agent.enrollment import Enrollment, EnrollmentLimits, EnrollmentRequest
 from agent.errors import EnrollmentRejected
+from agent.security.auth import ANONYMOUS, Principal
+from agent.voices.enrollment import Enrollment, EnrollmentLimits, EnrollmentRequest
 from tests.reference_files import encode
 from tests.speech import silence, speech_pcm16
 

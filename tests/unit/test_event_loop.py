@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from agent.errors import ConfigError
-from agent.runtime.event_loop import loop_factory, loop_name, run
+from agent.runtime.server.event_loop import loop_factory, loop_name, run
 
 
 async def _which() -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent.runtime.forwarded import client_address, networks, peer_key
+from agent.runtime.server.forwarded import client_address, networks, peer_key
 
 PROXIES = networks(["10.0.0.0/8", "fd00::/8"])
 

@@ -14,7 +14,7 @@ from agent.audio.playout import Playout
 from agent.audio.resample import resample
 from agent.config import EchoSettings
 from agent.core.events import AudioFrame
-from agent.runtime.frontend import CallerAudio, echo_guard
+from agent.runtime.call.caller_audio import CallerAudio, echo_guard
 from tests.echo_audio import RATE, echo_scene
 
 pytestmark = pytest.mark.models  # Piper makes the reply

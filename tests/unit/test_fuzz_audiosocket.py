@@ -10,8 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agent.errors import ProtocolError
-from agent.runtime.audiosocket_connection import AudioSocketGateway, audiosocket_start
-from agent.transport import audiosocket
+from agent.wires.audiosocket import codec as audiosocket
+from agent.wires.audiosocket.gateway import AudioSocketGateway, audiosocket_start
 from tests.fuzzing import budget
 
 CODES = {"bad_message", "bad_audio", "frame_too_long", "unsupported_sample_rate", "unknown_type"}

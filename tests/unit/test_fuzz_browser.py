@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from agent.audio.rates import SUPPORTED_INPUT_RATES, SUPPORTED_OUTPUT_RATES
 from agent.errors import ProtocolError
-from agent.transport import browser
+from agent.wires.browser import codec as browser
 from tests.fuzzing import JSON_VALUES, SCALARS, budget, nested
 
 TYPES = [

@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agent.errors import ProtocolError
-from agent.transport import browser
+from agent.wires.browser import codec as browser
 from tests.fuzzing import JSON_VALUES, budget
 
 ENROLL_CODES = {"bad_json", "bad_message", "bad_name", "consent_required", "unauthorized", "unknown_type"}

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agent.errors import ProtocolError
-from agent.transport import twilio
+from agent.wires.phone.twilio import codec as twilio
 from tests.fuzzing import JSON_VALUES, SCALARS, budget
 
 CODES = {"bad_json", "bad_message", "bad_audio", "frame_too_long", "unsupported_sample_rate", "unknown_type"}

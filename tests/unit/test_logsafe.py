@@ -1,4 +1,4 @@
-"""Log hygiene (``agent.logsafe``): a peer's text stays on one line, and no credential reaches a log handler.
+"""Log hygiene (``agent.security.logsafe``): a peer's text stays on one line, and no credential reaches a log handler.
 
 Records go through a real ``logging.Handler`` protected exactly as ``agent.__main__`` protects its handlers
 (``logsafe.protect``); frames are the ``websockets`` library's own ``Frame`` objects, as it logs them at DEBUG.
@@ -12,8 +12,8 @@ import sys
 import pytest
 from websockets.frames import Frame, Opcode
 
-from agent import logsafe
-from agent.logsafe import REDACTED, redact, shown
+from agent.security import logsafe
+from agent.security.logsafe import REDACTED, redact, shown
 
 SECRET = "SECRETVALUE0123456789"
 
@@ -53,7 +53,7 @@ def test_plain_values_are_shown_as_they_are(value: str) -> None:
 
 @pytest.mark.parametrize(
     "value",
-    ["CA1\nCRITICAL agent.auth: forged", "a\rb", "x\x1b[2J", "caf\u00e9", "line\u2028sep", "'quoted'", "\x00"],
+    ["CA1\nCRITICAL agent.security.auth: forged", "a\rb", "x\x1b[2J", "caf\u00e9", "line\u2028sep", "'quoted'", "\x00"],
 )
 def test_anything_else_is_escaped_onto_one_printable_line(value: str) -> None:
     text = shown(value)

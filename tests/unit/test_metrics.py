@@ -1,4 +1,4 @@
-"""The Prometheus text exposition (0.0.4) of ``agent.runtime.metrics``, parsed back."""
+"""The Prometheus text exposition (0.0.4) of ``agent.runtime.metrics.registry``, parsed back."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import re
 import pytest
 
 from agent.core.events import TurnMetrics
-from agent.runtime.metrics import Counter, Gauge, Histogram, Registry, ServerMetrics
+from agent.runtime.metrics.registry import Counter, Gauge, Histogram, Registry, ServerMetrics
 
 Sample = tuple[str, dict[str, str], float]
 

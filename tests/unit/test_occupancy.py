@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agent.runtime.occupancy import OPENING_FULL, PEER_LIMIT, Limits, Occupancy, Occupant
+from agent.runtime.server.occupancy import OPENING_FULL, PEER_LIMIT, Limits, Occupancy, Occupant
 
 
 def occupancy(max_sessions: int = 4, max_opening: int = 6, per_peer: int = 3) -> Occupancy:

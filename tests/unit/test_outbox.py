@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import asyncio
 
-from agent.runtime.outbox import Outbox
+from agent.runtime.call.outbox import Outbox
 
 
 async def test_order_backpressure_and_drop() -> None:

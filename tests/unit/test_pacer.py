@@ -10,7 +10,7 @@ import itertools
 
 import pytest
 
-from agent.runtime.pacing import Pacer
+from agent.wires.phone.pacing import Pacer
 
 
 class FakeClock:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agent.core.events import CommitInput
-from agent.runtime.rate_limit import InputRateLimiter, Verdict, carried_audio_ms
+from agent.runtime.call.rate_limit import InputRateLimiter, Verdict, carried_audio_ms
 
 
 def feed(limiter: InputRateLimiter, speed: float, seconds: float, frame_ms: float = 20.0) -> list[Verdict]:

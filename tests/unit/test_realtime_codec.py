@@ -30,11 +30,11 @@ from agent.core.events import (
     TurnMetrics,
 )
 from agent.core.turn_state import SessionConfig
-from agent.runtime.realtime_wire import RealtimeWire
-from agent.runtime.wire import Reconfigure
-from agent.transport import realtime
-from agent.transport.realtime import RealtimeError, TurnDetection
-from agent.transport.realtime_events import SessionView
+from agent.runtime.call.wire import Reconfigure
+from agent.wires.realtime import codec as realtime
+from agent.wires.realtime.codec import RealtimeError, TurnDetection
+from agent.wires.realtime.events import SessionView
+from agent.wires.realtime.wire import RealtimeWire
 
 
 def wire(beta: bool = False) -> RealtimeWire:

@@ -35,10 +35,10 @@ from agent.core.events import (
     TranscriptText,
     TurnMetrics,
 )
-from agent.runtime.realtime_wire import RealtimeWire
-from agent.runtime.wire import Reconfigure
-from agent.transport.realtime import RealtimeError
-from agent.transport.realtime_events import SessionView
+from agent.runtime.call.wire import Reconfigure
+from agent.wires.realtime.codec import RealtimeError
+from agent.wires.realtime.events import SessionView
+from agent.wires.realtime.wire import RealtimeWire
 
 
 def _by_type(union: object) -> dict[str, type[BaseModel]]:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from agent.resilience import BreakerState, CircuitBreaker, RetryBudget
-from agent.runtime.metrics import ServerMetrics
+from agent.runtime.metrics.registry import ServerMetrics
+from agent.work.resilience import BreakerState, CircuitBreaker, RetryBudget
 from tests.unit.test_metrics import parse
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent.scheduling import Dropped, Job, JobInfo, Scheduler, Work, merge
+from agent.work.scheduling import Dropped, Job, JobInfo, Scheduler, Work, merge
 
 FIRST = JobInfo(Work.FIRST_SENTENCE)
 FINAL = JobInfo(Work.FINAL_TRANSCRIPT)

@@ -16,7 +16,7 @@ import pytest
 from agent.adapters import smart_turn
 from agent.adapters.smart_turn import WINDOW, SmartTurn, SmartTurnModel, fit_window, install, log_mel
 from agent.errors import ConfigError
-from agent.workers import WorkPool
+from agent.work.workers import WorkPool
 from tests.speech import silence, speech_pcm16
 
 

@@ -12,12 +12,14 @@ import pytest
 
 from agent.core.events import AudioChunk, ClientEnded, PlaybackClear, PlaybackMark, PlaybackPause, SessionEnded
 from agent.errors import ProtocolError
-from agent.runtime.outbox import Payload
-from agent.runtime.telephony import PhoneStart, TelephonyWire
-from agent.runtime.telnyx_connection import TelnyxGateway, telnyx_start
-from agent.runtime.twilio_connection import TwilioGateway
-from agent.runtime.vonage_connection import VonageGateway, vonage_start
-from agent.transport import telnyx, twilio, vonage
+from agent.runtime.call.outbox import Payload
+from agent.wires.phone.telephony import PhoneStart, TelephonyWire
+from agent.wires.phone.telnyx import codec as telnyx
+from agent.wires.phone.telnyx.gateway import TelnyxGateway, telnyx_start
+from agent.wires.phone.twilio import codec as twilio
+from agent.wires.phone.twilio.gateway import TwilioGateway
+from agent.wires.phone.vonage import codec as vonage
+from agent.wires.phone.vonage.gateway import VonageGateway, vonage_start
 
 FRAME_8K = bytes(320)  # 20 ms of PCM16 at 8 kHz
 
@@ -164,7 +166,7 @@ async def test_twilio_keeps_its_messages() -> None:
 
 # --- what a peer sent stays on one log line (issue 19) -----------------------------------------------------------
 
-FORGED = "\nCRITICAL agent.auth: forged"
+FORGED = "\nCRITICAL agent.security.auth: forged"
 
 
 def test_a_telnyx_error_is_logged_on_one_line_however_its_fields_read(caplog: pytest.LogCaptureFixture) -> None:

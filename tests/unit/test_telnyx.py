@@ -11,7 +11,7 @@ import pytest
 
 from agent.audio import alaw, mulaw
 from agent.errors import ProtocolError
-from agent.transport import telnyx
+from agent.wires.phone.telnyx import codec as telnyx
 
 PCM = struct.pack("<160h", *range(-8000, 8000, 100))  # 20 ms at 8 kHz
 
@@ -149,7 +149,7 @@ def test_stream_auth_token_check() -> None:
 
 # --- what reaches a log line: ids and keypresses of an id's and a digit's shape (issue 19) ---------------------
 
-FORGED = "\nCRITICAL agent.auth: forged"
+FORGED = "\nCRITICAL agent.security.auth: forged"
 
 
 @pytest.mark.parametrize("call", ["v3:x" + FORGED, "v3:x\r", "v3 x", "", "v" * 129, "v3:\u2028"])

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agent.core.turn_policy import Discarded, EndOfTurn, Onset, TurnDetector, TurnPolicy, TurnSignal
+from agent.core.turn_detector import Discarded, EndOfTurn, Onset, TurnDetector, TurnPolicy, TurnSignal
 
 FRAME_MS = 20
 

@@ -8,9 +8,9 @@ import logging
 from agent.core.events import ReplyDelta, ReplyEnded
 from agent.languages import LanguageChoice
 from agent.ports import ChatMessage
+from agent.runtime.call.turn_tasks import Stamped, TurnTasks
 from agent.runtime.components import Components
-from agent.runtime.turn_tasks import Stamped, TurnTasks
-from agent.workers import WorkPool
+from agent.work.workers import WorkPool
 from tests.integration.conftest import local_settings
 from tests.integration.standins import EchoLanguageModel, LoudnessDetector, ScriptedSpeechToText, ToneSpeech
 

@@ -12,7 +12,7 @@ import pytest
 
 from agent.audio import mulaw
 from agent.errors import ProtocolError
-from agent.transport import twilio
+from agent.wires.phone.twilio import codec as twilio
 
 CONNECTED = '{"event": "connected", "protocol": "Call", "version": "1.0.0"}'
 START = json.dumps(
@@ -149,7 +149,7 @@ def test_mark_names_we_did_not_send_parse_to_none(name: str) -> None:
 
 # --- what reaches a log line: ids and keypresses of an id's and a digit's shape (issue 19) ---------------------
 
-FORGED = "\nCRITICAL agent.auth: forged"
+FORGED = "\nCRITICAL agent.security.auth: forged"
 
 
 @pytest.mark.parametrize("sid", ["CA1" + FORGED, "CA1\r", "CA 1", "CA1\x1b[2J", "CA1é", "", "C" * 129])

@@ -1,4 +1,4 @@
-"""The voice fidelity sampler (agent/runtime/fidelity.py): which replies it scores, and the gauge on /metrics.
+"""The voice fidelity sampler (agent/runtime/call/fidelity.py): which replies it scores, and the gauge on /metrics.
 
 The scorer here answers on the event loop (no thread): its score is the reply's length in seconds / 10, so each
 test knows which reply a score came from. The store holds voices in memory, as a VoiceStore answers.
@@ -13,8 +13,8 @@ import pytest
 
 from agent.errors import AudioFormatError, UnknownVoice
 from agent.ports import Voice
-from agent.runtime.fidelity import FidelitySampler
-from agent.runtime.metrics import ServerMetrics
+from agent.runtime.call.fidelity import FidelitySampler
+from agent.runtime.metrics.registry import ServerMetrics
 
 RATE = 24000
 
@@ -126,7 +126,7 @@ async def test_one_scoring_at_a_time_and_the_rest_skipped() -> None:
 
 
 async def test_failures_are_logged_never_raised(caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.INFO, "agent.runtime.fidelity")
+    caplog.set_level(logging.INFO, "agent.runtime.call.fidelity")
     clock, scorer = Clock(), Scorer()
     fidelity = sampler(scorer, Voices("default/alice"), clock)
     await fidelity.offer("default/gone", "en", reply(2.0), RATE)  # removed voice: UnknownVoice

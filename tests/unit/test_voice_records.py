@@ -9,7 +9,7 @@ import pytest
 
 from agent.errors import EnrollmentRejected, UnknownVoice
 from agent.ports import ConsentRecord, VoiceRecord
-from agent.voice_records import (
+from agent.voices.records import (
     check_storable,
     is_valid_asset_key,
     is_valid_name,

@@ -11,7 +11,7 @@ import json
 import pytest
 
 from agent.errors import ProtocolError
-from agent.transport import vonage
+from agent.wires.phone.vonage import codec as vonage
 
 NOW = 1_700_000_000.0
 SECRET = "signature-secret"
@@ -161,7 +161,7 @@ def test_an_empty_secret_or_custom_value_accepts_nothing() -> None:
     assert not vonage.valid_authorization("", "Bearer x")
 
 
-@pytest.mark.parametrize("digit", ["5\nCRITICAL agent.auth: forged", "55", "", "*#", 5])
+@pytest.mark.parametrize("digit", ["5\nCRITICAL agent.security.auth: forged", "55", "", "*#", 5])
 def test_anything_but_one_dtmf_digit_is_a_bad_message(digit: object) -> None:
     with pytest.raises(ProtocolError) as info:
         vonage.decode(json.dumps({"event": "websocket:dtmf", "digit": digit, "duration": 260}))

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from agent.errors import ProviderUnavailable, WorkDropped
-from agent.scheduling import JobInfo, Work
-from agent.workers import WorkPool, available_cores, pool_workers
+from agent.work.scheduling import JobInfo, Work
+from agent.work.workers import WorkPool, available_cores, pool_workers
 
 HANG_S = 30  # only against a hang; nothing is timed
 

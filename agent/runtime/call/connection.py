@@ -1,0 +1,491 @@
+"""One WebSocket connection, from the upgrade to the close: the asyncio shell around the session core.
+
+Lifecycle. The outbox and its writer task exist from the upgrade, so everything the server says (errors
+before the session, enrollment answers, the session itself) leaves in order through one writer. First
+``PreStart`` (``agent.runtime.call.prestart``) fixes who is calling and waits for the opening message; then one
+the session runs: a reader task decodes client frames and hands them to the session core at once, the turns'
+tasks (``agent.runtime.call.turn_tasks``: ASR, reply text, synthesis) post their results to the inbox, which the
+loop hands over in turn, and the writer drains the outbox to the socket. Both run on the loop, one at a time.
+Leaving the loop cancels every task of the connection.
+
+Nothing can wedge it:
+
+- every send has a deadline (``server.send_timeout_s``): a client that stops reading is closed 1008
+  ``client is not reading`` and its slot freed (the outbox wakes whatever waited for room);
+- caller audio faster than real time is dropped (``error`` ``rate_limited``) and a flood closed 1008
+  (``agent.runtime.call.rate_limit``);
+- stage tasks never raise (``agent.runtime.call.stages``), and the core gives each stage a deadline;
+- a client leaving at any moment ends the connection with one INFO line, never a traceback.
+
+Drain (``drain``, the server is shutting down): the session is handed ``Drain`` as soon as it runs; it
+finishes the reply in progress, says goodbye and closes 1001 (``agent.core.session``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
+from typing import assert_never
+
+from websockets.exceptions import ConnectionClosed
+
+from agent.audio.playout import Playout
+from agent.config import Settings
+from agent.core.events import (
+    CancelReply,
+    CancelTranscription,
+    CancelTurn,
+    CloseSession,
+    CommitInput,
+    Drain,
+    Effect,
+    ErrorNotice,
+    Event,
+    FinishSynthesis,
+    GenerateReply,
+    Notify,
+    PlaybackClear,
+    PlaybackPause,
+    PreemptionOutcome,
+    ScoreTurn,
+    ServerEvent,
+    SpeechStarted,
+    SpeechStopped,
+    Synthesize,
+    Tick,
+    Transcribe,
+    TranscriptReady,
+    TurnMetrics,
+    YieldOutcome,
+)
+from agent.core.language_text import phrase_text
+from agent.core.session import SHUTTING_DOWN, Session, SessionConfig
+from agent.errors import ProtocolError
+from agent.languages import LanguageChoice
+from agent.runtime.call import stages
+from agent.runtime.call.caller_audio import CallerAudio, echo_guard
+from agent.runtime.call.enrollment_channel import EnrollmentChannel
+from agent.runtime.call.outbox import Outbox
+from agent.runtime.call.policies import call_language, session_config
+from agent.runtime.call.prestart import Credentials, Opened, Opening, PreStart, display_name, heard_language
+from agent.runtime.call.rate_limit import InputRateLimiter, Verdict, carried_audio_ms
+from agent.runtime.call.report import RefusalLog, SessionReport
+from agent.runtime.call.socket import CallSocket
+from agent.runtime.call.speech import TurnSpeech
+from agent.runtime.call.turn_tasks import Stamped, TurnTasks
+from agent.runtime.call.voicing import Voicing
+from agent.runtime.call.wire import Reconfigure, Wire
+from agent.runtime.components import Components
+from agent.runtime.metrics.registry import ServerMetrics
+from agent.runtime.server.occupancy import Occupant
+from agent.security.auth import Principal
+from agent.wires.browser import codec as browser
+from agent.wires.phone.telephony import TelephonyWire
+from agent.wires.realtime.opening import resolve_voice
+
+log = logging.getLogger(__name__)
+
+_WAKE = object()
+Inbox = asyncio.Queue[Event | Stamped | bytes | CloseSession | object]
+NOT_READING = CloseSession(1008, "client is not reading")
+SERVER_FULL = CloseSession(1013, "server is at its session limit")
+FLOODING = CloseSession(1008, "audio faster than real time")
+INTERNAL_ERROR = CloseSession(1011, "internal error")
+SHUTTING_DOWN_NOW = CloseSession(1001, SHUTTING_DOWN)
+TICK_S = 0.25
+"""Longest time the core's timers wait for an event while the client sends nothing."""
+_clock = time.perf_counter
+"""The session core's clock (``now`` of every event; ``Drain.deadline``)."""
+
+
+class Connection:
+    """Runs one connection until the client ends it, goes away, or is closed for misbehaving."""
+
+    def __init__(
+        self,
+        ws: CallSocket,
+        settings: Settings,
+        components: Components,
+        credentials: Credentials,
+        metrics: ServerMetrics | None = None,
+        *,
+        opening: Opening = PreStart.open_browser,
+        occupant: Occupant | None = None,
+    ) -> None:
+        """``opening``: how the path's session starts (protocol v1's ``session.start`` by default);
+        ``occupant``: told when the session starts (it may be refused: the server is full) and while the caller
+        speaks (admission's forecast of work to come)."""
+        self.id = uuid.uuid4().hex[:12]
+        self._ws = ws
+        self._settings = settings
+        self._components = components
+        self._credentials = credentials
+        self._metrics = metrics if metrics is not None else ServerMetrics()
+        self._opening = opening
+        self._log = logging.LoggerAdapter(log, {"session": self.id})
+        self._report = SessionReport(self._log, self._metrics)
+        self._refusals = RefusalLog(self._log, self._metrics)
+        server = settings.server
+        self._outbox_limit = server.max_outbox_bytes
+        self._outbox = Outbox(audio_high_water=1, max_bytes=server.max_outbox_bytes, on_overflow=self._overflowed)
+        self._inbox: Inbox = asyncio.Queue(maxsize=256)
+        self._wire: Wire | None = None
+        self._close: CloseSession | None = None
+        self._gone = False  # the socket can no longer be written to (closed, or the client stopped reading)
+        self._channel: EnrollmentChannel | None = None
+        self._voicing: Voicing | None = None
+        self._drain: Drain | None = None  # asked for, not yet handed to the session
+        self._occupant = occupant
+        self._hearing: tuple[Session, CallerAudio]  # set when the session starts, before anything is delivered
+        self._base: SessionConfig  # the session's rules from the settings (a client may change them: Realtime)
+        self._turns: TurnTasks  # likewise
+        self._language: LanguageChoice  # likewise: the call's language, given or detected
+        self._delivered_at = 0.0  # _clock() of the last event handed to the session
+        self._playout: Playout | None = None  # what the caller is hearing, for the echo gate
+
+    def drain(self, finish_within_s: float) -> None:
+        """The server is shutting down: finish the reply in progress within ``finish_within_s``, say goodbye,
+        close 1001. Before the session has started, it is handed over when it does."""
+        self._drain = Drain(_clock() + finish_within_s)
+        self._stop(None)  # wake the loop
+
+    def close_now(self) -> None:
+        """The server is closing: end the session at once and close 1001 (a connection still opening is
+        closed by the listener)."""
+        self._stop(SHUTTING_DOWN_NOW, force=True)
+
+    async def run(self) -> None:
+        writer = asyncio.create_task(self._write(), name=f"writer-{self.id}")
+        opened: Opened | None = None
+        try:
+            pre = PreStart(
+                self._ws,
+                self._settings,
+                self._components,
+                self._credentials,
+                self._outbox.put,
+                self._enroll,
+                lambda: self._channel is not None and self._channel.busy,
+                self._refusals,
+            )
+            opened = await self._opening(pre)
+            self._stop(pre.close)
+            if opened is not None and self._occupant is not None and not self._occupant.started():
+                self._log.info("refused a session: the server is at its session limit")
+                self._metrics.refused("full")
+                self._stop(SERVER_FULL)
+                opened = None
+            if opened is not None and not self._gone:
+                await self._converse(opened)
+        except Exception:  # a bug: logged once here, and the client is told no more than this
+            self._log.exception("connection %s failed", self.id)
+            self._close = INTERNAL_ERROR
+        finally:
+            await self._shutdown(writer, opened)
+
+    # ------------------------------------------------------------------------------------- the session
+
+    async def _converse(self, opened: Opened) -> None:
+        wire = self._wire = opened.wire
+        settings = self._settings
+        rate = wire.output_rate
+        self._outbox.set_audio_high_water(rate * 2 * settings.audio.outbound_buffer_ms // 1000)
+        parting = opened.parting
+        language = self._language = call_language(settings, opened.language)
+        self._voicing = self._components.voicing(settings, opened.voice, fallback=parting is not None)
+        self._turns = TurnTasks(self._components, settings, self._inbox.put, self._speech, self._log, language)
+        self._base = replace(session_config(settings, rate, wire.frame_ms, wire.can_pause), language=language.current)
+        if parting is not None:  # the call cannot be served: say why, then close
+            goodbye = phrase_text("no_voice", settings.turn.no_voice_text, language.current)
+            phrases = replace(self._base.phrases, greeting="", goodbye=goodbye)
+            self._base = replace(self._base, phrases=phrases)
+        session = Session(self._base)
+        self._hearing = (session, self._caller_audio(wire, opened.telephony, settings.vad.threshold))
+        for payload in wire.opening(self.id, display_name(opened.voice)):
+            self._outbox.put(payload)
+        self._log.info(
+            "session %s started: input %d Hz, voice %s, tenant %s, caller %s",
+            self.id,
+            wire.input_rate,
+            display_name(opened.voice),
+            opened.principal.tenant,
+            opened.principal.subject,
+        )
+        self._apply(session.open(_clock()))
+        if parting is not None:
+            self._apply(session.handle(Drain(_clock(), parting.code, parting.reason), _clock()))
+        reader = asyncio.create_task(self._read(wire), name=f"reader-{self.id}")
+        ticker = asyncio.create_task(self._tick(), name=f"ticker-{self.id}")
+        if language.fixed or len(self._components.stt.languages) == 1:  # else once the first turn says which
+            self._voicing.warm_phrases(language.current)
+        try:
+            while self._close is None and not self._gone:
+                item = await self._inbox.get()
+                if isinstance(item, CloseSession):
+                    self._stop(item)
+                elif isinstance(item, Stamped):
+                    event = self._turns.fresh(item)
+                    if event is not None:
+                        self._deliver(event)
+                elif item is not _WAKE:
+                    self._deliver(item)  # type: ignore[arg-type]
+                if self._drain is not None:
+                    drain, self._drain = self._drain, None
+                    self._log.info("draining: the session ends after its reply in progress")
+                    self._apply(session.handle(drain, _clock()))
+        finally:
+            for task in (reader, ticker):
+                task.cancel()
+            await self._turns.close()
+            await asyncio.gather(reader, ticker, return_exceptions=True)
+
+    def _speech(self, turn: int, post: Callable[[Event], Awaitable[None]]) -> TurnSpeech:
+        """A turn's speech, in the session's voice and output rate of the moment."""
+        wire, voicing = self._wire, self._voicing
+        assert wire is not None and voicing is not None
+        return TurnSpeech(turn, voicing, wire.output_rate, wire.frame_ms, post, self._outbox.wait_for_room)
+
+    def _caller_audio(self, wire: Wire, telephony: bool, threshold: float) -> CallerAudio:
+        echo = echo_guard(self._settings.echo, telephony)
+        self._playout = None if echo is None else echo[0]
+        detector = self._components.new_detector()
+        return CallerAudio(wire.input_rate, detector, threshold, self._settings.vad.tail_floor_db, echo)
+
+    async def _reconfigure(self, change: Reconfigure) -> None:
+        """The client changes its session (Realtime ``session.update``): voice, audio formats, turn-taking rules."""
+        wire, (session, audio) = self._wire, self._hearing
+        assert wire is not None
+        voice = self._voicing.voice if self._voicing is not None else ""
+        if change.voice is not None:
+            principal = self._credentials.principal
+            assert principal is not None  # fixed before the session started
+            default = self._settings.tts.default_voice
+            voice = await resolve_voice(self._components, change.voice, principal.tenant, default)
+        language = heard_language(change.language, self._components.stt.languages)  # refused: nothing changes
+        input_rate = wire.input_rate
+        payloads = change.applied(display_name(voice))
+        if change.language_set:
+            self._language.set(language)
+        if self._voicing is None or voice != self._voicing.voice:
+            self._voicing = self._components.voicing(self._settings, voice)
+            self._voicing.warm_phrases(self._language.current)
+        if wire.input_rate != input_rate or change.threshold is not None:
+            threshold = change.threshold if change.threshold is not None else self._settings.vad.threshold
+            audio = self._caller_audio(wire, self._playout is not None, threshold)
+        session.reconfigure(change.rules(session.config, self._base))
+        rate = wire.output_rate
+        self._outbox.set_audio_high_water(rate * 2 * self._settings.audio.outbound_buffer_ms // 1000)
+        self._hearing = (session, audio)
+        for payload in payloads:
+            self._outbox.put(payload)
+
+    async def _tick(self) -> None:
+        """Let the core's timers (deadlines, playback end, hold, idle) run even when the client sends nothing.
+
+        The core runs them on every event, so while the caller's audio flows (50 frames a second) no tick is
+        needed: one is posted only when nothing was delivered for ``TICK_S``."""
+        while True:
+            await asyncio.sleep(TICK_S)
+            if _clock() - self._delivered_at >= TICK_S:
+                await self._inbox.put(Tick())
+
+    async def _read(self, wire: Wire) -> None:
+        limiter = InputRateLimiter(self._settings.server.max_input_rate, self._settings.server.input_rate_window_s)
+        try:
+            async for message in self._ws:
+                try:
+                    item = wire.decode(message)
+                except ProtocolError as exc:
+                    self._refuse(exc)
+                    continue
+                audio_ms = carried_audio_ms(item, wire.input_rate)  # the rate of the moment (a client may change it)
+                if audio_ms is not None:
+                    verdict = limiter.admit(audio_ms, time.monotonic())
+                    if verdict is Verdict.CLOSE:
+                        self._log.info("closing: audio keeps arriving faster than real time")
+                        await self._inbox.put(FLOODING)
+                        return
+                    if verdict is not Verdict.ADMIT:
+                        if verdict is Verdict.WARN or isinstance(item, CommitInput):  # a whole item: always said
+                            self._refuse(ProtocolError("rate_limited", "audio faster than real time is dropped"))
+                        continue
+                if isinstance(item, browser.EnrollmentMessage):
+                    principal = self._credentials.principal
+                    assert principal is not None  # fixed before the session started
+                    await self._enroll(principal, item)
+                elif isinstance(item, Reconfigure):
+                    try:
+                        await self._reconfigure(item)
+                    except ProtocolError as exc:
+                        self._refuse(exc)
+                elif item is not None:
+                    self._deliver(item)
+        except ConnectionClosed:
+            pass
+        except Exception:
+            self._log.exception("reading the client's messages failed")
+            await self._inbox.put(INTERNAL_ERROR)
+            return
+        self._gone = True
+        await self._inbox.put(_WAKE)
+
+    def _deliver(self, item: bytes | Event) -> None:
+        """Hand caller audio or an event to the session core now and carry out what it decides.
+
+        The reader calls it for what the client sends, without a queue in between (at 50 audio frames a second
+        per caller, a hop through the inbox and a second task's wake-up cost as much as the rest of the frame's
+        way); stage results, ticks and wake-ups come through the inbox. Both run on the loop, never at once."""
+        if self._close is not None or self._gone:
+            return  # the session is ending: what arrives now is not part of it
+        self._delivered_at = _clock()
+        session, audio = self._hearing
+        if isinstance(item, TranscriptReady):
+            item = self._heard_in(item)
+        if isinstance(item, bytes):
+            for frame in audio.push(item, _clock()):
+                self._apply(session.handle(frame, _clock()))
+        else:
+            self._apply(session.handle(item, _clock()))
+
+    def _heard_in(self, transcript: TranscriptReady) -> TranscriptReady:
+        """The call's language choice takes the language a transcript came in (the recogniser applied the
+        choice's rule, ``agent.languages.decide``); the core gets the call's language from it."""
+        choice = self._language
+        before = choice.current
+        if choice.observe(transcript.language, transcript.language_probability):
+            self._log.info("the caller's language changed from %s to %s", before, choice.current)
+        if choice.current != before and self._voicing is not None:
+            self._voicing.warm_phrases(choice.current)
+        return replace(transcript, language=choice.current)
+
+    def _refuse(self, exc: ProtocolError) -> None:
+        self._refusals.refused("bad client message", exc.code)
+        wire = self._wire
+        if wire is not None:
+            for payload in wire.encode(ErrorNotice(code=exc.code, message=exc.message)):
+                self._outbox.put(payload)
+
+    async def _enroll(self, principal: Principal, message: browser.EnrollmentMessage) -> None:
+        """Hand an enrollment message to this connection's channel (its answers go through the outbox)."""
+        if self._channel is None:
+            self._channel = EnrollmentChannel(self._components, self._settings, principal, self._outbox.put)
+        try:
+            await self._channel.handle(message)
+        except Exception:
+            self._log.exception("enrollment message raised an unexpected error")
+            self._outbox.put(browser.encode(ErrorNotice(code=stages.INTERNAL_ERROR, message=stages.INTERNAL_MESSAGE)))
+
+    async def _write(self) -> None:
+        timeout = self._settings.server.send_timeout_s
+        try:
+            while (item := await self._outbox.get_item()) is not None:
+                turn, payload = item
+                wire = self._wire
+                sending = self._ws.send(payload) if wire is None else wire.send(self._ws, turn, payload)
+                await asyncio.wait_for(sending, timeout)
+                if self._playout is not None and wire is not None and turn is not None and isinstance(payload, bytes):
+                    self._playout.sent(payload, wire.output_rate, _clock())  # reply audio on its way to play
+        except TimeoutError:
+            self._log.info("closing: the client took no message for %g s", timeout)
+            self._gone = True
+            self._stop(NOT_READING, force=True)
+        except ConnectionClosed:
+            self._gone = True
+            self._stop(None)
+
+    def _overflowed(self) -> None:
+        """The outbox let go of more than ``max_outbox_bytes`` the client did not take: close it as not reading."""
+        self._log.info("closing: over %d bytes queued for a client that does not read", self._outbox_limit)
+        self._metrics.error("not_reading")
+        self._gone = True
+        self._stop(NOT_READING, force=True)
+
+    def _stop(self, close: CloseSession | None, *, force: bool = False) -> None:
+        """End the connection (with ``close``, unless another close was decided first) and wake the loop."""
+        if close is not None and (self._close is None or force):
+            self._close = close
+        if force:
+            self._outbox.close()  # and wake whatever waits for room in it
+        with contextlib.suppress(asyncio.QueueFull):  # a full inbox: the loop checks after each item anyway
+            self._inbox.put_nowait(_WAKE)
+
+    async def _shutdown(self, writer: asyncio.Task[None], opened: Opened | None) -> None:
+        if self._channel is not None:
+            self._channel.close()
+        self._outbox.close()
+        close = self._close
+        if close is not None and not self._gone:
+            # Let what is queued (the last events, an error) reach the client, but not for ever.
+            await asyncio.wait({writer}, timeout=self._settings.server.send_timeout_s)
+        writer.cancel()
+        await asyncio.gather(writer, return_exceptions=True)
+        if close is not None:
+            await self._close_socket(close)
+        what = "session" if opened is not None else "connection"
+        how = f"closed {close.code} ({close.reason})" if close is not None else "closed by the client"
+        self._log.info("%s %s %s", what, self.id, how)
+        refused = self._refusals.summary()
+        if refused is not None:
+            self._log.info("%s %s: %s", what, self.id, refused)
+        wire = self._wire
+        if isinstance(wire, TelephonyWire):
+            self._log.info("%s", wire.summary())
+
+    async def _close_socket(self, close: CloseSession) -> None:
+        """Close with ``close``; a client that does not read cannot even take the close frame: drop it."""
+        try:
+            await asyncio.wait_for(self._ws.close(close.code, close.reason), self._settings.server.close_timeout_s)
+        except TimeoutError:
+            self._ws.transport.abort()
+
+    # ----------------------------------------------------------------------------------- effects
+
+    def _apply(self, effects: list[Effect]) -> None:
+        wire = self._wire
+        assert wire is not None
+        for effect in effects:
+            match effect:
+                case Notify(event=event):
+                    turn = getattr(event, "turn", None)
+                    if isinstance(event, PlaybackPause):
+                        self._outbox.drop_audio(event.turn)  # the client drops what it buffered, and so do we
+                    if isinstance(event, PlaybackClear | PlaybackPause) and self._playout is not None:
+                        self._playout.clear(_clock())  # and the echo gate's reference
+                    for payload in wire.encode(event):
+                        self._outbox.put(payload, turn)
+                    self._observe(event)
+                case Transcribe(request=request, pcm=pcm, purpose=purpose, over_agent=over_agent):
+                    self._turns.transcribe(request, pcm, purpose, over_agent)
+                case ScoreTurn(request=request, pcm=pcm):
+                    self._turns.score(request, pcm)
+                case CancelTranscription(request=request):
+                    self._turns.cancel_transcription(request)
+                case GenerateReply(turn=turn, history=history, language=language):
+                    self._turns.reply(turn, history, language)
+                case Synthesize(turn=turn, text=text, sentence=sentence, phrase=phrase, language=language):
+                    self._turns.speech_for(turn).add(text, sentence, phrase, language)
+                case FinishSynthesis(turn=turn):
+                    self._turns.speech_for(turn).finish()
+                case CancelReply(turn=turn):
+                    self._turns.cancel_reply(turn)
+                case CancelTurn(turn=turn):
+                    self._turns.cancel_turn(turn)
+                    self._outbox.drop_audio(turn)
+                case PreemptionOutcome() | YieldOutcome():
+                    self._report.outcome(effect)
+                case CloseSession():
+                    self._stop(effect)
+                case _:
+                    assert_never(effect)
+
+    def _observe(self, event: ServerEvent) -> None:
+        self._report.event(event)
+        if isinstance(event, SpeechStarted | SpeechStopped) and self._occupant is not None:
+            self._occupant.speaking(isinstance(event, SpeechStarted))
+        elif isinstance(event, TurnMetrics):
+            self._turns.cancel_turn(event.turn)  # the turn is over: release its bookkeeping

@@ -1,0 +1,130 @@
+"""The asyncio tasks a session's turns run: transcriptions, reply text, speech (one per connection).
+
+The connection carries out the core's effects through it (``Transcribe`` → ``transcribe``, ``ScoreTurn`` →
+``score``, ``GenerateReply`` →
+``reply``, ``Synthesize`` → ``speech_for(turn).add``, ``CancelReply``/``CancelTurn``/``CancelTranscription``
+→ the cancels) and ``close``s it when the session ends. Every task posts its results to the connection's inbox
+and never raises (``agent.runtime.call.stages``); cancelling a transcription that is still queued for the model
+workers removes it from the queue, so it never runs.
+
+A turn's results are posted ``Stamped`` with the run of that turn's work they belong to, and ``fresh`` lets
+through only those of its current run: a turn number can be started again after its work was cancelled (a
+reply prepared before the end of turn and discarded, ``agent.core.preemption``), and results of the
+cancelled run still waiting in the inbox must not be taken for the new run's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
+from typing import Any
+
+from agent.config import Settings
+from agent.core.events import Event
+from agent.languages import LanguageChoice
+from agent.ports import ChatMessage
+from agent.runtime.call import stages
+from agent.runtime.call.speech import TurnSpeech
+from agent.runtime.components import Components
+
+
+@dataclass(frozen=True, slots=True)
+class Stamped:
+    """A result of turn ``turn``'s work, from its run ``run``."""
+
+    turn: int
+    run: int
+    event: Event
+
+
+class TurnTasks:
+    def __init__(
+        self,
+        components: Components,
+        settings: Settings,
+        post: Callable[[Event | Stamped], Any],
+        new_speech: Callable[[int, stages.Post], TurnSpeech],
+        log: stages.Log,
+        language: LanguageChoice,
+    ) -> None:
+        self._components = components
+        self._language = language
+        self._settings = settings
+        self._post = post
+        self._new_speech = new_speech
+        self._log = log
+        self._tasks: dict[int, set[asyncio.Task[None]]] = {}  # reply text, by turn
+        self._asr: dict[int, asyncio.Task[None]] = {}  # by request
+        self._speech: dict[int, TurnSpeech] = {}  # by turn
+        self._runs: dict[int, int] = {}  # the current run of each turn's work, by turn (0 when absent)
+
+    def transcribe(self, request: int, pcm: bytes, purpose: str, over_agent: bool = False) -> None:
+        job = stages.transcript_job(purpose, self._settings, over_agent)
+        hint = self._language.hint()
+        stt = self._components.stt
+        task = asyncio.create_task(stages.transcribe(stt, request, pcm, job, hint, self._post, self._log))
+        self._asr[request] = task
+        task.add_done_callback(lambda _: self._asr.pop(request, None) if self._asr.get(request) is task else None)
+
+    def score(self, request: int, pcm: bytes) -> None:
+        """Score the pause's sound (``ScoreTurn``) on the model workers; ``TurnScored(None)`` without a model."""
+        job = stages.score_job(self._settings)
+        model = self._components.turn_model
+        task = asyncio.create_task(stages.score(model, request, pcm, job, self._post, self._log))
+        self._asr[request] = task  # cancelled as a transcription is (CancelTranscription)
+        task.add_done_callback(lambda _: self._asr.pop(request, None) if self._asr.get(request) is task else None)
+
+    def cancel_transcription(self, request: int) -> None:
+        task = self._asr.pop(request, None)
+        if task is not None:
+            task.cancel()  # queued work in the model pool then never runs
+
+    def reply(self, turn: int, history: tuple[ChatMessage, ...], language: str) -> None:
+        llm = self._components.llm
+        self._spawn(turn, stages.reply(llm, turn, history, language, self._stamping(turn), self._log))
+
+    def speech_for(self, turn: int) -> TurnSpeech:
+        speech = self._speech.get(turn)
+        if speech is None:
+            speech = self._speech[turn] = self._new_speech(turn, self._stamping(turn))
+        return speech
+
+    def fresh(self, item: Stamped) -> Event | None:
+        """The result in ``item``, or ``None`` when its run of the turn's work was cancelled since."""
+        return item.event if self._runs.get(item.turn, 0) == item.run else None
+
+    def cancel_reply(self, turn: int) -> None:
+        for task in self._tasks.pop(turn, set()):
+            task.cancel()
+
+    def cancel_turn(self, turn: int) -> None:
+        """The turn is over or interrupted: its reply text and speech stop and are forgotten."""
+        self.cancel_reply(turn)
+        self._runs[turn] = self._runs.get(turn, 0) + 1
+        speech = self._speech.pop(turn, None)
+        if speech is not None:
+            speech.cancel()
+
+    async def close(self) -> None:
+        """Cancel everything and wait until it has stopped."""
+        for turn in list(self._tasks) + list(self._speech):
+            self.cancel_turn(turn)
+        asr = list(self._asr.values())
+        for task in asr:
+            task.cancel()
+        await asyncio.gather(*asr, return_exceptions=True)
+
+    def _stamping(self, turn: int) -> stages.Post:
+        run, post = self._runs.get(turn, 0), self._post
+
+        async def stamped(event: Event) -> None:
+            await post(Stamped(turn, run, event))
+
+        return stamped
+
+    def _spawn(self, turn: int, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.create_task(work)
+        tasks = self._tasks.setdefault(turn, set())
+        tasks.add(task)
+        task.add_done_callback(tasks.discard)

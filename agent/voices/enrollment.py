@@ -1,0 +1,314 @@
+"""Voice enrollment: turn an upload, its transcript and a consent statement into a stored ``Voice``.
+
+``Enrollment.enroll(request, principal)`` checks that the principal may enrol (``enroll`` scope), the name,
+language, transcript, speaker and consent, decodes and normalises the audio (``agent.audio.reference``, in
+a worker thread), transcribes it with the server's ASR when no transcript is given, and stores the voice
+atomically in the principal's tenant of the ``VoiceStore``, with a ``ConsentRecord`` binding the statement
+and the speaker to the SHA-256 of the normalised reference audio, the time and who enrolled it. Every
+refusal is an ``EnrollmentRejected`` whose ``code`` is the wire error code (see docs/protocol.md); store
+failures are ``ProviderError``. Used by the ``voices`` CLI and the WebSocket enrollment exchange. Name
+rules and record forms live in ``agent.voices.records`` (shared with the stores).
+
+``EnrollmentLimits`` bounds what one tenant may take: at most ``max_voices`` voices (a disk quota: the
+stored voices plus the enrollments under way, so two uploads at once cannot both take the last place), and
+a rate of enrollments (a token bucket per tenant: ``burst`` at once, then ``per_hour``), because each one
+decodes an upload and may run the ASR. A token is taken when an upload is about to be decoded, whether it is
+then accepted or not; a refusal before that (bad fields, a taken name, the quota, the rate) costs nothing.
+The limits are pure (the clock is a parameter) and kept in memory: per server process, not across replicas.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+import uuid
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import numpy as np
+
+from agent.audio.pcm import float_to_pcm16, pcm16_to_float
+from agent.audio.reference import REFERENCE_RATE, ReferenceAudio, prepare_reference
+from agent.audio.resample import resample
+from agent.errors import EnrollmentRejected, RejectedAudio, UnknownVoice, VoiceExists
+from agent.languages import NAMES, LanguageHint, parse_language
+from agent.ports import ConsentRecord, SpeechToText, Voice, VoiceRecord, VoiceStore
+from agent.security.auth import Principal, is_valid_tenant
+from agent.voices.records import normalize_name
+
+MAX_TRANSCRIPT = 1000
+MAX_CONSENT = 2000
+MAX_SPEAKER = 200
+LANGUAGES = (
+    "Auto", "Chinese", "English", "Japanese", "Korean", "German", "French", "Russian", "Portuguese", "Spanish",
+    "Italian",
+)  # fmt: skip
+"""The languages Qwen3-TTS speaks (``Auto`` = detect); names are matched without regard to case."""
+DEFAULT_LANGUAGE = "English"
+ASR_NOTE = "the transcript was made by speech recognition; an exact transcript gives better voice clones"
+
+_ASR_RATE = 16000
+# Decoding is CPU work on up to 10 MB uploads: two at a time, server-wide, whatever the number of loops.
+_POOL = ThreadPoolExecutor(2, thread_name_prefix="enroll")
+
+
+def normalize_language(language: str | None) -> str:
+    if language is None or not language.strip():
+        return DEFAULT_LANGUAGE
+    for known in LANGUAGES:
+        if known.lower() == language.strip().lower():
+            return known
+    raise EnrollmentRejected("bad_language", f"language must be one of {', '.join(LANGUAGES)}")
+
+
+@dataclass(frozen=True, slots=True)
+class EnrollmentRequest:
+    name: str
+    audio: bytes
+    consent: str
+    transcript: str | None = None
+    language: str | None = None
+    speaker: str | None = None
+    """Who consented (their name as they gave it); recorded in the consent record."""
+
+
+@dataclass(frozen=True, slots=True)
+class EnrollmentResult:
+    record: VoiceRecord
+    warnings: tuple[str, ...]
+    transcribed: bool
+
+
+Progress = Callable[[str], None]
+
+
+def _quiet(_: str) -> None:
+    pass
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+class EnrollmentLimits:
+    """Per-tenant voice quota and enrollment rate, shared by every enrollment of a server (see the module doc).
+
+    ``max_voices`` (0 = no quota) counts stored voices plus enrollments admitted and not ``done``; the rate
+    lets ``burst`` enrollments through at once and refills at ``per_hour`` (0 = no rate limit). Pure: ``now``
+    is a monotonic time in seconds, given by the caller. Not thread-safe: use it from one event loop.
+    """
+
+    _PRUNE_AT = 1024  # tenants with a bucket; beyond this, the full ones (no different from none) are dropped
+
+    def __init__(self, max_voices: int = 0, burst: int = 1, per_hour: float = 0.0) -> None:
+        if max_voices < 0 or burst < 1 or per_hour < 0:
+            raise ValueError("max_voices and per_hour must be >= 0 and burst >= 1")
+        self.max_voices = max_voices
+        self.burst = burst
+        self.per_hour = per_hour
+        self._buckets: dict[str, tuple[float, float]] = {}  # tenant -> (tokens, when counted)
+        self._running: dict[str, int] = {}
+
+    def running(self, tenant: str) -> int:
+        """Enrollments admitted for ``tenant`` and not ``done`` yet."""
+        return self._running.get(tenant, 0)
+
+    def check(self, tenant: str, stored: int, now: float) -> None:
+        """Raise ``EnrollmentRejected`` (``quota_exceeded`` or ``rate_limited``, the latter with
+        ``retry_after_s``) if ``tenant``, holding ``stored`` voices, may not start an enrollment at ``now``."""
+        held = stored + self.running(tenant)
+        if self.max_voices and held >= self.max_voices:
+            under_way = f" ({self.running(tenant)} of them being enrolled)" if self.running(tenant) else ""
+            raise EnrollmentRejected(
+                "quota_exceeded",
+                f"this tenant has {held} voices{under_way}, the most allowed ({self.max_voices}); "
+                "remove one before enrolling another",
+            )
+        wait_s = self._wait_s(tenant, now)
+        if wait_s > 0:
+            retry = max(1, math.ceil(wait_s))
+            raise EnrollmentRejected(
+                "rate_limited",
+                f"too many enrollments: {self.burst} at once, then {self.per_hour:g} per hour for a tenant; "
+                f"try again in {retry} s",
+                retry_after_s=retry,
+            )
+
+    def admit(self, tenant: str, stored: int, now: float) -> None:
+        """``check``, then take one enrollment from the rate and count it toward the quota until ``done``."""
+        self.check(tenant, stored, now)
+        if self.per_hour:
+            if len(self._buckets) >= self._PRUNE_AT:
+                self._buckets = {t: b for t, b in self._buckets.items() if self._tokens(t, now) < self.burst}
+            self._buckets[tenant] = (self._tokens(tenant, now) - 1.0, now)
+        self._running[tenant] = self.running(tenant) + 1
+
+    def done(self, tenant: str) -> None:
+        """The enrollment ``admit`` let in has ended (stored, refused or failed)."""
+        left = self.running(tenant) - 1
+        if left > 0:
+            self._running[tenant] = left
+        else:
+            self._running.pop(tenant, None)
+
+    def _tokens(self, tenant: str, now: float) -> float:
+        tokens, then = self._buckets.get(tenant, (float(self.burst), now))
+        return min(float(self.burst), tokens + max(0.0, now - then) * self.per_hour / 3600.0)
+
+    def _wait_s(self, tenant: str, now: float) -> float:
+        if not self.per_hour:
+            return 0.0
+        missing = 1.0 - self._tokens(tenant, now)
+        return missing * 3600.0 / self.per_hour if missing > 1e-9 else 0.0
+
+
+class Enrollment:
+    """Enrolls voices into ``store``; ``stt`` transcribes uploads sent without a transcript (``None`` = refuse).
+
+    ``limits`` (``None`` = none) is shared by every ``Enrollment`` of a server; ``clock`` is its monotonic time.
+    """
+
+    def __init__(
+        self,
+        store: VoiceStore,
+        stt: SpeechToText | None,
+        now: Callable[[], datetime] = _utc_now,
+        limits: EnrollmentLimits | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._store = store
+        self._stt = stt
+        self._now = now
+        self._limits = limits
+        self._clock = clock
+
+    @staticmethod
+    def authorize(principal: Principal) -> None:
+        """Raise ``EnrollmentRejected("forbidden")`` unless ``principal`` may add and remove voices."""
+        if not principal.allows("enroll"):
+            raise EnrollmentRejected("forbidden", "adding or removing voices needs a token with the 'enroll' scope")
+        if not is_valid_tenant(principal.tenant):
+            raise EnrollmentRejected("forbidden", "the caller's tenant is not a valid tenant name")
+
+    def check(
+        self, name: str, consent: str, transcript: str | None, language: str | None, speaker: str | None = None
+    ) -> tuple[str, str]:
+        """Validate the text fields (cheap; call before an upload). Returns ``(name, language)``."""
+        canonical = normalize_name(name)
+        if not isinstance(consent, str) or not consent.strip():
+            raise EnrollmentRejected(
+                "consent_required",
+                "a consent statement is required: who the speaker is and that they agree to their voice being cloned",
+            )
+        if len(consent) > MAX_CONSENT:
+            raise EnrollmentRejected("consent_required", f"the consent statement is over {MAX_CONSENT} characters")
+        if speaker is not None and (not isinstance(speaker, str) or len(speaker) > MAX_SPEAKER):
+            raise EnrollmentRejected("bad_speaker", f"the speaker's name is over {MAX_SPEAKER} characters")
+        if transcript is not None and len(transcript) > MAX_TRANSCRIPT:
+            raise EnrollmentRejected("bad_transcript", f"the transcript is over {MAX_TRANSCRIPT} characters")
+        return canonical, normalize_language(language)
+
+    async def ensure_free(self, tenant: str, name: str) -> None:
+        """Raise ``EnrollmentRejected("voice_exists")`` if ``name`` is taken in ``tenant`` (a hint; ``add`` decides)."""
+        try:
+            await self._store.get(tenant, name)
+        except UnknownVoice:
+            return
+        raise EnrollmentRejected("voice_exists", f"a voice named {name!r} already exists; remove it first")
+
+    async def ensure_allowed(self, tenant: str) -> None:
+        """Raise ``EnrollmentRejected("quota_exceeded" | "rate_limited")`` if ``tenant`` may not enrol now (a hint
+        before an upload, which takes nothing; ``enroll`` decides)."""
+        if self._limits is not None:
+            self._limits.check(tenant, await self._stored(tenant), self._clock())
+
+    async def _stored(self, tenant: str) -> int:
+        limits = self._limits
+        return len(await self._store.list(tenant)) if limits is not None and limits.max_voices else 0
+
+    async def enroll(
+        self, request: EnrollmentRequest, principal: Principal, progress: Progress = _quiet
+    ) -> EnrollmentResult:
+        """Validate, normalise, transcribe if needed and store in ``principal``'s tenant.
+
+        Raises ``EnrollmentRejected`` (``forbidden`` without the ``enroll`` scope; ``quota_exceeded`` and
+        ``rate_limited`` before the audio is decoded) or ``ProviderError``.
+        """
+        self.authorize(principal)
+        tenant = principal.tenant
+        name, language = self.check(
+            request.name, request.consent, request.transcript, request.language, request.speaker
+        )
+        await self.ensure_free(tenant, name)
+        limits = self._limits
+        if limits is None:
+            return await self._enroll(request, principal, name, language, progress)
+        limits.admit(tenant, await self._stored(tenant), self._clock())  # no await between counting and taking
+        try:
+            return await self._enroll(request, principal, name, language, progress)
+        finally:
+            limits.done(tenant)
+
+    async def _enroll(
+        self, request: EnrollmentRequest, principal: Principal, name: str, language: str, progress: Progress
+    ) -> EnrollmentResult:
+        tenant = principal.tenant
+        progress(f"decoding {len(request.audio):,} bytes of audio")
+        try:
+            reference = await asyncio.get_running_loop().run_in_executor(_POOL, prepare_reference, request.audio)
+        except RejectedAudio as exc:
+            raise EnrollmentRejected(exc.code, exc.message) from None
+        progress(f"reference audio: {reference.duration_s:.1f} s of speech ({reference.source_format})")
+        warnings = list(reference.warnings)
+        transcript = (request.transcript or "").strip()
+        transcribed = not transcript
+        if transcribed:
+            progress("transcribing the reference audio (no transcript given)")
+            transcript, heard_in = await self._transcribe(reference, language)
+            warnings.append(ASR_NOTE)
+            if language == "Auto":
+                language = NAMES.get(heard_in, language)  # the language its transcript was heard in
+        now = self._now().astimezone(UTC).isoformat(timespec="seconds")
+        consent = ConsentRecord(
+            statement=request.consent.strip(),
+            speaker=(request.speaker or "").strip(),
+            consented_at=now,
+            audio_sha256=reference.sha256,
+            enrolled_by=principal.subject,
+            tenant=tenant,
+        )
+        record = VoiceRecord(
+            name=name,
+            voice_id=uuid.uuid4().hex,
+            transcript=transcript,
+            language=language,
+            consent=consent,
+            sha256=reference.sha256,
+            duration_s=reference.duration_s,
+            created_at=now,
+            tenant=tenant,
+        )
+        progress(f"storing voice {name!r} in tenant {tenant!r}")
+        try:
+            await self._store.add(Voice(record, reference.wav))
+        except VoiceExists:
+            raise EnrollmentRejected("voice_exists", f"a voice named {name!r} already exists") from None
+        return EnrollmentResult(record, tuple(warnings), transcribed)
+
+    async def _transcribe(self, reference: ReferenceAudio, language: str) -> tuple[str, str]:
+        """The recording's words, and the language they were heard in (``language``, unless it is ``Auto``)."""
+        if self._stt is None:
+            raise EnrollmentRejected("transcript_required", "give the exact transcript of the recording")
+        audio16 = resample(pcm16_to_float(reference.pcm), REFERENCE_RATE, _ASR_RATE)
+        code = parse_language(language) if language != "Auto" else None
+        hint = LanguageHint(code, detect=code is None)
+        result = await self._stt.transcribe(float_to_pcm16(np.asarray(audio16)), None, hint)
+        text = result.text.strip()
+        if not text:
+            raise EnrollmentRejected(
+                "no_speech", "no words were recognised in the recording; give its exact transcript instead"
+            )
+        return text, result.language
