@@ -170,7 +170,7 @@ FORGED = "\nCRITICAL agent.security.auth: forged"
 
 
 def test_a_telnyx_error_is_logged_on_one_line_however_its_fields_read(caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.INFO, logger="agent.runtime")
+    caplog.set_level(logging.INFO, logger="agent.wires")
     wire = TelephonyWire(TelnyxGateway(telnyx.Start("S1", "v3:c1")), lead_ms=60)
     error = {"code": "1" + FORGED, "title": "t\r\n" + "x" * 500, "detail": "d" + FORGED}
     assert wire.decode(json.dumps({"event": "error", "payload": error})) is None
@@ -187,7 +187,7 @@ def test_a_telnyx_error_is_logged_on_one_line_however_its_fields_read(caplog: py
     ],
 )
 def test_a_keypress_that_is_not_a_digit_is_dropped_not_logged(caplog: pytest.LogCaptureFixture, message: str) -> None:
-    caplog.set_level(logging.INFO, logger="agent.runtime")
+    caplog.set_level(logging.INFO, logger="agent.wires")
     dropped: Counter[str] = Counter()
     wire = TelephonyWire(TelnyxGateway(telnyx.Start("S1", "v3:c1")), lead_ms=60, dropped=dropped)
     with pytest.raises(ProtocolError):
