@@ -17,9 +17,9 @@ from agent.core.events import (
     Transcribe,
     TranscriptReady,
 )
-from agent.core.session import BargeInPolicy, IdlePolicy, Session, SessionConfig
+from agent.core.policies import BargeInPolicy, Deadlines, IdlePolicy, Phrases, Preemption, SessionConfig
+from agent.core.session import Session
 from agent.core.turn_detector import TurnPolicy
-from agent.core.turn_state import Deadlines, Phrases, Preemption
 
 FRAME = b"\x01\x00" * 320
 AUDIO_100MS = b"\x00\x00" * 2400  # 100 ms at 24 kHz

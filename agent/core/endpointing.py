@@ -20,8 +20,8 @@ that language's words (``agent.core.lexicon``). Chinese and Japanese, written wi
 character by character; sentence-final "。？！" count like ".?!". A language without a lexicon gets the rules
 that need no words: punctuation, digits and hums.
 
-Pure functions over text and numbers; how text is cut into words and read with a lexicon is
-``agent.core.wording``.
+One reason to change: when a turn is over, or a sound over the agent takes the floor. Pure functions over text
+and numbers; how text is cut into words and read with a lexicon is ``agent.core.wording``.
 """
 
 from __future__ import annotations
@@ -30,10 +30,9 @@ import functools
 from dataclasses import dataclass, field
 from enum import Enum
 
-from agent.core.lexicon import (
+from agent.core.lexicon.english import (
     BACKCHANNELS,
     FILLERS,
-    NEUTRAL_SOUNDS,
     OPEN_WORDS,
     SHORT_ANSWER_WORDS,
     SOUNDS,
@@ -41,6 +40,7 @@ from agent.core.lexicon import (
     SUBORDINATORS,
     TRAILING_WORDS,
 )
+from agent.core.lexicon.shared import NEUTRAL_SOUNDS
 from agent.core.wording import (
     ASKS,
     COMMAS,
@@ -344,3 +344,15 @@ def claims_floor(text: str, phrases: tuple[str, ...] = BACKCHANNELS, *, language
     if _stops(said, rules):
         return True
     return _bid_words(said, rules) >= BID_WORDS
+
+
+def passes(text: str, speech_ms: int, phrases: tuple[str, ...], max_ms: int, *, language: str = "en") -> bool:
+    """Said while the agent talks, ``text`` (``speech_ms`` of speech) does not claim the floor: nothing, an
+    acknowledgement (``no_bid``), or a sound shorter than ``max_ms`` (``BargeInPolicy.backchannel_max_ms``) that
+    does not claim the floor (an interjection such as "wait" or "stop", or several words: ``claims_floor``).
+    tiny.en writes words for hums and short acknowledgements ("And may Chen." for "mhm", "Amen." for "mm"), so a
+    word or three are no bid; a caller who means to take the floor says "wait", says more, or goes on
+    (``bench/backchannels.py``)."""
+    if no_bid(text, phrases, language=language):
+        return True
+    return bool(phrases) and speech_ms < max_ms and not claims_floor(text, phrases, language=language)

@@ -4,13 +4,16 @@
 (nothing for English, so English prompts are as they were). ``phrase_text(key, configured, language)`` is a
 fixed phrase (apology, idle prompt, hold, goodbye, no voice) in the caller's language: the built-in translation
 while the operator kept the English default (``agent.config.TurnSettings``), and the operator's own text, as
-written, once they changed it. Pure: no I/O.
+written, once they changed it; ``localised(phrases, language)`` is a session's ``Phrases`` in the caller's language.
+One reason to change: what the agent says in a language. Pure: no I/O.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
+from agent.core.policies import Phrases
 from agent.languages import DEFAULT, NAMES
 
 DEFAULTS: Mapping[str, str] = {
@@ -117,3 +120,14 @@ def phrase_text(key: str, configured: str, language: str | None) -> str:
     if default is None or configured != default or language is None:
         return configured
     return TRANSLATIONS[key].get(language, configured)
+
+
+def localised(phrases: Phrases, language: str) -> Phrases:
+    """The fixed phrases in ``language``: each one the operator left at its English default is said in the
+    caller's language (``phrase_text``); one they wrote themselves is kept as written."""
+    return replace(
+        phrases,
+        apology=phrase_text("apology", phrases.apology, language),
+        hold=phrase_text("hold", phrases.hold, language),
+        goodbye=phrase_text("goodbye", phrases.goodbye, language),
+    )

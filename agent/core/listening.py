@@ -28,7 +28,8 @@ its own); only speech that goes on for
 ``backchannel_max_ms`` takes the floor before it ends. Quick transcripts of the first syllables ("Uh" of
 "uh-huh", "All" of "all right", "Run!" of "right") are not needed then, and not asked for.
 
-Transcripts of the requests it asked for come back through ``answer``. Pure: no I/O, no clock.
+Transcripts of the requests it asked for come back through ``answer``. One reason to change: how the caller's
+speech is heard and judged. Pure: no I/O, no clock.
 """
 
 from __future__ import annotations
@@ -38,8 +39,9 @@ from typing import Literal, assert_never
 
 from agent.core.endpointing import EndpointPolicy, claims_floor, is_backchannel, no_bid, normalise_phrase
 from agent.core.events import AudioFrame, CancelTranscription, ScoreTurn, Transcribe
+from agent.core.policies import BargeInPolicy
 from agent.core.turn_detector import Discarded, EndOfTurn, Onset, TurnDetector, TurnPolicy
-from agent.core.turn_state import AsrRequest, BargeInPolicy, Said, Utterance
+from agent.core.turn_state import AsrRequest, Said, Utterance
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,16 +8,30 @@ change. When the end of turn comes with the same transcript (the caller did not 
 released in order at that moment; when the caller goes on, or the turn ends differently, the work is
 cancelled and nothing of it is ever heard.
 
-``Guess`` is that reply's state; ``Guess.hold`` decides, effect by effect, what runs now and what waits.
-Pure: no I/O, no clock.
+One reason to change: how a reply is prepared ahead of the end of turn. ``Guess`` is that reply's state;
+``Guess.hold`` decides, effect by effect, what runs now and what waits. ``Preemptor`` starts, confirms and
+discards it on the speaking side (``agent.core.speaking``); when to try is the session's decision. Pure: no
+I/O, no clock.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from agent.core.events import Effect, FinishSynthesis, GenerateReply, Notify, Synthesize
-from agent.core.turn_state import Preemption, Turn
+from agent.core.events import (
+    CancelTurn,
+    Effect,
+    FinishSynthesis,
+    GenerateReply,
+    Notify,
+    PreemptionOutcome,
+    StageFailed,
+    Synthesize,
+)
+from agent.core.policies import Preemption
+from agent.core.speaking import Speaker, TurnResult
+from agent.core.turn_detector import EndOfTurn
+from agent.core.turn_state import Turn
 
 
 @dataclass(slots=True)
@@ -71,3 +85,57 @@ class Guess:
         if isinstance(effect, Synthesize):
             return effect.sentence == 0 and effect.phrase is None
         return isinstance(effect, FinishSynthesis)  # everything before it ran: a one-sentence reply
+
+
+class Preemptor:
+    """The reply prepared ahead for ``speaker``: at most one ``guess`` at a time, not a turn until confirmed."""
+
+    def __init__(self, speaker: Speaker) -> None:
+        self._speaker = speaker
+        self.guess: Guess | None = None
+        """A reply prepared before the end of turn, not released yet (it is not a turn yet)."""
+
+    def preempt(self, text: str, voiced_until_ms: int, mode: Preemption, now: float) -> list[Effect]:
+        """Start the reply to the speculative transcript ``text`` before the end of turn, output held."""
+        effects = self.discard()
+        speaker = self._speaker
+        turn = Turn(speaker.number + 1, 0, None, None, speculative=True)
+        turn.transcript_at = turn.began_at = now
+        guess = self.guess = Guess(turn, text.strip(), voiced_until_ms, mode)
+        return effects + guess.hold(speaker.prepare(turn, guess.text))
+
+    def confirm(self, end: EndOfTurn, last_voice_at: float | None, now: float) -> list[Effect] | None:
+        """The utterance ended as guessed: the prepared reply becomes the turn and is released now.
+
+        ``None`` (and the guess discarded by the caller) when it cannot be: the turn ended otherwise."""
+        guess, speaker = self.guess, self._speaker
+        if guess is None or guess.turn.number != speaker.number + 1:
+            return None
+        self.guess = None
+        effects = speaker.announce(end, now)
+        turn = guess.turn
+        turn.utterance_ms, turn.last_voice_at, turn.ended_at = end.utterance_ms, last_voice_at, now
+        speaker.adopt(turn, guess.text)
+        effects.append(PreemptionOutcome(turn.number, hit=True, synthesized_ms=turn.playback.total_ms))
+        return effects + guess.release(now)
+
+    def discard(self) -> list[Effect]:
+        """The caller went on (or the turn ended otherwise): the prepared reply is dropped unheard."""
+        guess, self.guess = self.guess, None
+        if guess is None:
+            return []
+        number, synthesized_ms = guess.turn.number, guess.turn.playback.total_ms
+        return [CancelTurn(number), PreemptionOutcome(number, hit=False, synthesized_ms=synthesized_ms)]
+
+    def owns(self, turn: int) -> bool:
+        """Turn ``turn`` is the prepared reply's (its work reports go to ``result``)."""
+        return self.guess is not None and self.guess.turn.number == turn
+
+    def result(self, event: TurnResult, now: float) -> list[Effect]:
+        """What the runtime reports about the prepared reply's work (``owns(event.turn)``): held like the rest."""
+        guess = self.guess
+        if guess is None or guess.turn.number != event.turn:
+            return []
+        if isinstance(event, StageFailed):
+            return self.discard()  # the end of turn asks again, and reports a failure that persists
+        return guess.hold(self._speaker.advance(guess.turn, event, now))

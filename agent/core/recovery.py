@@ -9,12 +9,14 @@ transcript, or the start of a turn the agent began itself) or from the first sen
   stalls half way, a client so slow that synthesis waits for room for ever).
 
 The transcript's own deadline (``asr_s``) is checked by the session on its pending turn. What happens then
-(cancel, report, apologise) is the session's business; these functions only decide.
+(cancel, report, apologise) is the speaker's business; these functions only decide. One reason to change: when
+a stage counts as overdue, or the hold phrase as due.
 """
 
 from __future__ import annotations
 
-from agent.core.turn_state import Deadlines, Phrases, Turn
+from agent.core.policies import Deadlines, Phrases
+from agent.core.turn_state import Turn
 
 
 def overdue(turn: Turn, now: float, deadlines: Deadlines) -> str | None:

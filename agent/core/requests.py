@@ -3,7 +3,8 @@ ask for a reply or cancel it, cut a reply to what was played.
 
 ``answer(request, speaker, dialogue, pending, now)`` carries one out on the speaking side and returns its effects:
 the notice that it was done, or an ``ErrorNotice`` saying why it could not be (the session goes on).
-Committing and clearing the caller's audio stay with the session (they touch the listening side). Pure.
+Committing and clearing the caller's audio stay with the session (they touch the listening side; the buffer is
+``agent.core.input_buffer``). One reason to change: what such a request does to the conversation. Pure.
 """
 
 from __future__ import annotations

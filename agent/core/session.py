@@ -1,46 +1,25 @@
 """The session core: one caller's conversation as a pure state machine.
 
+One reason to change: how the listening and speaking sides are arbitrated: who holds the floor, which utterance
+becomes a turn, what a transcript, a barge-in or a deadline does to the turn in progress.
+
 ``Session.handle(event, now)`` takes one event and the current monotonic time in seconds and returns the
 effects the runtime must carry out, in order. It does no I/O and reads no clock, so every turn-taking rule
-is a synchronous unit test.
-
-Listening side (``agent.core.listening.Listener``): the turn detector (audio time) finds utterances. Early
-in the trailing silence a speculative transcript is requested; when it ends like a finished sentence the
-turn ends after a short hangover and the transcript is reused, when it trails off the agent waits longer
-(``EndpointPolicy``).
-
-Speaking side (``agent.core.speaking.Speaker``): an utterance that ends becomes turn ``n``. Its reply is
-streamed, cut into sentences and synthesized; the turn lasts until the caller has heard the reply (client
-``playback.mark``s, or the clock). With preemption on (``SessionConfig.preemption``), the reply to the
-speculative transcript starts before the end of turn with its output held, is released the moment the
-utterance ends as guessed, and is discarded unheard when the caller goes on (``agent.core.preemption``).
-Caller speech of at least ``BargeInPolicy.min_speech_ms`` during that time is a barge-in: ``CancelTurn``,
-``playback.clear``, and the history keeps only what the caller heard. Backchannels ("uh-huh", "yeah") are
-recognised from a quick transcript and do not interrupt. With ``BargeInPolicy.pause`` (a client that can
-pause) the reply yields at once: it stops at the caller's speech onset (``PlaybackPause``) at the position
-heard, resumes from exactly there when the sound does not take the floor (a cough, an acknowledgement:
-``Passed``), and is cut at that position when it does.
+is a synchronous unit test. How the parts fit (listening, speaking, preemption, yielding, recovery, closing)
+is told in ``agent.core``.
 
 Every result carries its request or turn id; results for anything no longer current are dropped here, so
 late results of a cancelled turn can never reach the caller. Superseded transcriptions are cancelled
 (``CancelTranscription``), so they cannot pile up behind each other.
-
-Nothing can wedge a turn and every failure is spoken (``agent.core.recovery``): each stage has a deadline
-checked on every event (``Deadlines``); a failed or overdue stage is reported with an ``error`` and, when
-nothing of the reply was said, answered with the apology phrase. The agent also speaks on its own: a
-greeting (``open``), a "one moment" when a reply is late, and the idle prompt (``Phrases``).
-
-Drain (``Drain(deadline)``, the server is shutting down): no new turn starts; the turn in progress (a reply
-being prepared or played, or an utterance waiting for its transcript) goes on until the caller has heard it,
-or is cut at ``deadline``; then the goodbye phrase is spoken and, once heard, the session closes 1001.
 """
 
 from __future__ import annotations
 
 from typing import assert_never
 
-from agent.core import requests
-from agent.core.endpointing import claims_floor, no_bid
+from agent.core import requests, yielding
+from agent.core.closing import Closing
+from agent.core.endpointing import passes
 from agent.core.events import (
     SHUTTING_DOWN,
     AddMessage,
@@ -49,7 +28,6 @@ from agent.core.events import (
     CancelTranscription,
     ClearInput,
     ClientEnded,
-    CloseSession,
     CommitInput,
     CreateResponse,
     DeleteMessage,
@@ -77,21 +55,13 @@ from agent.core.events import (
     TurnScored,
 )
 from agent.core.history import Dialogue
-from agent.core.language_text import phrase_text
+from agent.core.input_buffer import InputBuffer, duration_ms
 from agent.core.listening import Began, Ended, Guessed, Heard, Interrupt, Listener, Passed, Yield
-from agent.core.speaking import Speaker, localised
+from agent.core.policies import SessionConfig
+from agent.core.preemption import Preemptor
+from agent.core.speaking import Speaker
 from agent.core.turn_detector import EndOfTurn
-from agent.core.turn_state import (
-    BargeInPolicy,
-    Deadlines,
-    IdlePolicy,
-    PendingTurn,
-    Phrases,
-    Said,
-    SessionConfig,
-)
-
-__all__ = ["SHUTTING_DOWN", "BargeInPolicy", "Deadlines", "IdlePolicy", "Phrases", "Session", "SessionConfig"]
+from agent.core.turn_state import PendingTurn, Said
 
 
 class Session:
@@ -101,23 +71,15 @@ class Session:
         self._config = config
         self._barge = config.barge_in
         self._language = config.language
-        self._phrases = localised(config.phrases, self._language)
         self._dialogue = Dialogue(config.system_prompt, config.max_history_messages)
         self._speaker = Speaker(config, self._dialogue)
+        self._ahead = Preemptor(self._speaker)
+        self._closing = Closing(self._speaker, self._ahead)
         self._listener = Listener(config.policy, config.endpointing, config.barge_in)
         self._speaker.language = self._listener.language = self._language
         self._pending: PendingTurn | None = None
-        self._last_activity_at: float | None = None
-        self._prompted = False
-        self._closed = False
-        self._drain_by: float | None = None
-        """Draining: the time by which the turn in progress is cut."""
-        self._goodbye = False
-        """Draining: the goodbye has been queued (it is never cut)."""
-        self._drain_close = (1001, SHUTTING_DOWN)
-        """Draining: the close once the goodbye was heard."""
-        self._input = bytearray()
-        """Turn detection off: the caller's audio since the last commit (16 kHz PCM16)."""
+        self._input = InputBuffer()
+        """Turn detection off: the caller's audio since the last commit."""
         self._said: Said | None = None
         """The utterance the latest caller turn was made of."""
 
@@ -129,7 +91,6 @@ class Session:
         """New rules from now on (a Realtime client's ``session.update``); the output rate stays what it was."""
         self._config = config
         self._barge = config.barge_in
-        self._phrases = localised(config.phrases, self._language)
         self._dialogue.system_prompt = config.system_prompt
         self._speaker.reconfigure(config)
         self._listener.reconfigure(config.policy, config.endpointing, config.barge_in)
@@ -144,7 +105,6 @@ class Session:
         if language == self._language:
             return
         self._language = language
-        self._phrases = localised(self._config.phrases, language)
         self._speaker.language = self._listener.language = language
 
     @property
@@ -158,16 +118,18 @@ class Session:
 
     def open(self, now: float) -> list[Effect]:
         """Call once when the session starts: the greeting, if there is one."""
-        self._last_activity_at = now
-        if not self._phrases.greeting or self._closed:
+        self._closing.last_activity_at = now
+        greeting = self._speaker.phrases.greeting
+        if not greeting or self._closing.closed:
             return []
-        return self._speaker.own_turn(self._phrases.greeting, "greeting", now, remember=True)
+        return self._speaker.own_turn(greeting, "greeting", now, remember=True)
 
     def handle(self, event: Event, now: float) -> list[Effect]:
-        if self._closed:
+        closing = self._closing
+        if closing.closed:
             return []
-        if self._last_activity_at is None:
-            self._last_activity_at = now
+        if closing.last_activity_at is None:
+            closing.last_activity_at = now
         match event:
             case AudioFrame():
                 effects = self._on_audio(event, now)
@@ -179,23 +141,23 @@ class Session:
             case TranscriptFailed():
                 effects = self._on_transcript_failed(event, now)
             case ReplyDelta() | ReplyEnded() | SpeechAudio() | SpeechEnded() | StageFailed() | PlaybackMark():
-                effects = self._speaker.result(event, now)
+                if self._ahead.owns(event.turn):
+                    effects = self._ahead.result(event, now)
+                else:
+                    effects = self._speaker.result(event, now)
             case Tick():
                 effects = []
             case ClientEnded():
-                return self._close(now, SessionEnded("client ended the session"), 1000, "session ended")
+                return closing.close(now, SessionEnded("client ended the session"), 1000, "session ended")
             case Drain():
-                if self._drain_by is None:
-                    self._drain_by = event.deadline
-                    self._drain_close = (event.code, event.reason)
-                effects = self._speaker.discard()  # no new turn while draining
+                effects = closing.drain(event)
             case CommitInput():
                 effects = self._commit(event.pcm, now)
             case ClearInput():
                 self._input.clear()
                 effects = [Notify(InputCleared())]
             case AddMessage() | CreateResponse() | CancelResponse() | TruncateReply() | DeleteMessage():
-                if isinstance(event, CreateResponse) and self._drain_by is not None:
+                if isinstance(event, CreateResponse) and closing.draining:
                     return requests.refused("server_shutting_down", SHUTTING_DOWN)
                 effects = requests.answer(event, self._speaker, self._dialogue, self._pending is not None, now)
             case _:
@@ -206,32 +168,31 @@ class Session:
 
     def _on_audio(self, frame: AudioFrame, now: float) -> list[Effect]:
         if not self._config.detect_turns:  # the client commits: no utterances, only a buffer
-            if len(self._input) < self._config.policy.max_utterance_ms * 32:
-                self._input.extend(frame.pcm)
+            self._input.add(frame.pcm, self._config.policy.max_utterance_ms)
             return []
         effects: list[Effect] = []
         listener = self._listener
         listener.continuable = self._continuable()
         for heard in listener.push(frame, now, self._agent_busy()):
             effects += self._on_heard(heard, now)
-        guess = self._speaker.guess
+        guess = self._ahead.guess
         if guess is not None and (not listener.speaking or listener.voiced_until_ms != guess.voiced_until_ms):
-            effects += self._speaker.discard()  # the caller went on (or the utterance was dropped)
+            effects += self._ahead.discard()  # the caller went on (or the utterance was dropped)
         if listener.last_voice_at == now:
-            self._last_activity_at = now
-            self._prompted = False
+            self._closing.voice(now)
         return effects
 
     def _on_heard(self, heard: Heard, now: float) -> list[Effect]:
         match heard:
             case Began():
                 # Yield at once, unless the sound may be the agent's own echo: then only once it goes on (Yield).
-                pause = self._speaker.pause(now) if self._agent_busy() and not heard.unsure else []
+                busy = self._agent_busy() and not heard.unsure
+                pause = yielding.pause(self._speaker.active, self._config, now) if busy else []
                 return [*pause, Notify(SpeechStarted(audio_ms=heard.audio_ms))]
             case Yield():
-                return self._speaker.pause(now) if self._agent_busy() else []
+                return yielding.pause(self._speaker.active, self._config, now) if self._agent_busy() else []
             case Passed():
-                return self._speaker.resume(now)
+                return self._resume(now)
             case Transcribe() | ScoreTurn() | CancelTranscription():
                 return [heard]
             case Interrupt(continues=continues):
@@ -245,27 +206,28 @@ class Session:
 
     def _preempt(self, guessed: Guessed, now: float) -> list[Effect]:
         """The speculative transcript of the whole utterance so far: start its reply (output held)."""
-        idle = self._speaker.active is None and self._pending is None and self._drain_by is None
-        if self._config.preemption == "off" or not idle or not guessed.text.strip():
+        idle = self._speaker.active is None and self._pending is None and not self._closing.draining
+        mode = self._config.preemption
+        if mode == "off" or not idle or not guessed.text.strip():
             return []
-        return self._speaker.preempt(guessed.text, guessed.voiced_until_ms, now)
+        return self._ahead.preempt(guessed.text, guessed.voiced_until_ms, mode, now)
 
     def _utterance_ended(self, ended: Ended, now: float) -> list[Effect]:
-        speaker = self._speaker
-        if self._drain_by is not None:  # no new turn while draining: its transcript is not wanted
+        speaker, ahead = self._speaker, self._ahead
+        if self._closing.draining:  # no new turn while draining: its transcript is not wanted
             return [] if ended.text is not None else [CancelTranscription(ended.request)]
         busy = self._agent_busy() and not ended.interrupted
-        guess = speaker.guess
+        guess = ahead.guess
         if guess is not None and not busy and guess.holds(ended.text, ended.end.voiced_until_ms):
             effects = self._drop_pending(now)
-            released = speaker.confirm(ended.end, ended.last_voice_at, now)
+            released = ahead.confirm(ended.end, ended.last_voice_at, now)
             if released is not None:
                 self._said = Said(speaker.number, ended.end)
                 return effects + released
-        effects = speaker.discard()
+        effects = ahead.discard()
         if ended.text is not None:
             if busy and self._no_bid(ended.text, ended.end.speech_ms):
-                return effects + speaker.resume(now)
+                return effects + self._resume(now)
             effects += self._drop_pending(now) + self._announce(ended.end, now)
             turn = speaker.new_turn(ended.end.utterance_ms, ended.last_voice_at, now, speculative=True)
             return effects + speaker.answer(turn, ended.text, now)
@@ -286,7 +248,7 @@ class Session:
         """The caller's words the agent is answering now (their turn's transcript awaited, or its reply under
         way): speech that takes the floor soon after them continues them (``BargeInPolicy.continue_within_ms``)."""
         said, pending, active = self._said, self._pending, self._speaker.active
-        if said is None or not self._barge.continue_within_ms or self._drain_by is not None:
+        if said is None or not self._barge.continue_within_ms or self._closing.draining:
             return None
         if pending is not None:
             answering = None if pending.only_if_not_backchannel else pending.turn
@@ -312,12 +274,10 @@ class Session:
         if audio is None and self._config.detect_turns:
             effects = [e for heard in self._listener.commit(self._agent_busy()) for e in self._on_heard(heard, now)]
             return effects or requests.refused("input_audio_buffer_commit_empty", "no speech to commit")
-        pcm = bytes(self._input) if audio is None else audio
-        audio_ms = len(pcm) // 32
-        if audio_ms < 100:
+        pcm = self._input.take(audio)
+        if pcm is None:
             return requests.refused("input_audio_buffer_commit_empty", "at least 100 ms of audio must be committed")
-        if audio is None:
-            self._input.clear()
+        audio_ms = duration_ms(pcm)
         effects = self._drop_pending(now)
         turn, request = self._speaker.number_turn(), self._listener.new_request()
         end = EndOfTurn(pcm, audio_ms, audio_ms, self._listener.position_ms, "silence", self._listener.position_ms)
@@ -346,7 +306,7 @@ class Session:
         effects: list[Effect] = []
         if pending.only_if_not_backchannel:
             if self._no_bid(text, pending.end.speech_ms):
-                return self._speaker.resume(now)
+                return self._resume(now)
             effects += self._announce(pending.end, now)
         number = pending.turn if not pending.only_if_not_backchannel else None
         turn = self._speaker.new_turn(pending.end.utterance_ms, pending.last_voice_at, pending.ended_at, number)
@@ -363,26 +323,16 @@ class Session:
         """The turn's transcript failed or is overdue: say so, and apologise (nothing was understood)."""
         self._pending = None
         if pending.only_if_not_backchannel:
-            return self._speaker.resume(now)  # said while the agent talked: maybe "uh-huh"; it goes on
+            return self._resume(now)  # said while the agent talked: maybe "uh-huh"; it goes on
         turn = self._speaker.new_turn(pending.end.utterance_ms, pending.last_voice_at, pending.ended_at, pending.turn)
         return self._speaker.misheard(turn, code, message, now)
 
     # ------------------------------------------------------------------------------ turn boundaries
 
     def _no_bid(self, text: str, speech_ms: int) -> bool:
-        """Said while the agent talks, ``text`` does not claim the floor: nothing, "uh-huh", or a sound shorter
-        than ``backchannel_max_ms`` that does not claim the floor (an interjection such as "wait" or "stop", or
-        several words: ``claims_floor``). tiny.en writes words for hums and short acknowledgements ("And may
-        Chen." for "mhm", "Amen." for "mm"), so a word or three are no bid; a caller who means to take the floor
-        says "wait", says more, or goes on (``bench/backchannels.py``)."""
+        """Said while the agent talks, ``text`` does not take the floor (``passes``)."""
         barge = self._barge
-        if no_bid(text, barge.backchannels, language=self._language):
-            return True
-        return (
-            bool(barge.backchannels)
-            and speech_ms < barge.backchannel_max_ms
-            and not claims_floor(text, barge.backchannels, language=self._language)
-        )
+        return passes(text, speech_ms, barge.backchannels, barge.backchannel_max_ms, language=self._language)
 
     def _agent_busy(self) -> bool:
         """The agent holds the floor: a reply is being prepared or is still playing."""
@@ -391,7 +341,11 @@ class Session:
     def _interrupt(self, now: float) -> list[Effect]:
         """Barge-in (or the drain's deadline): stop the turn in progress; the history keeps what was heard."""
         # The caller goes on talking before their last turn was even transcribed: that turn is moot.
-        return self._drop_pending(now) + self._speaker.discard() + self._speaker.interrupt(now)
+        return self._drop_pending(now) + self._ahead.discard() + self._speaker.interrupt(now)
+
+    def _resume(self, now: float) -> list[Effect]:
+        """The caller's sound did not take the floor: a reply paused for it plays on (``agent.core.yielding``)."""
+        return yielding.resume(self._speaker.active, self._config, now)
 
     def _continue(self, turn: int) -> list[Effect]:
         """The caller's new speech goes on with the words of ``turn`` (they had only paused): the utterance now
@@ -405,8 +359,8 @@ class Session:
     # -------------------------------------------------------------------------------------- timers
 
     def _housekeeping(self, now: float) -> list[Effect]:
-        draining = self._drain_by is not None
-        if self._drain_by is not None and not self._goodbye and now >= self._drain_by:
+        closing = self._closing
+        if closing.cut_due(now):
             return self._interrupt(now) + self._farewell(now)
         speaker = self._speaker
         effects = self._transcript_overdue(now) or speaker.overdue(now)
@@ -414,27 +368,18 @@ class Session:
             return effects
         if speaker.active is not None:
             effects = speaker.tend(now)
-            return effects + self._farewell(now) if draining and speaker.active is None else effects
+            return effects + self._farewell(now) if closing.draining and speaker.active is None else effects
         if self._pending is not None:
             return []
-        if draining:
+        if closing.draining:
             return self._farewell(now)
         if self._listener.speaking:
             return []
-        return self._idle(now)
+        return closing.idle(now, self._config.idle)
 
     def _farewell(self, now: float) -> list[Effect]:
-        """Draining and nothing in progress: the goodbye, then, once it has been heard, the drain's close."""
-        if self._speaker.active is not None or self._pending is not None:
-            return []
-        if not self._goodbye and self._phrases.goodbye:
-            drain_by = self._drain_by
-            if self._listener.speaking and drain_by is not None and now < drain_by:
-                return []  # not over the caller's words, unless time is up
-            self._goodbye = True
-            return self._speaker.own_turn(self._phrases.goodbye, "goodbye", now, remember=False)
-        code, reason = self._drain_close
-        return self._close(now, SessionEnded(reason), code, reason)
+        waiting = self._pending is not None
+        return self._closing.farewell(now, waiting=waiting, caller_speaking=self._listener.speaking)
 
     def _transcript_overdue(self, now: float) -> list[Effect]:
         """The pending turn's transcript missed its deadline: stop it, say so, apologise."""
@@ -445,20 +390,3 @@ class Session:
         self._listener.forget(pending.request)
         message = f"no transcript within {deadline_s:g} s"
         return [CancelTranscription(pending.request), *self._transcript_lost(pending, "asr_timeout", message, now)]
-
-    def _idle(self, now: float) -> list[Effect]:
-        idle = self._config.idle
-        marks = [t for t in (self._last_activity_at, self._speaker.finished_at) if t is not None]
-        since = now - max(marks) if marks else 0.0
-        if idle.end_after_s and since >= idle.end_after_s:
-            return self._close(now, SessionEnded("no speech for a while: session ended"), 1000, "idle timeout")
-        if idle.prompt_after_s and not self._prompted and since >= idle.prompt_after_s:
-            self._prompted = True
-            text = phrase_text("idle_prompt", idle.prompt_text, self._language)
-            return self._speaker.own_turn(text, "idle_prompt", now, remember=True)
-        return []
-
-    def _close(self, now: float, notice: SessionEnded, code: int, reason: str) -> list[Effect]:
-        effects = self._speaker.discard() + self._speaker.interrupt(now, clear=False)
-        self._closed = True
-        return [*effects, Notify(notice), CloseSession(code, reason)]

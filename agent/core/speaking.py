@@ -1,28 +1,26 @@
 """The speaking side of the session core: the agent's turns, from the reply's first word to what was heard.
 
-``Speaker`` numbers the turns and owns the one being answered (``active``) and a reply prepared ahead of
-the end of turn (``guess``, ``agent.core.preemption``). It turns a turn's streamed reply text into sentences
-to synthesize, adds the fixed phrases the agent says on its own (apology, hold, greeting, idle prompt,
-goodbye: ``Synthesize.phrase``), accounts for the reply audio on its way out (``audio.start``, frames,
-``audio.end``, what was sent per sentence, what the caller heard), and ends turns: played out, interrupted,
+One reason to change: the lifecycle of the agent's turns. ``Speaker`` numbers the turns and owns the one being
+answered (``active``). It turns a turn's streamed reply text into sentences to synthesize, adds the fixed
+phrases the agent says on its own (apology, hold, greeting, idle prompt, goodbye: ``Synthesize.phrase``), passes
+the reply audio to the ledger (``agent.core.reply_audio``), and ends turns: played out, interrupted,
 superseded, failed or overdue (``agent.core.recovery``), keeping in the history only what the caller heard.
 
-When the caller speaks, which utterance becomes a turn, draining and idling stay with the session
-(``agent.core.session``), as listening does with ``agent.core.listening``. Pure: no I/O, no clock.
+A reply prepared ahead of the end of turn is ``agent.core.preemption``'s, a reply yielding to the caller's
+sound ``agent.core.yielding``'s; when the caller speaks, which utterance becomes a turn, draining and idling
+stay with the session (``agent.core.session``), as listening does with ``agent.core.listening``. Pure: no I/O,
+no clock.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import assert_never
 
+from agent.core import reply_audio, yielding
 from agent.core.chunker import SentenceChunker
 from agent.core.events import (
     APOLOGY_SENTENCE,
     HOLD_SENTENCE,
-    AudioChunk,
-    AudioEnd,
-    AudioStart,
     CancelReply,
     CancelTurn,
     Effect,
@@ -32,8 +30,6 @@ from agent.core.events import (
     Notify,
     PlaybackClear,
     PlaybackMark,
-    PlaybackPause,
-    PreemptionOutcome,
     ReplyDelta,
     ReplyEnded,
     ReplyText,
@@ -43,15 +39,14 @@ from agent.core.events import (
     StageFailed,
     Synthesize,
     TranscriptText,
-    YieldOutcome,
 )
 from agent.core.history import Dialogue, in_language
-from agent.core.language_text import phrase_text
+from agent.core.language_text import localised
 from agent.core.playback import Playback
-from agent.core.preemption import Guess
+from agent.core.policies import Phrases, SessionConfig
 from agent.core.recovery import hold_due, overdue
 from agent.core.turn_detector import EndOfTurn
-from agent.core.turn_state import Phrases, SessionConfig, Turn, turn_metrics
+from agent.core.turn_state import Turn, turn_metrics
 from agent.ports import ChatMessage
 
 _KEEP_PLAYBACKS = 32
@@ -62,17 +57,16 @@ TurnResult = ReplyDelta | ReplyEnded | SpeechAudio | SpeechEnded | StageFailed |
 
 
 class Speaker:
+    """The agent's turns for one session: numbered here, the active one answered, each ended once."""
+
     def __init__(self, config: SessionConfig, dialogue: Dialogue) -> None:
         self._config = config
         self._language = config.language
         self._phrases = localised(config.phrases, self._language)
         self._dialogue = dialogue
-        self._bytes_per_ms = config.output_sample_rate * 2 / 1000.0
         self._number = 0
         self.active: Turn | None = None
         """The turn being answered: its reply is being prepared or is still playing."""
-        self.guess: Guess | None = None
-        """A reply prepared before the end of turn, not released yet (it is not a turn yet)."""
         self.finished_at: float | None = None
         """When the last turn ended (the idle timers count from there)."""
         self._heard: dict[int, Playback] = {}
@@ -84,7 +78,6 @@ class Speaker:
         """New rules from now on (the output rate stays: it is fixed once audio has been sent)."""
         self._config = config
         self._phrases = localised(config.phrases, self._language)
-        self._bytes_per_ms = config.output_sample_rate * 2 / 1000.0
 
     @property
     def language(self) -> str:
@@ -95,6 +88,11 @@ class Speaker:
     def language(self, language: str) -> None:
         self._language = language
         self._phrases = localised(self._config.phrases, language)
+
+    @property
+    def phrases(self) -> Phrases:
+        """The fixed phrases, in the language replies are spoken in."""
+        return self._phrases
 
     def number_turn(self) -> int:
         """Number a turn that has no utterance (a message the client added, a reply it asked for)."""
@@ -195,66 +193,40 @@ class Speaker:
         self._dialogue.replace(number, "assistant", playback.heard_text(audio_end_ms))
         return []
 
-    # ----------------------------------------------------------------------------------- preemption
+    def prepare(self, turn: Turn, text: str) -> list[Effect]:
+        """The transcript notice and the reply request of ``turn``, whose transcript is ``text``, the history left
+        as it is: a reply prepared ahead of the end of turn (``agent.core.preemption``)."""
+        notice: Effect = Notify(TranscriptText(turn.number, text, self.continues, self._language))
+        history = (*self._dialogue.snapshot(), ChatMessage("user", text))
+        return [notice, self._ask(turn, history)]
 
-    def preempt(self, text: str, voiced_until_ms: int, now: float) -> list[Effect]:
-        """Start the reply to the speculative transcript ``text`` before the end of turn, output held."""
-        effects = self.discard()
-        turn = Turn(self._number + 1, 0, None, None, speculative=True)
-        turn.transcript_at = turn.began_at = now
-        guess = self.guess = Guess(turn, text.strip(), voiced_until_ms, self._config.preemption)
-        notice: Effect = Notify(TranscriptText(turn.number, guess.text, self.continues, self._language))
-        history = (*self._dialogue.snapshot(), ChatMessage("user", guess.text))
-        return effects + guess.hold([notice, self._ask(turn, history)])
-
-    def confirm(self, end: EndOfTurn, last_voice_at: float | None, now: float) -> list[Effect] | None:
-        """The utterance ended as guessed: the prepared reply becomes the turn and is released now.
-
-        ``None`` (and the guess discarded by the caller) when it cannot be: the turn ended otherwise."""
-        guess = self.guess
-        if guess is None or guess.turn.number != self._number + 1:
-            return None
-        self.guess = None
-        effects = self.announce(end, now)
-        turn = self.active = guess.turn
-        turn.utterance_ms, turn.last_voice_at, turn.ended_at = end.utterance_ms, last_voice_at, now
-        self._dialogue.add("user", guess.text, turn.number)
+    def adopt(self, turn: Turn, text: str) -> None:
+        """The reply prepared ahead for ``turn`` is confirmed: it becomes the active turn, ``text`` its words."""
+        self.active = turn
+        self._dialogue.add("user", text, turn.number)
         self.continues = None
-        effects.append(PreemptionOutcome(turn.number, hit=True, synthesized_ms=turn.playback.total_ms))
-        return effects + guess.release(now)
-
-    def discard(self) -> list[Effect]:
-        """The caller went on (or the turn ended otherwise): the prepared reply is dropped unheard."""
-        guess, self.guess = self.guess, None
-        if guess is None:
-            return []
-        number, synthesized_ms = guess.turn.number, guess.turn.playback.total_ms
-        return [CancelTurn(number), PreemptionOutcome(number, hit=False, synthesized_ms=synthesized_ms)]
 
     # ------------------------------------------------------------------------------- the turn's work
 
     def result(self, event: TurnResult, now: float) -> list[Effect]:
-        """What the runtime (or the client) reports about turn ``event.turn``; stale reports are dropped."""
-        guess = self.guess
-        if guess is not None and guess.turn.number == event.turn:
-            if isinstance(event, StageFailed):
-                return self.discard()  # the end of turn asks again, and reports a failure that persists
-            return guess.hold(self._result(guess.turn, event, now))
+        """What the runtime (or the client) reports about the active turn ``event.turn``; stale reports are
+        dropped."""
         turn = self.active
         if turn is None or turn.number != event.turn:
             return []
-        return self._result(turn, event, now)
+        return self.advance(turn, event, now)
 
-    def _result(self, turn: Turn, event: TurnResult, now: float) -> list[Effect]:
+    def advance(self, turn: Turn, event: TurnResult, now: float) -> list[Effect]:
+        """``turn`` (the active one, or a reply prepared ahead) moves on with what was reported about it."""
         match event:
             case ReplyDelta():
                 return self._delta(turn, event.text, now)
             case ReplyEnded():
                 return self._ended(turn, now)
             case SpeechAudio():
-                return self._audio(turn, event.pcm, event.sentence, now)
+                return reply_audio.send(turn, event.pcm, event.sentence, self._config, now)
             case SpeechEnded():
-                return self._audio_done(turn)
+                return reply_audio.synthesized(turn)
             case StageFailed():
                 return self._failed(turn, event, now)
             case PlaybackMark():
@@ -314,43 +286,6 @@ class Speaker:
             FinishSynthesis(turn.number),
         ]
 
-    def _audio(self, turn: Turn, pcm: bytes, sentence: int, now: float) -> list[Effect]:
-        """One frame of synthesized audio of ``turn`` (of its ``sentence``) goes to the caller (or waits, while
-        the turn is paused)."""
-        if not pcm or turn.audio_ended:
-            return []
-        if not turn.audio_started:
-            turn.first_audio_at = now
-        if self._config.barge_in.pause:
-            turn.audio.extend(pcm)
-        audio_ms = len(pcm) / self._bytes_per_ms
-        if turn.paused:
-            turn.playback.add_audio(sentence, audio_ms, now, sent=False)
-            return []
-        effects = self._announce(turn)
-        turn.playback.add_audio(sentence, audio_ms, now)
-        effects.append(Notify(AudioChunk(turn=turn.number, pcm=pcm)))
-        return effects
-
-    def _announce(self, turn: Turn) -> list[Effect]:
-        if turn.announced:
-            return []
-        turn.announced = True
-        return [Notify(AudioStart(turn=turn.number, sample_rate=self._config.output_sample_rate))]
-
-    def _audio_done(self, turn: Turn) -> list[Effect]:
-        """Synthesis of ``turn`` is over (the caller may still be hearing it)."""
-        if not turn.reply_finished or turn.speech_finished:
-            return []
-        turn.speech_finished = True
-        return [] if turn.paused else self._end_audio(turn)
-
-    def _end_audio(self, turn: Turn) -> list[Effect]:
-        if not turn.announced or turn.audio_ended:
-            return []
-        turn.audio_ended = True
-        return [Notify(AudioEnd(turn=turn.number))]
-
     def _sentences(self, turn: Turn, sentences: list[str], now: float) -> list[Effect]:
         if sentences and turn.first_synthesis_at is None:
             turn.first_synthesis_at = now
@@ -364,44 +299,6 @@ class Speaker:
         if turn.first_synthesis_at is None:
             turn.first_synthesis_at = now
         return Synthesize(turn.number, text, sentence, phrase=phrase, language=self._language)
-
-    # ----------------------------------------------------------------------------- yield and resume
-
-    def pause(self, now: float) -> list[Effect]:
-        """The caller started speaking over the active turn: its audio stops at once where it was heard
-        (``playback.pause``) and waits, until ``resume`` or ``interrupt`` (``BargeInPolicy.pause``)."""
-        turn = self.active
-        if turn is None or turn.paused or not self._config.barge_in.pause:
-            return []
-        playback = turn.playback
-        if turn.speech_finished and playback.played_ms(now) >= playback.total_ms:
-            return []  # all of it has been heard: the turn is only waiting out the client's buffer
-        turn.paused = True
-        if not turn.announced:
-            return []  # nothing is playing yet: its audio just waits
-        played = playback.pause(now)
-        turn.audio_ended = False  # ``audio.end`` comes (again) when the resumed audio is complete
-        return [Notify(PlaybackPause(turn.number, round(played)))]
-
-    def resume(self, now: float) -> list[Effect]:
-        """The sound did not take the floor: the paused turn plays on from exactly where it was heard."""
-        turn = self.active
-        if turn is None or not turn.paused:
-            return []
-        turn.paused = False
-        effects: list[Effect] = [YieldOutcome(turn.number, resumed=True)] if turn.playback.paused else []
-        position = turn.playback.resume(now)
-        step = max(int(self._config.output_frame_ms * self._bytes_per_ms) // 2 * 2, 2)
-        start = min(int(position * self._bytes_per_ms) // 2 * 2, len(turn.audio))
-        rest = bytes(turn.audio[start:])
-        if rest:
-            if not turn.announced:
-                turn.first_audio_at = now  # the caller's first audio, not the synthesizer's
-            effects += self._announce(turn)
-            effects += [Notify(AudioChunk(turn=turn.number, pcm=rest[i : i + step])) for i in range(0, len(rest), step)]
-        if turn.speech_finished:
-            effects += self._end_audio(turn)
-        return effects
 
     # ------------------------------------------------------------------------------------ ending turns
 
@@ -449,9 +346,7 @@ class Speaker:
         turn = self.active
         if turn is None:
             return []
-        effects: list[Effect] = [CancelTurn(turn.number)]
-        if turn.playback.paused:
-            effects.append(YieldOutcome(turn.number, resumed=False))
+        effects: list[Effect] = [CancelTurn(turn.number), *yielding.interrupted(turn)]
         if clear and turn.announced:
             effects.append(Notify(PlaybackClear(turn.number)))
         return effects + self.finish(turn, now, interrupted=True)
@@ -462,7 +357,7 @@ class Speaker:
 
     def finish(self, turn: Turn, now: float, *, interrupted: bool) -> list[Effect]:
         """``turn`` is over: ``audio.end`` if still due, what the history keeps, its metrics."""
-        effects = self._end_audio(turn)
+        effects = reply_audio.end(turn)
         heard_ms: float | None = None
         reply = "".join(turn.reply).strip()
         if interrupted and turn.announced:
@@ -479,14 +374,3 @@ class Speaker:
             self.active = None
         self.finished_at = now
         return effects
-
-
-def localised(phrases: Phrases, language: str) -> Phrases:
-    """The fixed phrases in ``language``: each one the operator left at its English default is said in the
-    caller's language (``agent.core.language_text``); one they wrote themselves is kept as written."""
-    return replace(
-        phrases,
-        apology=phrase_text("apology", phrases.apology, language),
-        hold=phrase_text("hold", phrases.hold, language),
-        goodbye=phrase_text("goodbye", phrases.goodbye, language),
-    )

@@ -12,17 +12,8 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from agent.core.lexicon import (
-    ENGLISH,
-    FILLERS,
-    OPEN_WORDS,
-    STOP_WORDS,
-    SUBORDINATORS,
-    TRAILING_WORDS,
-    Lexicon,
-    answer_words,
-    lexicon,
-)
+from agent.core.lexicon import Lexicon, answer_words, lexicon
+from agent.core.lexicon.english import ENGLISH, FILLERS, OPEN_WORDS, STOP_WORDS, SUBORDINATORS, TRAILING_WORDS
 
 # --- how text is cut into words --------------------------------------------------------------------------------
 

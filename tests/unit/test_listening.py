@@ -5,8 +5,8 @@ from __future__ import annotations
 from agent.core.endpointing import EndpointPolicy
 from agent.core.events import AudioFrame, Transcribe
 from agent.core.listening import Began, Ended, Guessed, Heard, Interrupt, Listener
+from agent.core.policies import BargeInPolicy
 from agent.core.turn_detector import TurnPolicy
-from agent.core.turn_state import BargeInPolicy
 
 FRAME = b"\x01\x00" * 320
 

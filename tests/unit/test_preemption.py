@@ -25,7 +25,7 @@ from agent.core.events import (
     TranscriptText,
     TurnMetrics,
 )
-from agent.core.turn_state import Preemption
+from agent.core.policies import Preemption
 from tests.session_driver import AUDIO_100MS, Driver, events, of, requests
 
 

@@ -30,7 +30,7 @@ from agent.core.events import (
     TranscriptText,
     TurnMetrics,
 )
-from agent.core.session import IdlePolicy
+from agent.core.policies import IdlePolicy
 from tests.session_driver import AUDIO_100MS, Driver, answered_turn, events, of, requests, utter
 
 # ----------------------------------------------------------------------------------------- basic flow

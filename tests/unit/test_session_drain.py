@@ -4,6 +4,7 @@ deadline), then the goodbye phrase, then close 1001; no new turn starts. Synchro
 from __future__ import annotations
 
 from agent.core.events import (
+    SHUTTING_DOWN,
     CancelTranscription,
     CancelTurn,
     CloseSession,
@@ -21,8 +22,7 @@ from agent.core.events import (
     TranscriptReady,
     TurnMetrics,
 )
-from agent.core.session import SHUTTING_DOWN
-from agent.core.turn_state import Phrases
+from agent.core.policies import Phrases
 from tests.session_driver import AUDIO_100MS, Driver, answered_turn, of, requests, utter
 
 GOODBYE = "Sorry, I have to end the call now. Goodbye."

@@ -15,7 +15,7 @@ from agent.core.events import (
     TranscriptText,
 )
 from agent.core.language_text import phrase_text
-from agent.core.turn_state import Phrases
+from agent.core.policies import Phrases
 from tests.session_driver import Driver, events, of, requests, utter
 
 APOLOGY_EN = "Sorry, something went wrong on my side. Could you say that again?"
@@ -23,6 +23,7 @@ APOLOGY_EN = "Sorry, something went wrong on my side. Could you say that again?"
 
 def heard(d: Driver, text: str, language: str) -> GenerateReply:
     (req,) = requests(utter(d))
+    ask: GenerateReply
     (ask,) = of(d.at(0.1, TranscriptReady(req, text, language)), GenerateReply)
     return ask
 

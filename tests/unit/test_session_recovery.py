@@ -24,7 +24,7 @@ from agent.core.events import (
     TranscriptReady,
     TurnMetrics,
 )
-from agent.core.turn_state import Deadlines, Phrases
+from agent.core.policies import Deadlines, Phrases
 from tests.session_driver import AUDIO_100MS, Driver, answered_turn, events, of, requests, utter
 
 SORRY = "Sorry, something went wrong."

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from agent.config import Settings
 from agent.core.endpointing import EndpointPolicy
-from agent.core.session import BargeInPolicy, Deadlines, IdlePolicy, Phrases, SessionConfig
+from agent.core.policies import BargeInPolicy, Deadlines, IdlePolicy, Phrases, SessionConfig
 from agent.core.turn_detector import TurnPolicy
 from agent.languages import LanguageChoice, parse_language
 

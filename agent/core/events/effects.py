@@ -1,0 +1,144 @@
+"""What the runtime must do: the outputs of the session core (``Effect``).
+
+One reason to change: a new kind of work the core can ask for. Notify the client (``Notify`` wraps a
+``ServerEvent``), start work (transcribe, score, generate, synthesize), cancel work, report an outcome to the
+metrics, close. The runtime carries them out in order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from agent.core.events.notices import ServerEvent
+from agent.ports import ChatMessage
+
+APOLOGY_SENTENCE = -1
+"""Sentence index of an apology (the core's, or the synthesis pipeline's own after a voice failure)."""
+HOLD_SENTENCE = -2
+"""Sentence index of the "one moment" phrase, queued before the reply's first sentence."""
+
+
+@dataclass(frozen=True, slots=True)
+class Notify:
+    """Send ``event`` to the client (in order, through the outbound queue)."""
+
+    event: ServerEvent
+
+
+@dataclass(frozen=True, slots=True)
+class Transcribe:
+    """Transcribe ``pcm`` (16 kHz PCM16LE); post ``TranscriptReady`` or ``TranscriptFailed`` for ``request``."""
+
+    request: int
+    pcm: bytes
+    purpose: Literal["final", "speculative", "quick"] = "final"
+    """final: the transcript of an ended turn (blocks a reply); speculative: early in the trailing silence;
+    quick: a look at speech while the agent talks (barge-in). Only ``final`` must never be skipped."""
+    over_agent: bool = False
+    """The utterance began while the agent held the floor: the question is whether it holds words at all (a bid)
+    or not (a cough, an "uh-huh"), so the recogniser runs without a prompt that writes fillers
+    (``JobInfo.plain``); and so does its whole transcript once it has taken the floor, as it always did."""
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreTurn:
+    """Judge from its sound whether the utterance so far is finished (the acoustic turn-completion model):
+    ``pcm`` is the utterance up to now, trailing silence included (16 kHz PCM16LE); post ``TurnScored``. Asked
+    with the speculative transcript; droppable (the words alone decide without it)."""
+
+    request: int
+    pcm: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class CancelTranscription:
+    """The answer to ``Transcribe(request)`` is no longer wanted (superseded): stop it, or never start it."""
+
+    request: int
+
+
+@dataclass(frozen=True, slots=True)
+class GenerateReply:
+    """Stream a reply for ``history``; post ``ReplyDelta``s then ``ReplyEnded`` (or ``StageFailed``)."""
+
+    turn: int
+    history: tuple[ChatMessage, ...] = field(default_factory=tuple)
+    language: str = "en"
+    """The language to answer in (the history's system message says so too)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Synthesize:
+    """Speak ``text`` after every earlier ``Synthesize`` of the same turn; post ``SpeechAudio`` frames."""
+
+    turn: int
+    text: str
+    sentence: int = 0
+    phrase: str | None = None
+    """A fixed phrase (``apology``, ``idle_prompt``, ``greeting``, ``hold``, ``goodbye``): the runtime plays the voice's
+    stored recording of it when it has one, and synthesizes ``text`` otherwise."""
+    language: str = "en"
+    """The language ``text`` is in: the voice speaks it as that language."""
+
+
+@dataclass(frozen=True, slots=True)
+class FinishSynthesis:
+    """No more text for ``turn``: post ``SpeechEnded`` once everything queued has been spoken."""
+
+    turn: int
+
+
+@dataclass(frozen=True, slots=True)
+class CancelReply:
+    """Stop generating the reply text of ``turn`` (it missed its deadline); its speech goes on."""
+
+    turn: int
+
+
+@dataclass(frozen=True, slots=True)
+class CancelTurn:
+    """Stop all work of ``turn`` and drop its queued outbound audio."""
+
+    turn: int
+
+
+@dataclass(frozen=True, slots=True)
+class PreemptionOutcome:
+    """A reply prepared before the end of turn was released (``hit``) or discarded; for the metrics.
+
+    A miss wasted one language-model request and ``synthesized_ms`` of speech."""
+
+    turn: int
+    hit: bool
+    synthesized_ms: float
+
+
+@dataclass(frozen=True, slots=True)
+class YieldOutcome:
+    """A reply paused for the caller's sound (``PlaybackPause``) resumed, or was interrupted; for the metrics."""
+
+    turn: int
+    resumed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class CloseSession:
+    code: int
+    reason: str
+
+
+Effect = (
+    Notify
+    | Transcribe
+    | ScoreTurn
+    | CancelTranscription
+    | GenerateReply
+    | Synthesize
+    | FinishSynthesis
+    | CancelReply
+    | CancelTurn
+    | PreemptionOutcome
+    | YieldOutcome
+    | CloseSession
+)

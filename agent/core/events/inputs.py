@@ -1,0 +1,200 @@
+"""What happens to a session: the inputs of the session core (``Event``).
+
+One reason to change: something new can happen to a call. An audio frame with its speech verdict, a result
+posted back by a runtime task (every one carries the ``request`` or ``turn`` it belongs to, and the core drops
+those no longer current), the passing of time, the end of the call or of the server, and the requests of a
+client that edits the conversation itself (``ClientRequest``, the Realtime path).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from agent.ports import Role
+
+
+@dataclass(frozen=True, slots=True)
+class AudioFrame:
+    """One frame of caller audio at 16 kHz with the speech detector's verdict."""
+
+    pcm: bytes
+    voiced: bool
+    duration_ms: int
+    echo_unsure: bool = False
+    """The echo gate has just found the echo of the reply being played and is still learning its level: a voiced
+    frame may be a leak of that echo."""
+
+
+@dataclass(frozen=True, slots=True)
+class TranscriptReady:
+    """The result of ``Transcribe(request)``, in ``language`` (the call's language as the recogniser chose it:
+    ``agent.languages``)."""
+
+    request: int
+    text: str
+    language: str = "en"
+    language_probability: float | None = None
+    """How likely ``language`` was when the recogniser detected it (``None``: it did not); the runtime's
+    language choice reads it, the core does not."""
+
+
+@dataclass(frozen=True, slots=True)
+class TurnScored:
+    """The result of ``ScoreTurn(request)``: the probability (0..1) that the caller has finished, from the sound
+    of the utterance; ``None`` when there is no score (the model is busy, failed or off): the words decide."""
+
+    request: int
+    probability: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class TranscriptFailed:
+    request: int
+    message: str
+    code: str = "asr_failed"
+    """Wire code of the ``error`` sent when this was the turn's transcript (``internal_error`` for a bug)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyDelta:
+    turn: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyEnded:
+    turn: int
+
+
+@dataclass(frozen=True, slots=True)
+class SpeechAudio:
+    """Synthesized reply audio, PCM16LE at the session's output rate, one outbound frame."""
+
+    turn: int
+    pcm: bytes
+    sentence: int = 0
+    """Index of the ``Synthesize`` this audio speaks: the reply's sentences count from 0; fixed phrases
+    outside the reply text use ``APOLOGY_SENTENCE`` (-1) and ``HOLD_SENTENCE`` (-2)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SpeechEnded:
+    turn: int
+
+
+@dataclass(frozen=True, slots=True)
+class StageFailed:
+    """A runtime task for ``turn`` failed; ``stage`` is "asr", "llm" or "tts".
+
+    ``code`` is the wire code: the stage's own (``llm_failed``, ``tts_failed``) or ``internal_error`` when
+    the task raised something unexpected (a bug; logged with its traceback by the runtime)."""
+
+    turn: int
+    stage: str
+    code: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class PlaybackMark:
+    """The client has played ``played_ms`` of turn ``turn``'s audio."""
+
+    turn: int
+    played_ms: float
+
+
+@dataclass(frozen=True, slots=True)
+class Tick:
+    """Time passes (posted periodically so timers run even when no audio arrives)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ClientEnded:
+    """The client asked to end the session."""
+
+
+SHUTTING_DOWN = "server is shutting down"
+"""Reason of the 1001 close (and the ``session.ended`` notice) at the end of a drain."""
+
+
+@dataclass(frozen=True, slots=True)
+class Drain:
+    """The server is shutting down: finish the reply in progress by ``deadline`` (on the clock of ``now``),
+    then say goodbye and close ``code`` with ``reason`` (1001, "server is shutting down"). No new turn starts
+    meanwhile. Also how a call that cannot be served ends: a goodbye that says why, then the close."""
+
+    deadline: float
+    code: int = 1001
+    reason: str = SHUTTING_DOWN
+
+
+# Requests of a client that edits the conversation itself (the Realtime path, ``agent.core.requests``).
+
+
+@dataclass(frozen=True, slots=True)
+class CommitInput:
+    """The caller's audio so far is a turn of its own now: transcribed, answered only if the session answers
+    turns on its own (``SessionConfig.respond``). With ``pcm`` (16 kHz PCM16), that audio is the turn instead
+    (a recorded message the client adds)."""
+
+    pcm: bytes | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ClearInput:
+    """Forget the caller's audio not yet committed."""
+
+
+@dataclass(frozen=True, slots=True)
+class AddMessage:
+    """A message the client adds to the conversation (no reply by itself)."""
+
+    role: Role
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class CreateResponse:
+    """Reply now to the conversation so far; ``instructions`` replace the system prompt for this reply."""
+
+    instructions: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CancelResponse:
+    """Stop the reply in progress (the history keeps what was heard)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TruncateReply:
+    """The client played only ``audio_end_ms`` of turn ``turn``'s reply: the history keeps that much of it
+    (and a reply still going stops there)."""
+
+    turn: int
+    audio_end_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteMessage:
+    turn: int
+    role: Role
+
+
+ClientRequest = CommitInput | ClearInput | AddMessage | CreateResponse | CancelResponse | TruncateReply | DeleteMessage
+
+Event = (
+    AudioFrame
+    | TranscriptReady
+    | TurnScored
+    | TranscriptFailed
+    | ReplyDelta
+    | ReplyEnded
+    | SpeechAudio
+    | SpeechEnded
+    | StageFailed
+    | PlaybackMark
+    | Tick
+    | ClientEnded
+    | Drain
+    | ClientRequest
+)

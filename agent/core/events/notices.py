@@ -1,0 +1,166 @@
+"""What the client is told: the events the session core sends it (``ServerEvent``, carried by ``Notify``).
+
+One reason to change: something new to tell a client. A transport codec turns each into wire messages.
+``TurnEvent``s are what every client gets (protocol v1 has a message for each); ``ConversationEvent``s answer
+the requests of a client that edits the conversation itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from agent.ports import Role
+
+
+@dataclass(frozen=True, slots=True)
+class SpeechStarted:
+    audio_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class SpeechStopped:
+    turn: int
+    audio_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class TranscriptText:
+    turn: int
+    text: str
+    continues: int | None = None
+    """The earlier turn whose words this one goes on with (the caller had only paused): ``text`` holds both,
+    and that turn's words are no longer in the conversation."""
+    language: str = "en"
+    """The language the words were heard in (and the reply is given in)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyText:
+    """A piece of reply text (``done`` False) or the whole reply (``done`` True)."""
+
+    turn: int
+    text: str
+    done: bool
+
+
+@dataclass(frozen=True, slots=True)
+class AudioStart:
+    turn: int
+    sample_rate: int
+
+
+@dataclass(frozen=True, slots=True)
+class AudioChunk:
+    turn: int
+    pcm: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class AudioEnd:
+    turn: int
+
+
+@dataclass(frozen=True, slots=True)
+class PlaybackClear:
+    """Barge-in: stop playing turn ``turn`` at once and drop what is buffered."""
+
+    turn: int
+
+
+@dataclass(frozen=True, slots=True)
+class PlaybackPause:
+    """The caller started speaking over turn ``turn``: stop playing it at once and drop what is buffered; the
+    caller has heard ``played_ms`` of it. The turn goes on: its audio resumes from there, or is cleared."""
+
+    turn: int
+    played_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class TurnMetrics:
+    """Per-stage latencies of one turn in milliseconds; ``None`` for a stage that did not happen."""
+
+    turn: int
+    endpoint_ms: float | None
+    asr_ms: float | None
+    llm_first_text_ms: float | None
+    llm_total_ms: float | None
+    tts_first_audio_ms: float | None
+    voice_to_voice_ms: float | None
+    utterance_ms: int
+    reply_audio_ms: int
+    interrupted: bool
+    speculative_asr: bool = False
+    """The transcript taken speculatively during the trailing silence was reused."""
+    heard_ms: int | None = None
+    """Reply audio the caller heard before interrupting (interrupted turns only)."""
+    preemptive: bool = False
+    """The reply was started from the speculative transcript before the end of turn and released at it."""
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorNotice:
+    code: str
+    message: str
+    turn: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SessionEnded:
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class InputCommitted:
+    """The caller's committed audio (``CommitInput``) is turn ``turn``'s message; its transcript follows."""
+
+    turn: int
+    audio_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class InputCleared:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class MessageAdded:
+    """The client's ``AddMessage`` is in the conversation as turn ``turn``'s message."""
+
+    turn: int
+    role: Role
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class MessageDeleted:
+    turn: int
+    role: Role
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyTruncated:
+    turn: int
+    audio_ms: int
+
+
+ConversationEvent = InputCommitted | InputCleared | MessageAdded | MessageDeleted | ReplyTruncated
+"""Answers to ``ClientRequest``s (clients of protocol v1 never send those, and never get these)."""
+
+TurnEvent = (
+    SpeechStarted
+    | SpeechStopped
+    | TranscriptText
+    | ReplyText
+    | AudioStart
+    | AudioChunk
+    | AudioEnd
+    | PlaybackClear
+    | PlaybackPause
+    | TurnMetrics
+    | ErrorNotice
+    | SessionEnded
+)
+"""What happens in a conversation's turns: every client gets these (protocol v1 has a message for each)."""
+
+ServerEvent = TurnEvent | ConversationEvent

@@ -1,0 +1,59 @@
+"""Yield and resume: the reply stops the moment the caller makes a sound over it, and plays on if they did not
+mean to take the floor.
+
+One reason to change: how a reply yields to the caller (``BargeInPolicy.pause``, for a client that can pause).
+At the caller's speech onset the active turn's audio stops where it was heard (``PlaybackPause``) and its later
+frames wait (``agent.core.reply_audio``). When the sound does not take the floor (a cough, an acknowledgement)
+the turn resumes from exactly that position, the audio kept since then sent again in frames; when it does, the
+turn is interrupted and the history keeps what was heard. Each pause ends in a ``YieldOutcome`` for the
+metrics. Which sounds take the floor is decided by the listening side and the session. Pure: no I/O, no clock.
+"""
+
+from __future__ import annotations
+
+from agent.core import reply_audio
+from agent.core.events import AudioChunk, Effect, Notify, PlaybackPause, YieldOutcome
+from agent.core.policies import SessionConfig
+from agent.core.turn_state import Turn
+
+
+def pause(turn: Turn | None, config: SessionConfig, now: float) -> list[Effect]:
+    """The caller started speaking over ``turn`` (the active one): its audio stops at once where it was heard
+    (``playback.pause``) and waits, until ``resume`` or an interruption (``BargeInPolicy.pause``)."""
+    if turn is None or turn.paused or not config.barge_in.pause:
+        return []
+    playback = turn.playback
+    if turn.speech_finished and playback.played_ms(now) >= playback.total_ms:
+        return []  # all of it has been heard: the turn is only waiting out the client's buffer
+    turn.paused = True
+    if not turn.announced:
+        return []  # nothing is playing yet: its audio just waits
+    played = playback.pause(now)
+    turn.audio_ended = False  # ``audio.end`` comes (again) when the resumed audio is complete
+    return [Notify(PlaybackPause(turn.number, round(played)))]
+
+
+def resume(turn: Turn | None, config: SessionConfig, now: float) -> list[Effect]:
+    """The sound did not take the floor: the paused ``turn`` plays on from exactly where it was heard."""
+    if turn is None or not turn.paused:
+        return []
+    turn.paused = False
+    effects: list[Effect] = [YieldOutcome(turn.number, resumed=True)] if turn.playback.paused else []
+    position = turn.playback.resume(now)
+    per_ms = reply_audio.bytes_per_ms(config)
+    step = max(int(config.output_frame_ms * per_ms) // 2 * 2, 2)
+    start = min(int(position * per_ms) // 2 * 2, len(turn.audio))
+    rest = bytes(turn.audio[start:])
+    if rest:
+        if not turn.announced:
+            turn.first_audio_at = now  # the caller's first audio, not the synthesizer's
+        effects += reply_audio.start(turn, config)
+        effects += [Notify(AudioChunk(turn=turn.number, pcm=rest[i : i + step])) for i in range(0, len(rest), step)]
+    if turn.speech_finished:
+        effects += reply_audio.end(turn)
+    return effects
+
+
+def interrupted(turn: Turn) -> list[Effect]:
+    """``turn`` is being interrupted: if it was paused, the pause ended without a resume."""
+    return [YieldOutcome(turn.number, resumed=False)] if turn.playback.paused else []
