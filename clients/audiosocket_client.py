@@ -2,7 +2,7 @@
 
 Written from the protocol documentation (https://docs.asterisk.org/Configuration/Channel-Drivers/AudioSocket/),
 not from the server's codec: each message is ``kind (1 byte) | payload length (2 bytes, big-endian) |
-payload``. Used by ``python -m clients.cli --audiosocket`` and the tests::
+payload``. Used by ``python -m clients.cli audiosocket`` and the tests::
 
     caller = await AudioSocketCaller.connect("127.0.0.1", 9092)
     await caller.begin()                     # the call's UUID (0x01), then audio in the background

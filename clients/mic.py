@@ -1,6 +1,6 @@
 """Live conversation from the default microphone and speaker (optional extra ``mic``: ``sounddevice``).
 
-    python -m clients.cli --mic [--voice alice] [--language de]
+    python -m clients.cli mic [--voice alice] [--language de]
 
 Microphone audio goes to ``/ws`` in 20 ms frames; reply audio plays through the default output device from
 a buffer (``clients/playback.py``) that ``playback.clear`` empties at once, and ``playback.mark`` reports what

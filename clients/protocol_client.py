@@ -1,6 +1,6 @@
 """A client for wire protocol v1: stream PCM to the voice agent over one WebSocket and collect the turns.
 
-Used by the CLI (``clients/cli.py``), the latency benchmark (``bench/latency.py``) and tests::
+Used by the CLI (``clients/cli/ws.py``), the latency benchmark (``bench/latency.py``) and tests::
 
     conversation = await converse("ws://127.0.0.1:8765/ws", pcm16k, 16000)
     for turn in conversation.turns:

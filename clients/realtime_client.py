@@ -1,5 +1,5 @@
 """A Realtime API caller over one WebSocket: what an app built on the OpenAI Realtime API does, for
-``python -m clients.cli --realtime`` and the benchmarks (the tests drive the server with the official
+``python -m clients.cli realtime`` and the benchmarks (the tests drive the server with the official
 ``openai`` package instead).
 
     async with connect(url, additional_headers={"Authorization": "Bearer KEY"}) as ws:

@@ -1,6 +1,6 @@
 """A simulated Twilio Media Streams caller: what Twilio does on a phone call, over one WebSocket.
 
-Used by ``python -m clients.cli --twilio``, ``bench/twilio_pacing.py`` and the tests::
+Used by ``python -m clients.cli twilio``, ``bench/twilio_pacing.py`` and the tests::
 
     async with connect("ws://127.0.0.1:8765/twilio") as ws:
         caller = TwilioCaller(ws, voice="alice")

@@ -5,6 +5,8 @@ imported only here); ``--dry-run`` prints exactly what would be created and need
 credentials. ``status`` and ``delete`` use the aiobotocore ``sagemaker`` client. ``warmup`` sends real
 synthesis requests through the server's own adapter, retrying, until the endpoint answers (the first
 requests after a deploy can take about 67 s while the model compiles).
+
+Reason to change: how the Qwen3-TTS endpoint is deployed, inspected or removed.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import time
 from typing import Any
 
 from agent.config import Settings
+from agent.errors import AgentError
 
 MODEL_ID = "huggingface-ttsvoiceclone-qwen3-tts-12hz-1-7b-base"
 MODEL_VERSION = "1.0.1"
@@ -135,7 +138,7 @@ async def _manage(command: str, args: argparse.Namespace, settings: Settings) ->
 
 
 async def _warmup(args: argparse.Namespace, settings: Settings) -> int:
-    from agent.errors import AgentError
+    # Imported here, as in agent.__main__: the runtime and the adapters load only for the commands that use them.
     from agent.wiring import build_tts, build_voice_store
 
     # One attempt at a time, retried here every 10 s; the circuit breaker never opens (waiting is the point).

@@ -3,6 +3,8 @@
 ``mint`` prints the token alone on stdout (so ``TOKEN=$(python -m agent tokens mint ...)`` works); errors go
 to stderr. Exit codes: 0 done, 1 a token that does not verify, 2 refused (no secret, bad tenant, scope or
 lifetime) or a bad command line (argparse).
+
+Reason to change: the operator's commands for tokens.
 """
 
 from __future__ import annotations

@@ -11,6 +11,8 @@ running on the machine, is not one of them.
 
 ``check`` (``agent.cli.voices_check``) speaks a few sentences in a voice with the configured cloning backend and
 scores their speaker similarity to the voice's reference audio.
+
+Reason to change: the operator's commands for the voice store.
 """
 
 from __future__ import annotations
@@ -163,6 +165,7 @@ def _read_upload(path: Path) -> bytes | None:
 
 
 async def _add(args: argparse.Namespace, settings: Settings) -> int:
+    # Imported here, as in agent.__main__: the runtime and the adapters load only for the commands that use them.
     from agent.wiring import build_stt, build_voice_store
 
     audio = await asyncio.to_thread(_read_upload, args.audio)
@@ -186,6 +189,7 @@ async def _add(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def _run(args: argparse.Namespace, settings: Settings) -> int:
+    # Imported here, as in agent.__main__: the runtime and the adapters load only for the commands that use them.
     from agent.wiring import build_voice_store
 
     command = args.voices_command

@@ -5,6 +5,8 @@ with the configured cloning backend (``AGENT_TTS__BACKEND`` sagemaker or vllm-om
 voice's reference audio with the speaker-similarity model (``agent.adapters.resemblyzer_similarity``; installed
 by ``make``). The same score as the server's ``voice_agent_voice_similarity`` gauge (``agent.runtime.call.fidelity``),
 on demand: a drift signal to compare over time and across voices, not a verifier of who is speaking.
+
+Reason to change: how a voice is checked (the sentences, the score, the report).
 """
 
 from __future__ import annotations
@@ -152,6 +154,7 @@ DESCRIPTION = (
 
 async def run_check(args: argparse.Namespace, settings: Settings, progress: Callable[[str], None]) -> int:
     """Run ``voices check``; raises ``AgentError`` (``UnknownVoice``, ``ConfigError``, ``ProviderError``...)."""
+    # Imported here, as in agent.__main__: the runtime and the adapters load only for the commands that use them.
     from agent.wiring import build_speaker_scorer, build_tts, build_voice_store
 
     if settings.tts.backend == "piper":

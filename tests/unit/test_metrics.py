@@ -8,7 +8,8 @@ import re
 import pytest
 
 from agent.core.events import TurnMetrics
-from agent.runtime.metrics.registry import Counter, Gauge, Histogram, Registry, ServerMetrics
+from agent.runtime.metrics.registry import Counter, Gauge, Histogram, Registry
+from agent.runtime.metrics.server import ServerMetrics
 
 Sample = tuple[str, dict[str, str], float]
 

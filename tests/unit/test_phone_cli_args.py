@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from clients import phone_cli
 from clients.cli import parse_args
+from clients.cli import phone as phone_cli
 
 
 def test_gateway_flags_pick_their_path_and_rate() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent.runtime.metrics.registry import ServerMetrics
+from agent.runtime.metrics.server import ServerMetrics
 from agent.work.resilience import BreakerState, CircuitBreaker, RetryBudget
 from tests.unit.test_metrics import parse
 

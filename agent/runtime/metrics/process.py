@@ -1,7 +1,8 @@
 """The server process on ``/metrics``: resident memory, open file descriptors, threads and asyncio tasks.
 
 Read at each scrape (from ``/proc/self`` on Linux; a figure that cannot be read is left out), so a soak or a
-dashboard can see memory and handles come back to their baseline after the callers leave.
+dashboard can see memory and handles come back to their baseline after the callers leave. Reason to change: a
+process figure is added or read another way.
 """
 
 from __future__ import annotations
@@ -12,10 +13,9 @@ import os
 import resource
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from agent.runtime.metrics.registry import Registry
+from agent.runtime.metrics.registry import Gauge, Registry
+
 PROC = Path("/proc/self")
 
 
@@ -41,8 +41,6 @@ class ProcessMetrics:
     """Registered on the server's registry; ``update`` reads the process's figures (on the event loop)."""
 
     def __init__(self, r: Registry) -> None:
-        from agent.runtime.metrics.registry import Gauge
-
         self.rss = r.register(Gauge("process_resident_memory_bytes", "Resident memory size in bytes."))
         self.peak_rss = r.register(
             Gauge("voice_agent_peak_resident_memory_bytes", "Largest resident memory size so far, in bytes.")

@@ -1,22 +1,19 @@
 """The model queues on ``/metrics`` (local models, a remote voice endpoint): depth, running jobs, waits, drops,
-and admission's signal."""
+and admission's signal.
+
+Reason to change: what ``QueueStats`` reports, or how it is exposed.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from agent.runtime.metrics.registry import Counter, Gauge, Registry
 from agent.work.scheduling import QueueStats
-
-if TYPE_CHECKING:
-    from agent.runtime.metrics.registry import Registry
 
 
 class ModelQueueMetrics:
     """Registered on the server's registry; ``update`` takes ``Components.queue_stats()`` at each scrape."""
 
     def __init__(self, r: Registry) -> None:
-        from agent.runtime.metrics.registry import Counter, Gauge
-
         self.queue_depth = r.register(
             Gauge(
                 "voice_agent_model_queue_depth",

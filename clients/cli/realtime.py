@@ -1,8 +1,10 @@
-"""``python -m clients.cli --realtime``: one conversation over the OpenAI Realtime-compatible ``/v1/realtime``.
+"""``python -m clients.cli realtime``: one conversation over the OpenAI Realtime-compatible ``/v1/realtime``.
 
-The command line is parsed in ``clients.cli``; this module speaks the file with ``clients.realtime_client``
-(24 kHz PCM16 at real-time pace), reports what was heard and answered on stderr, and saves the reply audio as
-played (cut where the caller talked over it) to ``--out``.
+Speaks the file with ``clients.realtime_client`` (24 kHz PCM16 appends at real-time pace, server VAD; a reply
+it talks over is truncated), reports what was heard and answered on stderr, and saves the reply audio as played
+(cut where the caller talked over it) to ``--out``.
+
+Reason to change: what this mode sends, prints or saves.
 """
 
 from __future__ import annotations
@@ -14,20 +16,39 @@ from typing import TextIO
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 
-from agent.audio.wav import load_pcm16, write_wav
-from agent.errors import AudioFormatError
+from agent.audio.wav import write_wav
+from clients.cli.options import (
+    EXIT_CONNECT,
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_TIMEOUT,
+    Command,
+    add_file_call,
+    add_json,
+    add_token,
+    add_url,
+    add_voice,
+    read_audio,
+)
 from clients.realtime_client import DEFAULT_MODEL, RATE, RealtimeCaller, RealtimeFailed
 
-EXIT_OK, EXIT_FAILED, EXIT_CONNECT, EXIT_TIMEOUT = 0, 1, 2, 3  # as clients.cli's
 LOCAL_KEY = "local"
 """The key sent when none is given: a server with auth off takes any non-empty key."""
 
 
-async def run_realtime(args: argparse.Namespace, *, stdout: TextIO, stderr: TextIO) -> int:
-    try:
-        pcm = load_pcm16(args.wav, RATE)
-    except (AudioFormatError, OSError) as exc:
-        print(f"cannot read {args.wav}: {exc}", file=stderr)
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_url(parser, "v1/realtime")
+    add_token(parser)
+    add_file_call(parser)
+    add_voice(parser)
+    add_json(parser)
+    parser.add_argument("--instructions", default=None, help="the session's instructions (the system prompt)")
+
+
+async def run(args: argparse.Namespace, *, stdout: TextIO, stderr: TextIO) -> int:
+    """One Realtime conversation with the file; returns the exit status."""
+    pcm = read_audio(args.wav, RATE, stderr)
+    if pcm is None:
         return EXIT_FAILED
     url = args.url if "?" in args.url else f"{args.url}?model={DEFAULT_MODEL}"
     headers = {"Authorization": f"Bearer {args.token or LOCAL_KEY}"}
@@ -72,3 +93,20 @@ async def run_realtime(args: argparse.Namespace, *, stdout: TextIO, stderr: Text
         print(f"timed out after {args.timeout:g} s waiting for the replies", file=stderr)
         return EXIT_TIMEOUT
     return EXIT_OK
+
+
+COMMAND = Command(
+    name="realtime",
+    help="act as an OpenAI Realtime API app on /v1/realtime (24 kHz PCM16, server VAD)",
+    description=(
+        "Speak an audio file as an OpenAI Realtime API app would, on /v1/realtime: 24 kHz PCM16 appends, "
+        "server VAD, a reply talked over is truncated. --token is its API key (any non-empty key while the "
+        "server's auth is off)."
+    ),
+    add_arguments=add_arguments,
+    run=run,
+    examples="""\
+  python -m clients.cli realtime --wav question.wav --out reply.wav
+  python -m clients.cli realtime --voice alice --instructions "Be brief." --wav q.wav --out reply.wav
+""",
+)

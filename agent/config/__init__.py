@@ -1,0 +1,48 @@
+"""Settings: the only reader of ``os.environ``.
+
+Every value can be set with an environment variable ``AGENT_<SECTION>__<FIELD>`` (for example
+``AGENT_SERVER__PORT=9000``) or from a ``.env``-style file named by ``--env-file``. ``config/local.env``
+documents each one. Settings are read once in ``agent.__main__`` and passed down as typed values.
+
+This package is the settings' public face: import from ``agent.config``, never from its modules. One module per
+reason to change: ``server`` (the listener), ``audio`` (wire formats, echo), ``turns`` (VAD, turn-taking),
+``models`` (ASR, LLM, TTS), ``voices`` (store, fidelity), ``phone`` (the gateways), ``auth`` (tokens), and
+``settings``, which composes them; ``credentials`` and ``addresses`` are what sections share.
+"""
+
+from agent.config.addresses import cidrs
+from agent.config.audio import AudioSettings, EchoSettings
+from agent.config.auth import MIN_SECRET_BYTES, AuthSettings
+from agent.config.credentials import WithSecrets, is_blank
+from agent.config.models import AsrSettings, LlmSettings, TtsSettings
+from agent.config.phone import AudioSocketSettings, TelnyxSettings, TwilioSettings, VonageSettings
+from agent.config.server import ServerSettings
+from agent.config.settings import Settings, load_settings
+from agent.config.turns import SPECULATIVE_LOCAL_MS, SPECULATIVE_REMOTE_MS, TurnSettings, VadSettings
+from agent.config.voices import FidelitySettings, VoicesSettings
+
+__all__ = [
+    "MIN_SECRET_BYTES",
+    "SPECULATIVE_LOCAL_MS",
+    "SPECULATIVE_REMOTE_MS",
+    "AsrSettings",
+    "AudioSettings",
+    "AudioSocketSettings",
+    "AuthSettings",
+    "EchoSettings",
+    "FidelitySettings",
+    "LlmSettings",
+    "ServerSettings",
+    "Settings",
+    "TelnyxSettings",
+    "TtsSettings",
+    "TurnSettings",
+    "TwilioSettings",
+    "VadSettings",
+    "VoicesSettings",
+    "VonageSettings",
+    "WithSecrets",
+    "cidrs",
+    "is_blank",
+    "load_settings",
+]

@@ -1,0 +1,142 @@
+"""Turn-taking settings: speech detection (``AGENT_VAD__*``) and the end of turn, barge-in, idle handling and
+the fixed phrases (``AGENT_TURN__*``).
+
+Reason to change: the turn-taking policy gains or loses a knob.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from agent.core.endpointing import BACKCHANNELS
+
+
+class VadSettings(BaseModel):
+    """Speech detection and the end-of-turn policy."""
+
+    backend: Literal["webrtc", "silero"] = "webrtc"
+    webrtc_mode: int = Field(3, ge=0, le=3)
+    threshold: float = Field(0.5, gt=0, lt=1, description="Speech probability threshold (silero).")
+    onset_ms: int = Field(60, ge=0, description="Voiced audio needed to declare speech started.")
+    hangover_ms: int = Field(420, ge=60, description="Silence that ends a turn when its ending is unclear.")
+    min_utterance_ms: int = Field(200, ge=0, description="Shorter blips are ignored.")
+    max_utterance_ms: int = Field(15000, ge=1000, description="Longer speech is cut into a turn here.")
+    preroll_ms: int = Field(300, ge=0, description="Audio kept from before the onset.")
+    tail_floor_db: float = Field(
+        30.0,
+        ge=0,
+        le=60,
+        description="Voiced frames this far below the speaker's recent level count as silence (the fading "
+        "tail of the last word); 0 = off.",
+    )
+
+
+SPECULATIVE_LOCAL_MS = 120
+SPECULATIVE_REMOTE_MS = 60
+"""The speculative transcript's default wait: with a remote language model or voice the preemptive reply it starts
+is on the caller's critical path (the service's first token and first audio take longer than the end of turn),
+so asking 60 ms earlier takes ~70 ms off every reply for a few more discarded requests; with local models the
+reply is ready by the end of turn either way (docs/benchmarks.md, "an earlier speculative transcript")."""
+
+
+class TurnSettings(BaseModel):
+    """Fast end of turn, barge-in and idle handling (see docs/ARCHITECTURE.md, "Turn-taking")."""
+
+    speculative_ms: int | None = Field(
+        None,
+        ge=0,
+        description="Trailing silence before a speculative transcript (and the preemptive reply); 0 = off; unset = "
+        f"{SPECULATIVE_REMOTE_MS} with a remote language model or voice, {SPECULATIVE_LOCAL_MS} with local ones "
+        "(Settings.speculative_ms).",
+    )
+    hangover_min_ms: int = Field(320, ge=60, description="Silence that ends a turn that sounds finished.")
+    hangover_max_ms: int = Field(1500, ge=60, description="Silence that ends a turn that trails off.")
+    fragment_words: int = Field(
+        3, ge=0, le=10, description="A transcript of at most this many words (not a short answer) waits FRAGMENT_MS."
+    )
+    fragment_numbers: bool = Field(True, description="A transcript ending in a number waits FRAGMENT_MS.")
+    fragment_ms: int = Field(700, ge=0, le=5000, description="Hangover of a fragment; 0 = HANGOVER_MAX_MS.")
+    acoustic: Literal["smart-turn", "off"] = Field(
+        "smart-turn",
+        description="Acoustic turn completion: Smart Turn v3.2 (installed by make) scores the sound of each pause "
+        "with the speculative transcript, and both decide the hangover; off = the words alone.",
+    )
+    acoustic_model: str = Field(
+        "", description="Smart Turn ONNX file; empty = the one the install step extracted into the environment."
+    )
+    acoustic_sure: float = Field(
+        0.7,
+        ge=0.0,
+        le=1.0,
+        description="Sound score at or above which a sentence that reads finished ends at HANGOVER_MIN_MS (a fragment "
+        "at AGENT_VAD__HANGOVER_MS, or HANGOVER_MIN_MS with ACOUSTIC_SURE_FRAGMENTS).",
+    )
+    acoustic_unsure: float = Field(
+        0.2,
+        ge=0.0,
+        le=1.0,
+        description="Sound score at or below which the caller sounds unfinished: a fragment waits HANGOVER_MAX_MS, a "
+        "sentence ACOUSTIC_UNSURE_MS; between the two thresholds the wait goes in proportion.",
+    )
+    acoustic_unsure_ms: int = Field(
+        700,
+        ge=0,
+        le=5000,
+        description="Wait of a sentence that reads finished but sounds unfinished; 0 = FRAGMENT_MS.",
+    )
+    acoustic_sure_fragments: bool = Field(
+        False,
+        description="A sure sound ends a fragment at HANGOVER_MIN_MS too; false = it waits AGENT_VAD__HANGOVER_MS.",
+    )
+    preemption: Literal["off", "llm", "llm+tts"] = Field(
+        "llm+tts",
+        description="Start the reply (llm) and its first sentence's speech (llm+tts) from the speculative "
+        "transcript, before the end of turn; held until the turn ends, discarded if the caller goes on.",
+    )
+    barge_in: bool = Field(True, description="Caller speech interrupts the agent.")
+    barge_in_min_ms: int = Field(300, ge=60, description="Speech needed to interrupt; coughs and clicks are shorter.")
+    backchannels: list[str] = Field(
+        default_factory=lambda: list(BACKCHANNELS), description="Acknowledgements that do not interrupt."
+    )
+    backchannel_max_ms: int = Field(900, ge=60, description="Speech this long interrupts even if it is 'yeah'.")
+    pause_on_speech: bool = Field(
+        True,
+        description="Yield at once: the reply pauses the moment the caller starts speaking over it and resumes "
+        "from where it was heard if the sound was not an interruption (a cough, an 'uh-huh'). Telephony, and "
+        "/ws clients that send the 'playback.pause' capability.",
+    )
+    resume_after_ms: int = Field(
+        250, ge=60, le=2000, description="Paused: silence after a short sound or an acknowledgement before resuming."
+    )
+    continue_within_ms: int = Field(
+        1000,
+        ge=0,
+        le=5000,
+        description="Speech that takes the floor from a reply and began at most this long after the end of the "
+        "words that reply answers goes on with them (the caller had only paused): one turn of both; 0 = never.",
+    )
+    idle_prompt_s: float = Field(20.0, ge=0, description="Silence before the agent prompts once; 0 = never.")
+    idle_prompt_text: str = "Are you still there?"
+    idle_end_s: float = Field(60.0, ge=0, description="Silence before an abandoned session ends; 0 = never.")
+    greeting_text: str = Field("", description="Spoken when a session starts; empty = no greeting.")
+    apology_text: str = Field(
+        "Sorry, something went wrong on my side. Could you say that again?",
+        description="Spoken when a turn fails before anything was said; empty = the failure is only reported.",
+    )
+    hold_text: str = Field("One moment.", description="Spoken once when a reply is late; empty = never.")
+    hold_after_ms: int = Field(2500, ge=0, description="Caller stopped -> no reply audio yet: hold phrase; 0 = off.")
+    goodbye_text: str = Field(
+        "Sorry, I have to end the call now. Goodbye.",
+        description="Spoken before a call is closed because the server shuts down; empty = closed without a word.",
+    )
+    no_voice_text: str = Field(
+        "Sorry, this line cannot take your call right now. Please try again later. Goodbye.",
+        description="Spoken in the fallback voice to a phone caller whose voice (and the default voice) is not "
+        "enrolled, before the call is closed; empty = closed without a word.",
+    )
+    asr_deadline_s: float = Field(15.0, ge=0, description="End of utterance -> transcript; 0 = no deadline.")
+    reply_first_text_deadline_s: float = Field(15.0, ge=0, description="Transcript -> first reply text; 0 = none.")
+    first_audio_deadline_s: float = Field(15.0, ge=0, description="Sentence queued -> its first audio; 0 = none.")
+    reply_deadline_s: float = Field(120.0, ge=0, description="Transcript -> whole reply synthesized; 0 = none.")
