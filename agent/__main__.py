@@ -30,7 +30,6 @@ from agent.errors import ConfigError
 from agent.runtime.server.event_loop import loop_factory, loop_name
 from agent.security import logsafe
 from agent.security.auth import DEFAULT_TENANT, Authenticator
-from agent.security.exposure import check_exposure
 
 if TYPE_CHECKING:
     from agent.runtime.server.listener import RunningServer
@@ -158,6 +157,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "endpoint":
         logsafe.configure(logging.WARNING, fmt=CLI_LOG_FORMAT)
         return endpoint.run(args, settings)
+    # Imported here, as in ``serve``: the other commands do not load the server (the exposure rules are the
+    # ENDPOINTS table's, which brings the wires and the runtime).
+    from agent.security.exposure import check_exposure
+
     exposure = check_exposure(settings)
     if exposure.refusals:
         for refusal in exposure.refusals:

@@ -6,7 +6,7 @@ both with ``CustomAttributes="route=/v1/audio/speech"`` (without it the containe
 completions handler and the request fails). The SDK's own retries are off: ``agent.adapters.retry`` retries
 once, at sentence level, under a deadline and the reply's retry budget. Credentials come from the standard AWS
 chain (environment, profile, instance role); ``endpoint_url`` points the client at another runtime, such as the
-emulator in ``tests/fakes/sagemaker_emulator.py``.
+emulator in ``testing/emulators/sagemaker.py``.
 """
 
 from __future__ import annotations

@@ -75,6 +75,16 @@ class CallerAudio:
             out.append(AudioFrame(pcm=frame, voiced=voiced, duration_ms=frame_ms, echo_unsure=unsure))
         return out
 
+    def played(self, pcm: bytes, sample_rate: int, now: float) -> None:
+        """Reply audio (PCM16 at ``sample_rate``) went to the socket at ``now``: the echo gate's reference."""
+        if self._echo is not None:
+            self._echo[0].sent(pcm, sample_rate, now)
+
+    def cleared(self, now: float) -> None:
+        """The caller's playout buffer was emptied at ``now`` (a clear, or a pause): so is the echo's reference."""
+        if self._echo is not None:
+            self._echo[0].clear(now)
+
 
 def echo_guard(settings: EchoSettings, twilio: bool) -> tuple[Playout, EchoGate] | None:
     """The reference and the gate for a connection's ``CallerAudio`` (``twilio``: a phone call, else ``/ws``),

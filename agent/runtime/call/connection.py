@@ -1,12 +1,14 @@
-"""One WebSocket connection, from the upgrade to the close: the asyncio shell around the session core.
+"""One connection, from the upgrade to the close: the asyncio loop around one call's session core.
 
-Lifecycle. The outbox and its writer task exist from the upgrade, so everything the server says (errors
-before the session, enrollment answers, the session itself) leaves in order through one writer. First
-``PreStart`` (``agent.runtime.call.prestart``) fixes who is calling and waits for the opening message; then one
-the session runs: a reader task decodes client frames and hands them to the session core at once, the turns'
-tasks (``agent.runtime.call.turn_tasks``: ASR, reply text, synthesis) post their results to the inbox, which the
-loop hands over in turn, and the writer drains the outbox to the socket. Both run on the loop, one at a time.
-Leaving the loop cancels every task of the connection.
+Its one reason to change is how a call's tasks run and end. It knows no protocol (it runs any ``Wire``,
+``agent.runtime.call.wire``); what a call is made of is ``agent.runtime.call.setup``'s, and how the core's
+decisions are carried out ``agent.runtime.call.effects``'s.
+
+Lifecycle. The outbox and its writer task exist from the upgrade, so everything the server says leaves in
+order through one writer. First the path's ``Opening`` (``agent.runtime.call.prestart``) fixes who is calling
+and waits for the opening message; then a reader task decodes client frames and hands them to the session core
+at once, the turns' tasks (``agent.runtime.call.turn_tasks``) post their results to the inbox, which the loop
+hands over in turn, and the writer drains the outbox to the socket. Leaving the loop cancels every task.
 
 Nothing can wedge it:
 
@@ -29,64 +31,25 @@ import logging
 import time
 import uuid
 from collections.abc import Awaitable, Callable
-from dataclasses import replace
-from typing import assert_never
 
 from websockets.exceptions import ConnectionClosed
 
-from agent.audio.playout import Playout
 from agent.config import Settings
-from agent.core.events import (
-    CancelReply,
-    CancelTranscription,
-    CancelTurn,
-    CloseSession,
-    CommitInput,
-    Drain,
-    Effect,
-    ErrorNotice,
-    Event,
-    FinishSynthesis,
-    GenerateReply,
-    Notify,
-    PlaybackClear,
-    PlaybackPause,
-    PreemptionOutcome,
-    ScoreTurn,
-    ServerEvent,
-    SpeechStarted,
-    SpeechStopped,
-    Synthesize,
-    Tick,
-    Transcribe,
-    TranscriptReady,
-    TurnMetrics,
-    YieldOutcome,
-)
-from agent.core.language_text import phrase_text
-from agent.core.session import SHUTTING_DOWN, Session, SessionConfig
+from agent.core.events import SHUTTING_DOWN, CloseSession, CommitInput, Drain, ErrorNotice, Event, Tick, TranscriptReady
 from agent.errors import ProtocolError
-from agent.languages import LanguageChoice
-from agent.runtime.call import stages
-from agent.runtime.call.caller_audio import CallerAudio, echo_guard
-from agent.runtime.call.enrollment_channel import EnrollmentChannel
+from agent.runtime.call.effects import Effects, Occupant
 from agent.runtime.call.outbox import Outbox
-from agent.runtime.call.policies import call_language, session_config
-from agent.runtime.call.prestart import Credentials, Opened, Opening, PreStart, display_name, heard_language
+from agent.runtime.call.prestart import Credentials, Opened, Opening, PreStart, display_name
 from agent.runtime.call.rate_limit import InputRateLimiter, Verdict, carried_audio_ms
 from agent.runtime.call.report import RefusalLog, SessionReport
+from agent.runtime.call.setup import CallSetup
 from agent.runtime.call.socket import CallSocket
 from agent.runtime.call.speech import TurnSpeech
 from agent.runtime.call.turn_tasks import Stamped, TurnTasks
-from agent.runtime.call.voicing import Voicing
-from agent.runtime.call.wire import Reconfigure, Wire
+from agent.runtime.call.wire import Aside, Reconfigure, SideChannel, SideChannels, Wire
 from agent.runtime.components import Components
-from agent.runtime.metrics.registry import ServerMetrics
-from agent.runtime.server.occupancy import Occupant
+from agent.runtime.metrics.server import ServerMetrics
 from agent.security.auth import Principal
-from agent.wires.browser import codec as browser
-from agent.wires.phone.telephony import TelephonyWire
-from agent.wires.realtime.opening import resolve_voice
 
 log = logging.getLogger(__name__)
 
@@ -114,12 +77,14 @@ class Connection:
         credentials: Credentials,
         metrics: ServerMetrics | None = None,
         *,
-        opening: Opening = PreStart.open_browser,
+        opening: Opening,
+        side: SideChannels | None = None,
         occupant: Occupant | None = None,
     ) -> None:
-        """``opening``: how the path's session starts (protocol v1's ``session.start`` by default);
-        ``occupant``: told when the session starts (it may be refused: the server is full) and while the caller
-        speaks (admission's forecast of work to come)."""
+        """``opening``: how the path's session starts (``agent.wires.<protocol>.opening``); ``side``: makes the
+        path's side channel (protocol v1's voice enrollment; ``None``: the path has none); ``occupant``: told
+        when the session starts (it may be refused: the server is full) and while the caller speaks
+        (admission's forecast of work to come)."""
         self.id = uuid.uuid4().hex[:12]
         self._ws = ws
         self._settings = settings
@@ -137,16 +102,15 @@ class Connection:
         self._wire: Wire | None = None
         self._close: CloseSession | None = None
         self._gone = False  # the socket can no longer be written to (closed, or the client stopped reading)
-        self._channel: EnrollmentChannel | None = None
-        self._voicing: Voicing | None = None
+        self._side: SideChannel | None = (
+            None if side is None else side(components, settings, self._outbox.put, self._log)
+        )
         self._drain: Drain | None = None  # asked for, not yet handed to the session
         self._occupant = occupant
-        self._hearing: tuple[Session, CallerAudio]  # set when the session starts, before anything is delivered
-        self._base: SessionConfig  # the session's rules from the settings (a client may change them: Realtime)
+        self._call: CallSetup | None = None  # set when the session starts, before anything is delivered
         self._turns: TurnTasks  # likewise
-        self._language: LanguageChoice  # likewise: the call's language, given or detected
+        self._effects: Effects  # likewise
         self._delivered_at = 0.0  # _clock() of the last event handed to the session
-        self._playout: Playout | None = None  # what the caller is hearing, for the echo gate
 
     def drain(self, finish_within_s: float) -> None:
         """The server is shutting down: finish the reply in progress within ``finish_within_s``, say goodbye,
@@ -169,8 +133,8 @@ class Connection:
                 self._components,
                 self._credentials,
                 self._outbox.put,
-                self._enroll,
-                lambda: self._channel is not None and self._channel.busy,
+                self._aside,
+                lambda: self._side is not None and self._side.busy,
                 self._refusals,
             )
             opened = await self._opening(pre)
@@ -192,20 +156,12 @@ class Connection:
 
     async def _converse(self, opened: Opened) -> None:
         wire = self._wire = opened.wire
-        settings = self._settings
-        rate = wire.output_rate
-        self._outbox.set_audio_high_water(rate * 2 * settings.audio.outbound_buffer_ms // 1000)
-        parting = opened.parting
-        language = self._language = call_language(settings, opened.language)
-        self._voicing = self._components.voicing(settings, opened.voice, fallback=parting is not None)
-        self._turns = TurnTasks(self._components, settings, self._inbox.put, self._speech, self._log, language)
-        self._base = replace(session_config(settings, rate, wire.frame_ms, wire.can_pause), language=language.current)
-        if parting is not None:  # the call cannot be served: say why, then close
-            goodbye = phrase_text("no_voice", settings.turn.no_voice_text, language.current)
-            phrases = replace(self._base.phrases, greeting="", goodbye=goodbye)
-            self._base = replace(self._base, phrases=phrases)
-        session = Session(self._base)
-        self._hearing = (session, self._caller_audio(wire, opened.telephony, settings.vad.threshold))
+        self._fit_outbox(wire)
+        call = self._call = CallSetup(self._settings, self._components, opened, self._log)
+        self._turns = TurnTasks(
+            self._components, self._settings, self._inbox.put, self._speech, self._log, call.language
+        )
+        self._effects = Effects(wire, self._outbox, self._turns, self._report, call, self._occupant, self._stop)
         for payload in wire.opening(self.id, display_name(opened.voice)):
             self._outbox.put(payload)
         self._log.info(
@@ -216,13 +172,14 @@ class Connection:
             opened.principal.tenant,
             opened.principal.subject,
         )
-        self._apply(session.open(_clock()))
-        if parting is not None:
-            self._apply(session.handle(Drain(_clock(), parting.code, parting.reason), _clock()))
+        self._effects.apply(call.session.open(_clock()))
+        if opened.parting is not None:
+            parting = Drain(_clock(), opened.parting.code, opened.parting.reason)
+            self._effects.apply(call.session.handle(parting, _clock()))
         reader = asyncio.create_task(self._read(wire), name=f"reader-{self.id}")
         ticker = asyncio.create_task(self._tick(), name=f"ticker-{self.id}")
-        if language.fixed or len(self._components.stt.languages) == 1:  # else once the first turn says which
-            self._voicing.warm_phrases(language.current)
+        if call.language.fixed or len(self._components.stt.languages) == 1:  # else once the first turn says which
+            call.voicing.warm_phrases(call.language.current)
         try:
             while self._close is None and not self._gone:
                 item = await self._inbox.get()
@@ -237,50 +194,30 @@ class Connection:
                 if self._drain is not None:
                     drain, self._drain = self._drain, None
                     self._log.info("draining: the session ends after its reply in progress")
-                    self._apply(session.handle(drain, _clock()))
+                    self._effects.apply(call.session.handle(drain, _clock()))
         finally:
             for task in (reader, ticker):
                 task.cancel()
             await self._turns.close()
             await asyncio.gather(reader, ticker, return_exceptions=True)
 
+    def _fit_outbox(self, wire: Wire) -> None:
+        """Hold ``audio.outbound_buffer_ms`` of reply audio at the wire's output rate of the moment."""
+        rate = wire.output_rate
+        self._outbox.set_audio_high_water(rate * 2 * self._settings.audio.outbound_buffer_ms // 1000)
+
     def _speech(self, turn: int, post: Callable[[Event], Awaitable[None]]) -> TurnSpeech:
         """A turn's speech, in the session's voice and output rate of the moment."""
-        wire, voicing = self._wire, self._voicing
-        assert wire is not None and voicing is not None
-        return TurnSpeech(turn, voicing, wire.output_rate, wire.frame_ms, post, self._outbox.wait_for_room)
-
-    def _caller_audio(self, wire: Wire, telephony: bool, threshold: float) -> CallerAudio:
-        echo = echo_guard(self._settings.echo, telephony)
-        self._playout = None if echo is None else echo[0]
-        detector = self._components.new_detector()
-        return CallerAudio(wire.input_rate, detector, threshold, self._settings.vad.tail_floor_db, echo)
+        wire, call = self._wire, self._call
+        assert wire is not None and call is not None
+        return TurnSpeech(turn, call.voicing, wire.output_rate, wire.frame_ms, post, self._outbox.wait_for_room)
 
     async def _reconfigure(self, change: Reconfigure) -> None:
         """The client changes its session (Realtime ``session.update``): voice, audio formats, turn-taking rules."""
-        wire, (session, audio) = self._wire, self._hearing
-        assert wire is not None
-        voice = self._voicing.voice if self._voicing is not None else ""
-        if change.voice is not None:
-            principal = self._credentials.principal
-            assert principal is not None  # fixed before the session started
-            default = self._settings.tts.default_voice
-            voice = await resolve_voice(self._components, change.voice, principal.tenant, default)
-        language = heard_language(change.language, self._components.stt.languages)  # refused: nothing changes
-        input_rate = wire.input_rate
-        payloads = change.applied(display_name(voice))
-        if change.language_set:
-            self._language.set(language)
-        if self._voicing is None or voice != self._voicing.voice:
-            self._voicing = self._components.voicing(self._settings, voice)
-            self._voicing.warm_phrases(self._language.current)
-        if wire.input_rate != input_rate or change.threshold is not None:
-            threshold = change.threshold if change.threshold is not None else self._settings.vad.threshold
-            audio = self._caller_audio(wire, self._playout is not None, threshold)
-        session.reconfigure(change.rules(session.config, self._base))
-        rate = wire.output_rate
-        self._outbox.set_audio_high_water(rate * 2 * self._settings.audio.outbound_buffer_ms // 1000)
-        self._hearing = (session, audio)
+        wire, call = self._wire, self._call
+        assert wire is not None and call is not None
+        payloads = await call.reconfigure(change, wire)
+        self._fit_outbox(wire)
         for payload in payloads:
             self._outbox.put(payload)
 
@@ -314,15 +251,15 @@ class Connection:
                         if verdict is Verdict.WARN or isinstance(item, CommitInput):  # a whole item: always said
                             self._refuse(ProtocolError("rate_limited", "audio faster than real time is dropped"))
                         continue
-                if isinstance(item, browser.EnrollmentMessage):
-                    principal = self._credentials.principal
-                    assert principal is not None  # fixed before the session started
-                    await self._enroll(principal, item)
-                elif isinstance(item, Reconfigure):
+                if isinstance(item, Reconfigure):
                     try:
                         await self._reconfigure(item)
                     except ProtocolError as exc:
                         self._refuse(exc)
+                elif isinstance(item, Aside):
+                    principal = self._credentials.principal
+                    assert principal is not None  # fixed before the session started
+                    await self._aside(principal, item.request)
                 elif item is not None:
                     self._deliver(item)
         except ConnectionClosed:
@@ -343,25 +280,21 @@ class Connection:
         if self._close is not None or self._gone:
             return  # the session is ending: what arrives now is not part of it
         self._delivered_at = _clock()
-        session, audio = self._hearing
+        call = self._call
+        assert call is not None
+        session, apply = call.session, self._effects.apply
         if isinstance(item, TranscriptReady):
-            item = self._heard_in(item)
+            item = call.heard_in(item)
         if isinstance(item, bytes):
-            for frame in audio.push(item, _clock()):
-                self._apply(session.handle(frame, _clock()))
+            for frame in call.audio.push(item, _clock()):
+                apply(session.handle(frame, _clock()))
         else:
-            self._apply(session.handle(item, _clock()))
+            apply(session.handle(item, _clock()))
 
-    def _heard_in(self, transcript: TranscriptReady) -> TranscriptReady:
-        """The call's language choice takes the language a transcript came in (the recogniser applied the
-        choice's rule, ``agent.languages.decide``); the core gets the call's language from it."""
-        choice = self._language
-        before = choice.current
-        if choice.observe(transcript.language, transcript.language_probability):
-            self._log.info("the caller's language changed from %s to %s", before, choice.current)
-        if choice.current != before and self._voicing is not None:
-            self._voicing.warm_phrases(choice.current)
-        return replace(transcript, language=choice.current)
+    async def _aside(self, principal: Principal, request: object) -> None:
+        """Hand a request to the side channel (none on this path: a wire never decodes one for it)."""
+        if self._side is not None:
+            await self._side.handle(principal, request)
 
     def _refuse(self, exc: ProtocolError) -> None:
         self._refusals.refused("bad client message", exc.code)
@@ -370,15 +303,7 @@ class Connection:
             for payload in wire.encode(ErrorNotice(code=exc.code, message=exc.message)):
                 self._outbox.put(payload)
 
-    async def _enroll(self, principal: Principal, message: browser.EnrollmentMessage) -> None:
-        """Hand an enrollment message to this connection's channel (its answers go through the outbox)."""
-        if self._channel is None:
-            self._channel = EnrollmentChannel(self._components, self._settings, principal, self._outbox.put)
-        try:
-            await self._channel.handle(message)
-        except Exception:
-            self._log.exception("enrollment message raised an unexpected error")
-            self._outbox.put(browser.encode(ErrorNotice(code=stages.INTERNAL_ERROR, message=stages.INTERNAL_MESSAGE)))
+    # ------------------------------------------------------------------------------------ the socket
 
     async def _write(self) -> None:
         timeout = self._settings.server.send_timeout_s
@@ -388,8 +313,8 @@ class Connection:
                 wire = self._wire
                 sending = self._ws.send(payload) if wire is None else wire.send(self._ws, turn, payload)
                 await asyncio.wait_for(sending, timeout)
-                if self._playout is not None and wire is not None and turn is not None and isinstance(payload, bytes):
-                    self._playout.sent(payload, wire.output_rate, _clock())  # reply audio on its way to play
+                if self._call is not None and wire is not None and turn is not None and isinstance(payload, bytes):
+                    self._call.played(payload, wire.output_rate, _clock())  # reply audio on its way to play
         except TimeoutError:
             self._log.info("closing: the client took no message for %g s", timeout)
             self._gone = True
@@ -415,8 +340,8 @@ class Connection:
             self._inbox.put_nowait(_WAKE)
 
     async def _shutdown(self, writer: asyncio.Task[None], opened: Opened | None) -> None:
-        if self._channel is not None:
-            self._channel.close()
+        if self._side is not None:
+            self._side.close()
         self._outbox.close()
         close = self._close
         if close is not None and not self._gone:
@@ -432,9 +357,9 @@ class Connection:
         refused = self._refusals.summary()
         if refused is not None:
             self._log.info("%s %s: %s", what, self.id, refused)
-        wire = self._wire
-        if isinstance(wire, TelephonyWire):
-            self._log.info("%s", wire.summary())
+        summary = self._wire.summary() if self._wire is not None else None
+        if summary is not None:
+            self._log.info("%s", summary)
 
     async def _close_socket(self, close: CloseSession) -> None:
         """Close with ``close``; a client that does not read cannot even take the close frame: drop it."""
@@ -442,50 +367,3 @@ class Connection:
             await asyncio.wait_for(self._ws.close(close.code, close.reason), self._settings.server.close_timeout_s)
         except TimeoutError:
             self._ws.transport.abort()
-
-    # ----------------------------------------------------------------------------------- effects
-
-    def _apply(self, effects: list[Effect]) -> None:
-        wire = self._wire
-        assert wire is not None
-        for effect in effects:
-            match effect:
-                case Notify(event=event):
-                    turn = getattr(event, "turn", None)
-                    if isinstance(event, PlaybackPause):
-                        self._outbox.drop_audio(event.turn)  # the client drops what it buffered, and so do we
-                    if isinstance(event, PlaybackClear | PlaybackPause) and self._playout is not None:
-                        self._playout.clear(_clock())  # and the echo gate's reference
-                    for payload in wire.encode(event):
-                        self._outbox.put(payload, turn)
-                    self._observe(event)
-                case Transcribe(request=request, pcm=pcm, purpose=purpose, over_agent=over_agent):
-                    self._turns.transcribe(request, pcm, purpose, over_agent)
-                case ScoreTurn(request=request, pcm=pcm):
-                    self._turns.score(request, pcm)
-                case CancelTranscription(request=request):
-                    self._turns.cancel_transcription(request)
-                case GenerateReply(turn=turn, history=history, language=language):
-                    self._turns.reply(turn, history, language)
-                case Synthesize(turn=turn, text=text, sentence=sentence, phrase=phrase, language=language):
-                    self._turns.speech_for(turn).add(text, sentence, phrase, language)
-                case FinishSynthesis(turn=turn):
-                    self._turns.speech_for(turn).finish()
-                case CancelReply(turn=turn):
-                    self._turns.cancel_reply(turn)
-                case CancelTurn(turn=turn):
-                    self._turns.cancel_turn(turn)
-                    self._outbox.drop_audio(turn)
-                case PreemptionOutcome() | YieldOutcome():
-                    self._report.outcome(effect)
-                case CloseSession():
-                    self._stop(effect)
-                case _:
-                    assert_never(effect)
-
-    def _observe(self, event: ServerEvent) -> None:
-        self._report.event(event)
-        if isinstance(event, SpeechStarted | SpeechStopped) and self._occupant is not None:
-            self._occupant.speaking(isinstance(event, SpeechStarted))
-        elif isinstance(event, TurnMetrics):
-            self._turns.cancel_turn(event.turn)  # the turn is over: release its bookkeeping

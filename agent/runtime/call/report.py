@@ -20,7 +20,7 @@ from agent.core.events import (
     TurnMetrics,
     YieldOutcome,
 )
-from agent.runtime.metrics.registry import ServerMetrics
+from agent.runtime.metrics.server import ServerMetrics
 
 REFUSALS_LOGGED = 5
 

@@ -1,55 +1,45 @@
 """The Asterisk AudioSocket listener: TCP connections from your own PBX, run as calls like any other.
 
-``AudioSocketListener`` is started by ``running_server`` when ``audiosocket.port`` is set. It shares the
-server's state: components, admission (a call refused as any upgrade is, or over the bound of connections still
-waiting for their UUID, is hung up at once: AudioSocket cannot say "busy"), metrics, drain and close-all. Each
-connection is an ``AudioSocketStream`` (the ``CallSocket`` a ``Connection`` runs on) whose session opens with
-the call's UUID (``agent.wires.audiosocket.gateway``) and then runs on the telephony core.
+Its one reason to change is how AudioSocket's TCP connections are accepted, held and closed.
+``AudioSocketListener`` is the AudioSocket endpoint's own listener (``Endpoint.listener``), started by
+``running_server`` when ``audiosocket.port`` is set. It shares the server's state: components, admission (a call
+refused as any upgrade is, or over the bound of connections still waiting for their UUID, is hung up at once:
+AudioSocket cannot say "busy"), metrics, drain and close-all. Each connection is an ``AudioSocketStream`` (the
+``CallSocket`` a ``Connection`` runs on) whose session opens with the call's UUID
+(``agent.wires.audiosocket.opening``) and then runs on the telephony core.
 
 AudioSocket has no authentication: only peers on loopback or in ``audiosocket.allowed_peers`` are taken; any
-other connection is closed before a byte is read (``agent.security.exposure`` refuses to start with a network that
-lets everyone in). Ending a call sends a hangup (``0x00``), after the audio already sent has played.
+other connection is closed before a byte is read (``agent.wires.audiosocket.credential``, whose exposure rule
+refuses to start with a network that lets everyone in). Ending a call sends a hangup (``0x00``), after the audio
+already sent has played.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import ipaddress
 import logging
 import socket
 import time
-from collections.abc import AsyncIterator, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import AsyncIterator
 
 from websockets.exceptions import ConnectionClosed
 
 from agent.config import Settings
 from agent.runtime.call.connection import Connection
-from agent.runtime.call.prestart import Credentials, Opened, PreStart
-from agent.runtime.server.forwarded import parse_address, peer_key
+from agent.runtime.call.prestart import Credentials, Opened, Opening, PreStart
+from agent.runtime.server.forwarded import peer_key
+from agent.runtime.server.state import ServerState
 from agent.security.auth import DEFAULT_TENANT, Principal
 from agent.wires.audiosocket import codec as audiosocket
-from agent.wires.audiosocket.gateway import audiosocket_start
+from agent.wires.audiosocket.credential import peer_allowed
 
-if TYPE_CHECKING:
-    from agent.runtime.server.listener import ServerState
 log = logging.getLogger(__name__)
 
 READ_BYTES = 65536
 LINGER_S = 2.0
 """After a hangup, time given to the peer to close its side: closing a socket with unread bytes resets it, and
 a reset can destroy the hangup before the peer reads it."""
-
-
-def peer_allowed(host: str, allowed: Sequence[str]) -> bool:
-    """May a peer at ``host`` (an IP address) call: loopback, or inside one of the ``allowed`` networks."""
-    address = parse_address(host)
-    if address is None:
-        return False
-    if address.is_loopback:
-        return True
-    return any(address in ipaddress.ip_network(network, strict=False) for network in allowed)
 
 
 class AudioSocketStream:
@@ -144,12 +134,19 @@ class AudioSocketStream:
 class AudioSocketListener:
     """The TCP listener; ``start`` it, then ``close`` it after the server's calls were told to close."""
 
-    def __init__(self, settings: Settings, state: ServerState) -> None:
+    def __init__(self, settings: Settings, state: ServerState, opening: Opening) -> None:
+        """``opening``: how each connection's call starts (``agent.wires.audiosocket.opening``)."""
         self._settings = settings
         self._state = state
+        self._open_call = opening
         self._server: asyncio.Server | None = None
         self._handlers: set[asyncio.Task[None]] = set()
         self._opening: set[AudioSocketStream] = set()  # connections waiting for their call's UUID
+
+    @classmethod
+    def on(cls, settings: Settings, state: ServerState, opening: Opening) -> AudioSocketListener | None:
+        """The listener the settings ask for (``None``: ``audiosocket.port`` is not set)."""
+        return cls(settings, state, opening) if settings.audiosocket.port is not None else None
 
     @property
     def port(self) -> int:
@@ -233,9 +230,8 @@ class AudioSocketListener:
             occupant.left()
 
     async def _open(self, pre: PreStart, stream: AudioSocketStream) -> Opened | None:
-        cfg = self._settings.audiosocket
         self._opening.add(stream)
         try:
-            return await pre.open_call(audiosocket_start(cfg.voice or None), cfg.lead_ms)
+            return await self._open_call(pre)
         finally:
             self._opening.discard(stream)

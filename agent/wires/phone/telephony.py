@@ -1,6 +1,6 @@
 """The telephony core: what every phone gateway's wire does, whatever the provider speaks.
 
-A provider plugs in as a ``Gateway``: its pure codec (``agent.transport.<provider>``) bound to one call,
+A provider plugs in as a ``Gateway``: its pure codec (``agent.wires.phone.<provider>.codec``) bound to one call,
 which turns the provider's messages into the few things a call carries (caller audio as PCM16LE, a mark the
 far end played, a keypress, a hang-up) and makes the provider's messages for reply audio, a mark and a
 clear. ``TelephonyWire`` does the rest, the same for all of them:
@@ -19,7 +19,7 @@ clear. ``TelephonyWire`` does the rest, the same for all of them:
   logs and counts them; the call goes on); DTMF is logged. What a peer sent goes into log lines through
   ``agent.security.logsafe.shown`` (the codecs check ids and digits too): one record stays one line.
 
-The opening (the provider's start message, the voice it asks for) is ``PreStart.open_call`` with a
+The opening (the provider's start message, the voice it asks for) is ``agent.wires.phone.opening.open_call`` with a
 ``StartDecoder`` from the provider's module; ``PhoneStart`` is what it yields.
 """
 
@@ -56,7 +56,7 @@ FRAME_MS = 20
 
 
 @dataclass(frozen=True, slots=True)
-class Heard:
+class MarkPlayed:
     """The far end played everything sent before the mark ``name`` (or dropped it at a clear)."""
 
     name: str
@@ -72,7 +72,7 @@ class HungUp:
     """The provider ended the stream (Twilio and Telnyx ``stop``)."""
 
 
-CallMessage = bytes | Heard | Keypress | HungUp | None
+CallMessage = bytes | MarkPlayed | Keypress | HungUp | None
 """What one provider message means for the call: caller PCM16LE at ``Gateway.input_rate``, a mark played, a
 keypress, the end, or nothing (a message with nothing for the call, such as an acknowledgement)."""
 
@@ -139,6 +139,7 @@ class TelephonyWire:
     """The ``Wire`` of a phone call on any gateway: decode its messages, encode ours, pace the audio."""
 
     frame_ms = FRAME_MS
+    phone_line = True
 
     def __init__(
         self,
@@ -191,7 +192,7 @@ class TelephonyWire:
         match self.gateway.decode(message):
             case bytes() as pcm:
                 return pcm
-            case Heard(name=name):
+            case MarkPlayed(name=name):
                 parsed = marks.parse(name)
                 if parsed is None or parsed[0] in self._cleared:  # a clear also echoes dropped marks
                     return None

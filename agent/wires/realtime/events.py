@@ -14,9 +14,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from agent.wires.realtime.codec import FORMAT_RATES, AudioFormat, TurnDetection
+from agent.wires.realtime.formats import FORMAT_RATES, GA_FORMAT_TYPES, AudioFormat
+from agent.wires.realtime.session_update import TurnDetection
 
-_GA_FORMAT_TYPES: dict[AudioFormat, str] = {"pcm16": "audio/pcm", "g711_ulaw": "audio/pcmu", "g711_alaw": "audio/pcma"}
 Status = Literal["completed", "cancelled", "incomplete", "failed", "in_progress"]
 
 
@@ -218,7 +218,7 @@ def _transcription(view: SessionView) -> dict[str, Any]:
 
 
 def _ga_format(name: AudioFormat) -> dict[str, Any]:
-    fmt: dict[str, Any] = {"type": _GA_FORMAT_TYPES[name]}
+    fmt: dict[str, Any] = {"type": GA_FORMAT_TYPES[name]}
     if name == "pcm16":
         fmt["rate"] = FORMAT_RATES[name]
     return fmt

@@ -1,6 +1,7 @@
 """The start of a Realtime session (``/v1/realtime``): at the upgrade, with no opening message.
 
-The caller was checked at the upgrade (``Authorization: Bearer``, ``agent.runtime.server.upgrade``). The session
+Its one reason to change is what a Realtime session starts with. The caller was checked at the upgrade
+(``Authorization: Bearer``, ``agent.wires.realtime.credential``). The session
 starts in the server's default voice with PCM16 24 kHz both ways, server turn detection and the server's
 system prompt as ``instructions``; ``model`` from the URL is echoed and means nothing else. A client that
 connected with ``OpenAI-Beta: realtime=v1`` is answered in the beta shape of the events.
@@ -14,27 +15,17 @@ from urllib.parse import parse_qs, urlsplit
 from websockets.http11 import Request
 
 from agent.config import Settings
-from agent.errors import ProtocolError, UnknownVoice
+from agent.core.events import CloseSession
+from agent.errors import ProtocolError
 from agent.languages import parse_language
+from agent.runtime.call.prestart import Opened, PreStart, display_name
 from agent.runtime.components import Components
-from agent.wires.realtime.codec import TurnDetection
 from agent.wires.realtime.events import SessionView
+from agent.wires.realtime.session_update import TurnDetection
+from agent.wires.realtime.voices import find_voice
 from agent.wires.realtime.wire import RealtimeWire
 
 DEFAULT_MODEL = "voice-agent"
-OPENAI_VOICES = frozenset({"alloy", "ash", "ballad", "coral", "echo", "sage", "shimmer", "verse", "marin", "cedar"})
-"""OpenAI's own voice names: a client that asks for one gets the server's default voice (apps often hard-code
-one); any other name must be a voice enrolled here (or the local one)."""
-
-
-async def resolve_voice(components: Components, name: str | None, tenant: str, default: str | None) -> str:
-    """The voice handle for ``name`` in ``tenant`` (``None``: ``default``, and ``None`` for that: the local voice).
-    Raises ``ProtocolError`` for a voice that is not here."""
-    requested = default if name is None or name.lower() in OPENAI_VOICES else name
-    try:
-        return await components.tts.resolve_voice(requested, tenant)
-    except UnknownVoice as exc:
-        raise ProtocolError("invalid_value", f"{exc}; see the voices this server offers") from None
 
 
 async def default_voice(components: Components, settings: Settings, tenant: str) -> str:
@@ -42,8 +33,12 @@ async def default_voice(components: Components, settings: Settings, tenant: str)
     server without ``AGENT_TTS__DEFAULT_VOICE``): the client names one in ``session.update`` before it asks for
     speech (until then a reply fails with ``tts_failed`` and the fallback voice apologises)."""
     default = settings.tts.default_voice
+
+    async def lookup(name: str | None) -> str:
+        return await components.tts.resolve_voice(default if name is None else name, tenant)
+
     try:
-        return await resolve_voice(components, default, tenant, default)
+        return await find_voice(default, lookup)
     except ProtocolError:
         return ""
 
@@ -62,3 +57,19 @@ def realtime_wire(request: Request | None, settings: Settings, voice: str) -> Re
         language=parse_language(settings.asr.language),  # the server's, until session.update says otherwise
     )
     return RealtimeWire(view, settings.audio.output_frame_ms, beta=beta)
+
+
+async def open_realtime(pre: PreStart) -> Opened | None:
+    """OpenAI Realtime: the session starts at once, in the default voice; ``None``: no session (see
+    ``PreStart.close``: 1008 for a caller who may not call)."""
+    try:
+        principal = pre.credentials.check(None)
+        if not principal.allows("call"):
+            raise ProtocolError("forbidden", "these credentials may not start a session (scope 'call')")
+        voice = await default_voice(pre.components, pre.settings, principal.tenant)
+    except ProtocolError as exc:
+        pre.close = CloseSession(1008, exc.message[:120])
+        return None
+    request = getattr(pre.socket, "request", None)  # a WebSocket's upgrade request
+    wire = realtime_wire(request, pre.settings, display_name(voice))
+    return Opened(wire, voice, principal)

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from agent.core.turn_state import SessionConfig
-from agent.wires.realtime.codec import TurnDetection
+from agent.core.policies import SessionConfig
+from agent.wires.realtime.session_update import TurnDetection
 
 
 def turn_rules(current: SessionConfig, base: SessionConfig, detection: TurnDetection | None) -> SessionConfig:

@@ -24,31 +24,17 @@ from __future__ import annotations
 import base64
 import hmac
 import json
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
-from agent.audio import alaw, mulaw
-from agent.errors import ProtocolError
+from agent.audio.codecs import CODECS, G711_RATE
+from agent.errors import AudioFormatError, ProtocolError
 from agent.wires.phone import fields, ids
 
 FRAME_MS = 20
 MAX_MEDIA_MS = 200  # a payload over 200 ms is not what Telnyx sends
 AUTH_HEADER = "x-telnyx-streaming-auth-token"
 """The handshake header carrying the ``stream_auth_token`` given to Telnyx when the stream was started."""
-
-
-def _swap16(pcm: bytes) -> bytes:
-    """PCM16 between little-endian (ours) and network byte order (L16 on the wire)."""
-    return bytes(np.frombuffer(pcm, dtype="<i2").byteswap().tobytes())
-
-
-def _l16_payload(pcm: bytes) -> bytes:
-    if len(pcm) % 2:
-        raise ProtocolError("bad_audio", "an L16 payload needs an even number of bytes")
-    return _swap16(pcm)
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,20 +46,21 @@ class MediaFormat:
 
     @property
     def bytes_per_sample(self) -> int:
-        return 2 if self.encoding == "L16" else 1
+        return CODECS[self.encoding].bytes_per_sample
 
     def to_pcm(self, payload: bytes) -> bytes:
         """A payload in this format → PCM16LE. Raises ``ProtocolError`` (``bad_audio``)."""
-        return _DECODERS[self.encoding](payload)
+        try:
+            return CODECS[self.encoding].decode(payload)
+        except AudioFormatError:
+            raise ProtocolError("bad_audio", f"an {self.encoding} payload needs an even number of bytes") from None
 
     def from_pcm(self, pcm: bytes) -> bytes:
         """PCM16LE → a payload in this format."""
-        return _ENCODERS[self.encoding](pcm)
+        return CODECS[self.encoding].encode(pcm)
 
 
-_DECODERS: dict[str, Callable[[bytes], bytes]] = {"PCMU": mulaw.decode, "PCMA": alaw.decode, "L16": _l16_payload}
-_ENCODERS: dict[str, Callable[[bytes], bytes]] = {"PCMU": mulaw.encode, "PCMA": alaw.encode, "L16": _swap16}
-RATES: dict[str, tuple[int, ...]] = {"PCMU": (8000,), "PCMA": (8000,), "L16": (8000, 16000)}
+RATES: dict[str, tuple[int, ...]] = {"PCMU": (G711_RATE,), "PCMA": (G711_RATE,), "L16": (8000, 16000)}
 """The formats this server takes, and their sample rates."""
 PCMU_8K = MediaFormat("PCMU", 8000)
 

@@ -1,5 +1,5 @@
 """Telnyx media streaming (``/telnyx``) on the telephony core: the codec ``agent.wires.phone.telnyx.codec`` bound to
-one call (``TelnyxGateway``) and the start decoder its opening (``PreStart.open_telnyx``) runs.
+one call (``TelnyxGateway``) and the start decoder its opening (``agent.wires.phone.telnyx.opening``) runs.
 
 Telnyx sends ``connected`` then ``start``; the voice comes from ``start.custom_parameters.voice`` (a TeXML
 ``<Parameter>`` or a Call Control ``custom_parameters`` entry). Caller audio arrives in the stream's format
@@ -15,7 +15,7 @@ import logging
 from agent.errors import ProtocolError
 from agent.runtime.call.outbox import Payload
 from agent.security.logsafe import shown
-from agent.wires.phone.telephony import CallMessage, Heard, HungUp, Keypress, PhoneStart
+from agent.wires.phone.telephony import CallMessage, HungUp, Keypress, MarkPlayed, PhoneStart
 from agent.wires.phone.telnyx import codec as telnyx
 
 log = logging.getLogger(__name__)
@@ -46,7 +46,7 @@ class TelnyxGateway:
             case telnyx.Media() as media:
                 return telnyx.check_media(media, self._format)
             case telnyx.Mark(name=name):
-                return Heard(name)
+                return MarkPlayed(name)
             case telnyx.Stop():
                 return HungUp()
             case telnyx.Dtmf(digit=digit):

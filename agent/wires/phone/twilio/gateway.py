@@ -1,5 +1,5 @@
 """Twilio Media Streams (``/twilio``) on the telephony core: the codec ``agent.wires.phone.twilio.codec`` bound to one
-call (``TwilioGateway``) and the start decoder its opening (``PreStart.open_twilio``) runs.
+call (``TwilioGateway``) and the start decoder its opening (``agent.wires.phone.twilio.opening``) runs.
 
 Twilio sends ``connected`` then ``start``; the voice comes from ``start.customParameters.voice``. Caller
 audio is μ-law 8 kHz; replies leave as ``media`` messages, each followed by a ``mark``; barge-in and pauses
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from agent.errors import ProtocolError
 from agent.runtime.call.outbox import Payload
-from agent.wires.phone.telephony import CallMessage, Heard, HungUp, Keypress, PhoneStart
+from agent.wires.phone.telephony import CallMessage, HungUp, Keypress, MarkPlayed, PhoneStart
 from agent.wires.phone.twilio import codec as twilio
 
 
@@ -32,7 +32,7 @@ class TwilioGateway:
             case twilio.Media(pcm=pcm):
                 return pcm
             case twilio.Mark(name=name):
-                return Heard(name)
+                return MarkPlayed(name)
             case twilio.Stop():
                 return HungUp()
             case twilio.Dtmf(digit=digit):

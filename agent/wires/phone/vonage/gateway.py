@@ -1,5 +1,5 @@
 """Vonage Voice API WebSockets (``/vonage``) on the telephony core: the codec ``agent.wires.phone.vonage.codec`` bound
-to one call (``VonageGateway``) and the start decoder its opening (``PreStart.open_vonage``) runs.
+to one call (``VonageGateway``) and the start decoder its opening (``agent.wires.phone.vonage.opening``) runs.
 
 The call starts with ``websocket:connected``; its ``content-type`` fixes the rate (8 or 16 kHz, both ways)
 and the endpoint's ``voice`` header picks the voice. Caller audio arrives as binary 20 ms frames; replies
@@ -13,7 +13,7 @@ from __future__ import annotations
 from agent.errors import ProtocolError
 from agent.runtime.call.outbox import Payload
 from agent.wires.phone import ids
-from agent.wires.phone.telephony import CallMessage, Heard, HungUp, Keypress, PhoneStart
+from agent.wires.phone.telephony import CallMessage, HungUp, Keypress, MarkPlayed, PhoneStart
 from agent.wires.phone.vonage import codec as vonage
 
 
@@ -38,7 +38,7 @@ class VonageGateway:
             case vonage.Audio(pcm=pcm):
                 return pcm
             case vonage.Notify(mark=mark):
-                return None if mark is None else Heard(mark)
+                return None if mark is None else MarkPlayed(mark)
             case vonage.Dtmf(digit=digit):
                 return Keypress(digit)
             case vonage.Cleared():

@@ -1,4 +1,5 @@
-"""Voice enrollment over the WebSocket: the ``voice.enroll.*``, ``voices.list`` and ``voices.remove`` exchange.
+"""Voice enrollment over protocol v1 (``/ws``): the ``voice.enroll.*``, ``voices.list`` and ``voices.remove``
+exchange, the side channel (``agent.runtime.call.wire.SideChannel``) a browser connection serves beside its call.
 
 A connection owns one ``EnrollmentChannel``, the same before and during its session, so an upload may
 straddle ``session.start``. The channel acts for the connection's ``Principal``: it enrols into, lists and
@@ -27,6 +28,7 @@ from agent.audio.reference import MAX_UPLOAD_BYTES
 from agent.config import Settings
 from agent.errors import AgentError, EnrollmentRejected, ProtocolError, ProviderError, UnknownVoice
 from agent.ports import VoiceStore
+from agent.runtime.call import stages
 from agent.runtime.components import Components
 from agent.security.auth import Principal
 from agent.security.logsafe import shown
@@ -223,3 +225,35 @@ class EnrollmentChannel:
             self._principal.subject,
         )
         self._send({"type": "voices.removed", "name": name.strip().lower()})
+
+
+class Enrollments:
+    """A connection's enrollment exchange: its ``EnrollmentChannel``, made for the connection's principal on
+    first use and kept until the connection ends (``close``), before the session and during it. ``log``: the
+    connection's, for the bug that a message's handling raises (logged, answered ``internal_error``)."""
+
+    def __init__(self, components: Components, settings: Settings, send: Send, log: logging.LoggerAdapter[Any]) -> None:
+        self._components = components
+        self._settings = settings
+        self._send = send
+        self._log = log
+        self._channel: EnrollmentChannel | None = None
+
+    @property
+    def busy(self) -> bool:
+        """An enrollment is being decoded, transcribed or stored."""
+        return self._channel is not None and self._channel.busy
+
+    async def handle(self, principal: Principal, message: browser.EnrollmentMessage) -> None:
+        """Act on one enrollment message as ``principal``; never raises."""
+        if self._channel is None:
+            self._channel = EnrollmentChannel(self._components, self._settings, principal, self._send)
+        try:
+            await self._channel.handle(message)
+        except Exception:
+            self._log.exception("enrollment message raised an unexpected error")
+            self._send(json.dumps(browser.error_body(stages.INTERNAL_ERROR, stages.INTERNAL_MESSAGE)))
+
+    def close(self) -> None:
+        if self._channel is not None:
+            self._channel.close()

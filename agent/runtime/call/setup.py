@@ -1,0 +1,104 @@
+"""One call's setup of the moment: its session core, the voice it speaks in, the language it is in, and how it
+hears the caller. The one place a client's change of settings (``Reconfigure``) is applied.
+
+A ``CallSetup`` is made when the session starts, from what the opening fixed (``Opened``) and the server's
+settings. The connection loop reads its parts (``session``, ``audio``, ``voicing``, ``language``) and tells it
+what the caller's device is playing (``played``, ``cleared``: the echo gate's reference). A Realtime client may
+change the voice, the audio format, the turn-taking rules and the language during the call; the wire checks the
+request and says what it means (``agent.runtime.call.wire.Reconfigure``), this module carries it out. It
+changes when what a call may change does.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable
+from dataclasses import replace
+from typing import Any
+
+from agent.config import Settings
+from agent.core.events import TranscriptReady
+from agent.core.language_text import phrase_text
+from agent.core.policies import SessionConfig
+from agent.core.session import Session
+from agent.languages import LanguageChoice
+from agent.runtime.call.caller_audio import CallerAudio, echo_guard
+from agent.runtime.call.outbox import Payload
+from agent.runtime.call.policies import call_language, session_config
+from agent.runtime.call.prestart import Opened, display_name, heard_language
+from agent.runtime.call.wire import Reconfigure, Wire
+from agent.runtime.components import Components
+
+
+class CallSetup:
+    """The session, voice, language and caller audio of the call ``opened`` started (``log``: the connection's)."""
+
+    def __init__(
+        self, settings: Settings, components: Components, opened: Opened, log: logging.LoggerAdapter[Any]
+    ) -> None:
+        wire = opened.wire
+        self._settings = settings
+        self._components = components
+        self._tenant = opened.principal.tenant
+        self._log = log
+        self.language: LanguageChoice = call_language(settings, opened.language)
+        """The call's language, given or detected."""
+        self.voicing = components.voicing(settings, opened.voice, fallback=opened.parting is not None)
+        base = session_config(settings, wire.output_rate, wire.frame_ms, wire.can_pause)
+        base = replace(base, language=self.language.current)
+        if opened.parting is not None:  # the call cannot be served: say why, then close
+            goodbye = phrase_text("no_voice", settings.turn.no_voice_text, self.language.current)
+            base = replace(base, phrases=replace(base.phrases, greeting="", goodbye=goodbye))
+        self._base: SessionConfig = base
+        """The session's rules from the settings (a client may change them: ``reconfigure``)."""
+        self.session = Session(base)
+        self._phone_line = wire.phone_line
+        self.audio = self._caller_audio(wire.input_rate, settings.vad.threshold)
+
+    def _caller_audio(self, input_rate: int, threshold: float) -> CallerAudio:
+        echo = echo_guard(self._settings.echo, self._phone_line)
+        detector = self._components.new_detector()
+        return CallerAudio(input_rate, detector, threshold, self._settings.vad.tail_floor_db, echo)
+
+    def played(self, pcm: bytes, sample_rate: int, now: float) -> None:
+        """Reply audio went to the socket at ``now`` (for the echo gate)."""
+        self.audio.played(pcm, sample_rate, now)
+
+    def cleared(self, now: float) -> None:
+        """The caller's device dropped what it had buffered at ``now`` (for the echo gate)."""
+        self.audio.cleared(now)
+
+    def heard_in(self, transcript: TranscriptReady) -> TranscriptReady:
+        """The call's language choice takes the language a transcript came in (the recogniser applied the
+        choice's rule, ``agent.languages.decide``); the core gets the call's language from it."""
+        choice = self.language
+        before = choice.current
+        if choice.observe(transcript.language, transcript.language_probability):
+            self._log.info("the caller's language changed from %s to %s", before, choice.current)
+        if choice.current != before:
+            self.voicing.warm_phrases(choice.current)
+        return replace(transcript, language=choice.current)
+
+    def _lookup(self, name: str | None) -> Awaitable[str]:
+        default = self._settings.tts.default_voice
+        return self._components.tts.resolve_voice(default if name is None else name, self._tenant)
+
+    async def reconfigure(self, change: Reconfigure, wire: Wire) -> list[Payload]:
+        """Carry out ``change`` on the call running on ``wire``; returns what to send the client. Raises
+        ``ProtocolError`` (an unknown voice, a language the recogniser cannot hear), and then nothing changes."""
+        voice = self.voicing.voice
+        if change.voice is not None:
+            voice = await change.voice(self._lookup)
+        language = heard_language(change.language, self._components.stt.languages)  # refused: nothing changes
+        input_rate = wire.input_rate
+        payloads = change.applied(display_name(voice))  # the wire's formats change here
+        if change.language_set:
+            self.language.set(language)
+        if voice != self.voicing.voice:
+            self.voicing = self._components.voicing(self._settings, voice)
+            self.voicing.warm_phrases(self.language.current)
+        if wire.input_rate != input_rate or change.threshold is not None:
+            threshold = change.threshold if change.threshold is not None else self._settings.vad.threshold
+            self.audio = self._caller_audio(wire.input_rate, threshold)
+        self.session.reconfigure(change.rules(self.session.config, self._base))
+        return payloads

@@ -1,0 +1,181 @@
+"""The routes: what the WebSocket listener answers, read from the ``ENDPOINTS`` table.
+
+Its one reason to change is how a request reaches its endpoint. An upgrade to an endpoint's path is checked
+(``agent.runtime.server.upgrade``: method, Origin, the endpoint's credential check), then admitted by load
+(``ServerState.refusal``: 503 with ``Retry-After``) and by the sockets still opening (429 past the bound per
+address, which a phone provider whose credential checked out is spared: it carries many callers from a few
+addresses); its handler runs a ``Connection`` with the endpoint's opening. Any other path is plain HTTP, GET and
+HEAD only: ``/healthz``, ``/metrics`` and the browser page (``agent.runtime.server.static``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import socket
+from http import HTTPStatus
+
+from websockets.asyncio.server import ServerConnection
+from websockets.datastructures import Headers
+from websockets.exceptions import ConnectionClosed
+from websockets.http11 import Request, Response
+
+from agent.config import Settings
+from agent.errors import ProtocolError
+from agent.runtime.call.connection import Connection
+from agent.runtime.call.prestart import Credentials
+from agent.runtime.metrics.registry import CONTENT_TYPE as METRICS_CONTENT_TYPE
+from agent.runtime.server.admission import Refusal
+from agent.runtime.server.forwarded import client_address, networks, peer_key
+from agent.runtime.server.responses import READ_METHODS, for_method, json_response, method_not_allowed, secured
+from agent.runtime.server.state import ServerState
+from agent.runtime.server.static import StaticFiles
+from agent.runtime.server.upgrade import UpgradeGate
+from agent.wires.endpoints import ENDPOINTS, PATHS
+
+log = logging.getLogger(__name__)
+
+HOME = ENDPOINTS[0]
+"""The server's own protocol: a 404 points to its path, and a handler with no request runs its opening."""
+
+
+def _refused(refused: Refusal) -> Response:
+    return json_response(
+        HTTPStatus(refused.status),
+        {"error": refused.message, "reason": refused.reason},
+        {"Retry-After": str(refused.retry_after_s)},
+    )
+
+
+def _bound_send_buffer(connection: ServerConnection, size: int) -> None:
+    """A small kernel send buffer: a client that stops reading blocks our next send soon (``send_timeout_s``)."""
+    sock = connection.transport.get_extra_info("socket") if size > 0 else None
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, size)
+
+
+def _path(request: Request) -> str:
+    return request.path.split("?", 1)[0]
+
+
+class Routes:
+    """``process_request`` and ``handle`` of the WebSocket listener."""
+
+    def __init__(self, settings: Settings, state: ServerState) -> None:
+        self._settings = settings
+        self._state = state
+        self._static = StaticFiles()
+        self._gate = UpgradeGate(settings, state.auth)
+        self._proxies = networks(settings.server.trusted_proxies)
+
+    def process_request(self, connection: ServerConnection, request: Request) -> Response | None:
+        path = _path(request)
+        endpoint = PATHS.get(path)
+        if endpoint is None:
+            return for_method(request.method, self._http(request, path))
+        local = connection.local_address
+        admission = self._gate.admit(request, path, (str(local[0]), int(local[1])) if local else None, endpoint.check)
+        if admission.refusal is not None:
+            return admission.refusal
+        state, server = self._state, self._settings.server
+        # A bad header token on /ws is told so (error, close 1008), whatever the load: never a 503 for it.
+        refused = state.refusal(server) if admission.error is None or state.components is None else None
+        remote = connection.remote_address
+        client = str(remote[0]) if remote else ""
+        peer = peer_key(client_address(client, request.headers.get_all("X-Forwarded-For"), self._proxies))
+        # A phone provider whose credential checked out carries many callers from a few addresses: total bound only.
+        refused = refused or state.occupancy.refusal_to_open(peer, per_peer=not admission.provider)
+        if refused is not None:
+            state.metrics.refused(refused.reason)
+            if refused.status == HTTPStatus.TOO_MANY_REQUESTS:
+                log.info("refused an upgrade from %s: %s", peer, refused.message)
+            return _refused(refused)
+        state.admissions[connection] = admission
+        state.seat(connection, peer)
+        _bound_send_buffer(connection, server.send_buffer_bytes)
+        return None
+
+    def _http(self, request: Request, path: str) -> Response:
+        """The plain HTTP routes: ``/healthz``, ``/metrics`` and the page; GET and HEAD only."""
+        upgrade = any("upgrade" in v.lower() for v in request.headers.get_all("Connection"))
+        page = None if upgrade else self._static.response(path)
+        if path not in ("/healthz", "/metrics") and page is None:
+            return json_response(HTTPStatus.NOT_FOUND, {"error": "not found", "websocket": HOME.path})
+        if request.method not in READ_METHODS:
+            return method_not_allowed(request.method)
+        if path == "/healthz":
+            return self._health()
+        if path == "/metrics":
+            return self._metrics()
+        assert page is not None
+        return page
+
+    def _health(self) -> Response:
+        """200 while calls are taken; else 503 with ``status`` and ``reason`` loading, failed, draining or full."""
+        state = self._state
+        detail = state.components.health_detail() if state.components is not None else {}
+        refused = state.refusal(self._settings.server)
+        if refused is None:
+            return json_response(HTTPStatus.OK, {"status": "ok", "ready": True} | self._counts() | detail)
+        body: dict[str, object] = {"ready": False} | self._counts() | detail
+        body |= {"status": refused.reason, "reason": refused.reason}
+        if state.load_error:
+            body["error"] = state.load_error
+        return json_response(HTTPStatus.SERVICE_UNAVAILABLE, body, {"Retry-After": str(refused.retry_after_s)})
+
+    def _counts(self) -> dict[str, object]:
+        occupancy = self._state.occupancy
+        return {"sessions": occupancy.sessions, "speaking": occupancy.speaking, "opening": occupancy.opening}
+
+    def _metrics(self) -> Response:
+        components = self._state.components
+        speech = components.speech_status() if components else ()
+        occupancy = self._state.occupancy
+        queues = components.queue_stats(occupancy.speaking) if components else None
+        self._state.metrics.occupancy(occupancy.opening, occupancy.speaking)
+        if components is not None and components.fidelity is not None:
+            for (voice, language), value in components.fidelity.scores().items():
+                self._state.metrics.voice_similarity_scored(voice, language, value)
+        data = self._state.metrics.render(speech, queues).encode()
+        headers = Headers([("Content-Type", METRICS_CONTENT_TYPE), ("Content-Length", str(len(data)))])
+        headers["Cache-Control"] = "no-store"
+        return Response(HTTPStatus.OK.value, HTTPStatus.OK.phrase, secured(headers), data)
+
+    async def handle(self, ws: ServerConnection) -> None:
+        state = self._state
+        seat = state.seats.get(ws) or state.seat(ws, "")
+        components = state.components
+        if components is None:  # process_request already refused; defensive
+            state.occupancy.close(seat)
+            await ws.close(1013, "server not ready")
+            return
+        try:
+            try:
+                credentials = Credentials(state.auth, state.header_principal(ws))
+            except ProtocolError as exc:  # a bad header token: answered and closed 1008 by the connection
+                credentials = Credentials(state.auth, None, exc)
+            endpoint = PATHS.get(_path(ws.request), HOME) if ws.request is not None else HOME
+            connection = Connection(
+                ws,
+                self._settings,
+                components,
+                credentials,
+                state.metrics,
+                opening=endpoint.opening,
+                side=endpoint.side,
+                occupant=state.occupant(seat),
+            )
+            state.calls.add(connection)
+            try:
+                await connection.run()
+            finally:
+                state.calls.discard(connection)
+        except ConnectionClosed:
+            log.info("client went away")  # an ordinary disconnect is not an error: no traceback
+        except Exception:
+            log.exception("connection handler failed")
+            with contextlib.suppress(Exception):
+                await ws.close(1011, "internal error")
+        finally:
+            state.occupant(seat).left()

@@ -1,0 +1,105 @@
+"""What the front door shares between its listeners: the components, the load, the calls, the callers' seats.
+
+Its one reason to change is what a listener needs to know to take or refuse a call. One ``ServerState`` per
+server, made by ``running_server`` and read by the WebSocket routes (``agent.runtime.server.routes``) and by any
+other listener an endpoint brings (``Endpoint.listener``, e.g. AudioSocket's TCP one).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import weakref
+from dataclasses import dataclass, field
+
+from websockets.asyncio.server import ServerConnection
+
+from agent.config import ServerSettings
+from agent.errors import ProtocolError
+from agent.runtime.call.socket import CallSocket
+from agent.runtime.components import Components
+from agent.runtime.metrics.server import ServerMetrics
+from agent.runtime.server.admission import Refusal, refusal
+from agent.runtime.server.drain import LiveCalls
+from agent.runtime.server.occupancy import Limits, Occupancy, Occupant, Seat
+from agent.runtime.server.upgrade import Admission
+from agent.security.auth import Authenticator, Principal
+
+
+def limits(server: ServerSettings) -> Limits:
+    """The bounds of sockets a server holds, from its settings."""
+    return Limits(server.max_sessions, server.max_opening, server.max_opening_per_peer)
+
+
+@dataclass(slots=True)
+class ServerState:
+    limits: Limits = field(default_factory=lambda: limits(ServerSettings()))
+    components: Components | None = None
+    load_error: str | None = None
+    ready: asyncio.Event = field(default_factory=asyncio.Event)
+    metrics: ServerMetrics = field(default_factory=ServerMetrics)
+    auth: Authenticator = field(default_factory=lambda: Authenticator(None))
+    """Checks ``token`` fields of messages (``auth.from_token``); the upgrade's header is checked already."""
+    admissions: weakref.WeakKeyDictionary[ServerConnection, Admission] = field(
+        default_factory=weakref.WeakKeyDictionary
+    )
+    calls: LiveCalls = field(default_factory=LiveCalls)
+    """The open connections (told to finish on drain)."""
+    occupancy: Occupancy = field(init=False)
+    """Sockets opening, sessions, callers speaking (``agent.runtime.server.occupancy``)."""
+    seats: weakref.WeakKeyDictionary[CallSocket, Seat] = field(default_factory=weakref.WeakKeyDictionary)
+
+    def __post_init__(self) -> None:
+        self.occupancy = Occupancy(self.limits)
+
+    @property
+    def sessions(self) -> int:
+        """Sessions started and not closed."""
+        return self.occupancy.sessions
+
+    @property
+    def connections(self) -> int:
+        """Every socket held: opening or in a session."""
+        return self.occupancy.sessions + self.occupancy.opening
+
+    def refusal(self, server: ServerSettings) -> Refusal | None:
+        """Why a new call would be refused now (``None``: it would be taken). Load is work: the models' queues
+        and one turn for each caller speaking now, never sockets that have not spoken."""
+        occupancy = self.occupancy
+        queues = self.components.queue_stats(occupancy.speaking) if self.components is not None else None
+        return refusal(
+            loaded=self.components is not None,
+            failed=self.load_error is not None,
+            draining=self.calls.draining,
+            sessions=occupancy.sessions,
+            max_sessions=server.max_sessions,
+            first_audio_wait_s=queues.first_audio_wait_s if queues is not None else 0.0,
+            max_wait_s=server.admission_wait_ms / 1000,
+        )
+
+    def seat(self, socket: CallSocket, peer: str) -> Seat:
+        """A place for a socket that starts opening (``Occupancy.open``), given back when the socket is
+        collected if no handler ever closes it (a handshake that failed after the upgrade's checks)."""
+        seat = self.occupancy.open(peer)
+        self.seats[socket] = seat
+        weakref.finalize(socket, self.occupancy.close, seat)
+        return seat
+
+    def occupant(self, seat: Seat) -> Occupant:
+        """What a connection on ``seat`` reports to (its session's start and end reach ``/metrics``)."""
+        metrics = self.metrics
+        return Occupant(self.occupancy, seat, lambda on: metrics.session_opened() if on else metrics.session_closed())
+
+    def header_principal(self, ws: ServerConnection) -> Principal | None:
+        """The caller named by the upgrade's ``Authorization: Bearer`` header, checked at the upgrade.
+
+        ``None``: no header while auth is on (a ``token`` in ``session.start`` must decide). Raises
+        ``ProtocolError("unauthorized", reason)`` for a bad, forged or expired header token (answer
+        ``error`` and close 1008). On an endpoint that decides at the upgrade (a phone gateway, Realtime) always
+        a principal (the upgrade refused the others). Auth off: ``ANONYMOUS``.
+        """
+        admission = self.admissions.get(ws)
+        if admission is None:
+            return self.auth.from_header(None)
+        if admission.error is not None:
+            raise ProtocolError(admission.error.code, admission.error.message)
+        return admission.principal
