@@ -4,7 +4,7 @@
     python bench/echo.py --wideband          # the 16 kHz path (/ws with AGENT_ECHO__BROWSER=true)
     python bench/echo.py --levels -15 --delays 120 --rt60 500
 
-**Scenes** (``tests/echo_audio.py``, made at start-up, nothing downloaded): a three-sentence reply (about 9 s) in
+**Scenes** (``testing/echo_audio.py``, made at start-up, nothing downloaded): a three-sentence reply (about 9 s) in
 the bundled Piper voice starts 0.5 s in; the microphone picks it up ``delay`` later through a synthetic room (direct
 path plus an exponentially decaying noise tail, ``--rt60``), at ``level`` relative to the reply, over -65 dBFS
 of background noise. The talk-over scene adds the caller (espeak-ng en-us+f2, peak 0.9: a normal level) saying
@@ -47,7 +47,7 @@ from agent.audio.playout import Playout
 from agent.audio.resample import resample
 from agent.core.turn_detector import Onset, TurnDetector, TurnPolicy
 from agent.runtime.call.caller_audio import CallerAudio
-from tests.echo_audio import RATE, Scene, echo_scene
+from testing.echo_audio import RATE, Scene, echo_scene
 
 BARGE_IN_MS = 300
 NETWORK_S = 0.015

@@ -66,6 +66,7 @@ import numpy.typing as npt
 from agent.audio.pcm import float_to_pcm16
 from agent.audio.resample import resample
 from agent.audio.wav import read_audio
+from testing.speech import piper_voice
 
 RATE = 16000
 LEAD_MS = 300
@@ -338,17 +339,15 @@ def plan(split: Split, renditions: int = 3) -> list[Plan]:
 
 @functools.lru_cache(maxsize=1)
 def _piper_quiet() -> Any:
-    """The bundled Piper voice on one ONNX thread (``tests.speech``), for renderings without sampling noise (its
+    """The bundled Piper voice on one ONNX thread (``testing.speech``), for renderings without sampling noise (its
     seed does not matter then)."""
-    from tests.speech import _voice
-
-    return _voice(0)
+    return piper_voice(0)
 
 
 def _piper_voice(voice: Voice, seed: int) -> Any:
     """The Piper model for one utterance. With sampling noise: a fresh session made right after
     ``onnxruntime.set_seed(seed)`` (ONNX Runtime seeds the generator the model draws from when a session is made,
-    and runs it on from call to call, ``tests.speech._voice``), so an utterance is the same every run whatever
+    and runs it on from call to call, ``testing.speech.piper_voice``), so an utterance is the same every run whatever
     was said before it (``--limit``, ``--engine``). Graph optimisations off: the session is made in ~0.15 s
     instead of ~0.45 s, and synthesis is no slower."""
     if not voice.noise:

@@ -62,7 +62,7 @@ from agent.adapters.faster_whisper_asr import FasterWhisperASR
 from agent.audio.pcm import float_to_pcm16
 from agent.config import AsrSettings
 from agent.languages import LANGUAGES, LanguageChoice, LanguageHint
-from tests.echo_audio import espeak
+from testing.echo_audio import espeak
 
 RATE = 16000
 CHARACTER_LANGUAGES = ("zh", "ja", "ko")

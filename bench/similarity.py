@@ -146,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
                 groups[f"other {kind}"].append(score)
     same, other = np.asarray(groups["same"]), np.asarray(groups["other"])
     rate, threshold = eer(same, other)
-    result = {
+    result: dict[str, Any] = {
         "groups": {name: summary(values) for name, values in groups.items() if values},
         "auc": round(auc(same, other), 4),
         "eer": round(rate, 4),

@@ -25,7 +25,6 @@ import argparse
 import asyncio
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -42,6 +41,7 @@ if __package__ in (None, ""):  # run as a script: make the project importable
 from bench.latency import RATE, caller_speech
 from bench.load import SENTENCES, percentiles
 from clients.protocol_client import ConnectFailed, SessionFailed, converse_utterances
+from testing.sockets import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 FIGURES = {
@@ -114,12 +114,6 @@ async def caller(
         tally.spoken += len(utterances)
         tally.answered += min(len(utterances), sum(1 for t in conversation.turns if t.first_audio_at is not None))
         tally.v2v_ms += [v for t in conversation.turns if (v := t.client_voice_to_voice_ms) is not None]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def wait_ready(base: str, proc: subprocess.Popen[bytes], timeout_s: float = 300.0) -> None:

@@ -24,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the emulator lives in tests/fakes
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the emulator lives in testing/emulators
 
 import itertools
 
@@ -35,7 +35,7 @@ from agent.config import TtsSettings
 from agent.core.events import Event, SpeechAudio
 from agent.runtime.call.speech import TurnSpeech
 from agent.runtime.call.voicing import Voicing
-from tests.fakes.sagemaker_emulator import SageMakerEmulator, make_voice
+from testing.emulators.sagemaker import SageMakerEmulator, make_voice
 
 ONE = ["Your order will arrive on Tuesday morning."]
 TEN = [

@@ -24,6 +24,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -37,8 +38,8 @@ from agent.runtime.server.listener import running_server
 from agent.wiring import build_components
 from clients.framing import frame_dbfs
 from clients.twilio_client import FRAME_BYTES, TwilioCaller
-from tests.fakes.openai_emulator import OpenAIEmulator
-from tests.speech import silence, speech_pcm16
+from testing.emulators.openai import OpenAIEmulator
+from testing.speech import silence, speech_pcm16
 
 STORY = [
     "Once upon a time, a small fox lived at the edge of a quiet forest. ",
@@ -90,7 +91,7 @@ async def run(
     async with OpenAIEmulator(default_reply=STORY) as emulator:  # every reply is the story
         llm = OpenAICompatLLM(LlmSettings(backend="openai", model="m", base_url=emulator.base_url))
         served = dataclasses.replace(components, llm=llm)
-        turn = {} if backchannels else {"backchannels": []}
+        turn: dict[str, Any] = {} if backchannels else {"backchannels": []}
         settings = Settings(server={"port": 0}, turn=turn)
         try:
             async with running_server(settings, lambda: served) as server:

@@ -20,11 +20,13 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import cast
 
 if __package__ in (None, ""):  # run as a script: make the project importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agent.runtime.server.event_loop import LoopChoice, loop_factory, loop_name, run
+from testing.sockets import FrameClock
 
 FRAME = b"\0" * 640
 FRAME_S = 0.020
@@ -49,11 +51,11 @@ async def send(port: int, connections: int, seconds: float) -> None:
     async def one(i: int) -> None:
         await asyncio.sleep(i * FRAME_S / connections)  # spread over one frame period
         async with connect(f"ws://127.0.0.1:{port}", compression=None) as ws:
-            start, sent = time.monotonic(), 0
-            while time.monotonic() - start < seconds:
-                sent += 1
+            start = time.monotonic()
+            async for _ in FrameClock(FRAME_S):
+                if time.monotonic() - start >= seconds:
+                    break
                 await ws.send(FRAME)
-                await asyncio.sleep(max(0.0, start + sent * FRAME_S - time.monotonic()))
 
     await asyncio.gather(*(one(i) for i in range(connections)))
 
@@ -110,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in args.loops.split(","):
         if name not in ("asyncio", "uvloop"):
             parser.error(f"unknown loop {name!r}")
-        loops.append(name)  # type: ignore[arg-type]
+        loops.append(cast(LoopChoice, name))
     if args.role == "server":
         run(serve(args.port, args.seconds), loops[0])
         return 0

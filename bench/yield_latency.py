@@ -81,8 +81,9 @@ from agent.wiring import build_components
 from bench.eot_corpus import Voice, _trimmed, speaker
 from clients.framing import frame_dbfs
 from clients.twilio_client import TwilioCaller
-from tests.fakes.openai_emulator import OpenAIEmulator
-from tests.speech import cough as speech_cough
+from testing.emulators.openai import OpenAIEmulator
+from testing.sockets import FrameClock
+from testing.speech import cough as speech_cough
 
 RATE = 16000
 PEAK = 0.8
@@ -143,7 +144,7 @@ def spoken(text: str, voice: Voice) -> bytes:
 
 
 def cough() -> bytes:
-    """200 ms of voice with a quick fade in and out (``tests.speech.cough``, as in the tests)."""
+    """200 ms of voice with a quick fade in and out (``testing.speech.cough``, as in the tests)."""
     return speech_cough(RATE)
 
 
@@ -302,9 +303,7 @@ class AudioSender:
 
     async def run(self) -> None:
         pending = b""
-        start = time.monotonic()
-        sent = 0
-        while True:
+        async for _ in FrameClock(0.02):
             if not pending and not self.queue.empty():
                 pending = self.queue.get_nowait()
                 self.onsets.append(time.monotonic())
@@ -312,8 +311,6 @@ class AudioSender:
                     self.second.set()
             frame, pending = pending[: self._frame], pending[self._frame :]
             await self._send(frame.ljust(self._frame, b"\x00"))
-            sent += 1
-            await asyncio.sleep(max(0.0, start + sent * 0.02 - time.monotonic()))
 
 
 async def ws_trial(url: str, mode: str, sound: Sound, listen_ms: int, trial: Trial) -> None:
@@ -396,7 +393,7 @@ async def ws_trial(url: str, mode: str, sound: Sound, listen_ms: int, trial: Tri
             with contextlib.suppress(Exception):
                 await ws.send(json.dumps({"type": "session.end"}))
     if trial.pauses:
-        trial.stop_ms = (trial.pauses[0].at - trial.onset) * 1000  # type: ignore[operator]
+        trial.stop_ms = (trial.pauses[0].at - trial.onset) * 1000
     elif trial.barge_ms is not None and state["cleared"]:
         trial.stop_ms = trial.barge_ms
 
@@ -453,15 +450,15 @@ def twilio_analyse(trial: Trial, caller: TwilioCaller) -> None:
         if segment == 0:
             first_copy += frame
             continue
-        pause = by_segment.get(segment)
-        if pause is None:
+        resumed = by_segment.get(segment)
+        if resumed is None:
             continue
-        if pause.resumed_at is None:
-            pause.resumed_at, pause.resume_ms = t, position - 20
+        if resumed.resumed_at is None:
+            resumed.resumed_at, resumed.resume_ms = t, position - 20
         at = round(position - 20) * 16
         known = bytes(first_copy[at : at + len(frame)])
         if paired and known:
-            pause.exact = (pause.exact is not False) and known == frame[: len(known)]
+            resumed.exact = (resumed.exact is not False) and known == frame[: len(known)]
 
 
 async def twilio_trial(url: str, sound: Sound, listen_ms: int, trial: Trial) -> None:

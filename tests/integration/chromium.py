@@ -8,12 +8,15 @@ import shutil
 from collections.abc import AsyncIterator
 from http import HTTPStatus
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from websockets.asyncio.server import ServerConnection
 from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
+
+if TYPE_CHECKING:
+    from playwright.async_api import ViewportSize
 
 CHROMIUM = "/usr/bin/chromium"
 PAGE = Path(__file__).resolve().parents[2] / "clients" / "browser"
@@ -55,7 +58,7 @@ def flags(fake_mic: Path | None = None, *, autoplay: bool = True) -> list[str]:
 
 
 @contextlib.asynccontextmanager
-async def chromium_page(args: list[str], viewport: dict[str, int] | None = None) -> AsyncIterator[Any]:
+async def chromium_page(args: list[str], viewport: ViewportSize | None = None) -> AsyncIterator[Any]:
     """A fresh page of a headless Chromium launched with ``args``, closed afterwards."""
     from playwright.async_api import async_playwright
 

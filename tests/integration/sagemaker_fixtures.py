@@ -10,7 +10,7 @@ import pytest
 from agent.adapters.file_voice_store import FileVoiceStore
 from agent.ports import TextToSpeech, Voice
 from agent.runtime.components import Components
-from tests.fakes.sagemaker_emulator import SageMakerEmulator, make_voice
+from testing.emulators.sagemaker import SageMakerEmulator, make_voice
 
 REFERENCE_TEXT = "The quick brown fox jumps over the lazy dog."
 

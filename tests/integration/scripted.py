@@ -11,8 +11,8 @@ from agent.adapters.openai_compat_llm import OpenAICompatLLM
 from agent.config import LlmSettings, Settings
 from agent.runtime.components import Components
 from agent.runtime.server.listener import RunningServer, running_server
-from tests.fakes import openai_emulator as oai
-from tests.fakes.openai_emulator import OpenAIEmulator
+from testing.emulators import openai as oai
+from testing.emulators.openai import OpenAIEmulator
 from tests.integration.conftest import local_settings
 
 

@@ -105,7 +105,7 @@ class ToneSpeech:
         return f"{tenant}/{VOICE}"
 
     async def synthesize(
-        self, text: str, voice: str, budget: object = None, job: object = None, language: str | None = None
+        self, text: str, voice: str, budget: object = None, job: JobInfo | None = None, language: str | None = None
     ) -> AsyncIterator[bytes]:
         if self.hang:
             await asyncio.Event().wait()

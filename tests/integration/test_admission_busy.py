@@ -13,8 +13,6 @@ import asyncio
 import contextlib
 import json
 import threading
-import urllib.error
-import urllib.request
 
 import pytest
 from websockets.asyncio.client import ClientConnection, connect
@@ -24,6 +22,7 @@ from agent.runtime.components import Components
 from agent.runtime.server.listener import running_server
 from agent.work.scheduling import URGENT
 from agent.work.workers import WorkPool
+from testing.sockets import http_get, read_until
 from tests.integration.conftest import local_settings
 from tests.integration.standins import (
     EchoLanguageModel,
@@ -36,21 +35,6 @@ from tests.integration.standins import (
 )
 
 START = json.dumps({"type": "session.start", "sample_rate": 16000, "voice": None})
-
-
-def http_get(url: str) -> tuple[int, str, dict[str, str]]:
-    try:
-        with urllib.request.urlopen(url) as response:
-            return response.status, response.read().decode(), dict(response.headers)
-    except urllib.error.HTTPError as exc:
-        return exc.code, exc.read().decode(), dict(exc.headers)
-
-
-async def until(ws: ClientConnection, kind: str) -> None:
-    while True:
-        message = await ws.recv()
-        if isinstance(message, str) and json.loads(message)["type"] == kind:
-            return
 
 
 async def say(ws: ClientConnection, pcm: bytes) -> None:
@@ -75,7 +59,7 @@ async def test_a_busy_server_refuses_new_calls_while_a_live_call_goes_on() -> No
             await server.wait_ready()
             async with connect(server.ws_url) as live:
                 await live.send(START)
-                await until(live, "session.started")
+                await read_until(live, "session.started")
                 # Load: one job holds the worker, two first sentences of 5 s each wait behind it.
                 holding = pool.submit("tts", URGENT, 1, lambda: gate.wait(60))
                 waiting = [pool.submit("tts", URGENT, 5, lambda: None) for _ in range(2)]
@@ -88,14 +72,15 @@ async def test_a_busy_server_refuses_new_calls_while_a_live_call_goes_on() -> No
                 assert response.status_code == 503
                 assert json.loads(response.body)["reason"] == "busy"
                 assert 1 <= int(response.headers["Retry-After"]) <= 30
-                status, body, headers = await asyncio.to_thread(http_get, server.http_url + "/healthz")
+                got = await asyncio.to_thread(http_get, server.http_url + "/healthz")
+                status, body, headers = got.status, got.text, got.headers
                 assert status == 503 and json.loads(body)["reason"] == "busy" and "Retry-After" in headers
 
                 # The live call is not touched: a whole turn.
                 await say(live, utterance())
-                await until(live, "turn.metrics")
+                await read_until(live, "turn.metrics")
 
-                _, metrics, _ = await asyncio.to_thread(http_get, server.http_url + "/metrics")
+                metrics = (await asyncio.to_thread(http_get, server.http_url + "/metrics")).text
                 assert 'voice_agent_refusals_total{reason="busy"} 1' in metrics
                 assert 'voice_agent_model_queue_depth{model="tts"} 2' in metrics
                 assert 'voice_agent_model_running{model="tts"} 1' in metrics
@@ -106,7 +91,7 @@ async def test_a_busy_server_refuses_new_calls_while_a_live_call_goes_on() -> No
                 await asyncio.gather(*(asyncio.wrap_future(job) for job in waiting))
                 async with connect(server.ws_url) as again:
                     await again.send(START)
-                    await until(again, "session.started")
+                    await read_until(again, "session.started")
     finally:
         gate.set()
         pool.close()
@@ -128,34 +113,36 @@ async def test_callers_speaking_count_as_work_to_come_and_idle_sessions_count_no
                 calls = [await stack.enter_async_context(connect(server.ws_url)) for _ in range(6)]
                 for ws in calls:
                     await ws.send(START)
-                    await until(ws, "session.started")
+                    await read_until(ws, "session.started")
                 # Six idle sessions: still ok, and a new caller is taken.
-                status, body, _ = await asyncio.to_thread(http_get, server.http_url + "/healthz")
+                got = await asyncio.to_thread(http_get, server.http_url + "/healthz")
+                status, body = got.status, got.text
                 assert status == 200 and json.loads(body)["sessions"] == 6, body
                 async with connect(server.ws_url) as seventh:
                     await seventh.send(START)
-                    await until(seventh, "session.started")
+                    await read_until(seventh, "session.started")
 
                 # Three of them start speaking (and have not stopped): the next caller would wait 1.5 s.
                 for ws in calls[:3]:
                     await say(ws, quiet(200) + tone(600))
-                    await until(ws, "speech.started")
+                    await read_until(ws, "speech.started")
                 with pytest.raises(InvalidStatus) as info:
                     async with connect(server.ws_url):
                         pass
                 assert info.value.response.status_code == 503
                 assert json.loads(info.value.response.body)["reason"] == "busy"
                 assert int(info.value.response.headers["Retry-After"]) >= 1
-                status, body, _ = await asyncio.to_thread(http_get, server.http_url + "/healthz")
+                got = await asyncio.to_thread(http_get, server.http_url + "/healthz")
+                status, body = got.status, got.text
                 assert status == 503 and json.loads(body)["reason"] == "busy"
                 assert json.loads(body)["speaking"] == 3
 
                 # They stop and are answered: nothing is to come, and a new call is taken.
                 for ws in calls[:3]:
                     await say(ws, quiet(1500))
-                    await until(ws, "audio.start")
+                    await read_until(ws, "audio.start")
                 async with connect(server.ws_url) as again:
                     await again.send(START)
-                    await until(again, "session.started")
+                    await read_until(again, "session.started")
     finally:
         pool.close()

@@ -18,7 +18,7 @@ from agent.adapters.faster_whisper_asr import FasterWhisperASR
 from agent.audio.pcm import float_to_pcm16
 from agent.config import AsrSettings
 from agent.languages import LanguageHint
-from tests.echo_audio import espeak
+from testing.echo_audio import espeak
 
 pytestmark = pytest.mark.models
 

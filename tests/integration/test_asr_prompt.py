@@ -18,7 +18,7 @@ from agent.config import AsrSettings, Settings
 from agent.core.endpointing import Completeness, completeness
 from agent.runtime.call.stages import transcript_job
 from agent.work.scheduling import JobInfo, Work
-from tests.echo_audio import espeak
+from testing.echo_audio import espeak
 
 pytestmark = pytest.mark.models
 

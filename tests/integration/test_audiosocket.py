@@ -20,10 +20,10 @@ import pytest
 from agent.runtime.components import Components
 from agent.runtime.server.listener import RunningServer, running_server
 from clients.audiosocket_client import AudioSocketCaller
+from testing.speech import silence, speech_pcm16
 from tests.integration.conftest import local_settings
 from tests.integration.scripted import scripted_server
 from tests.integration.test_barge_in import STORY
-from tests.speech import silence, speech_pcm16
 
 pytestmark = pytest.mark.models
 

@@ -20,9 +20,10 @@ from websockets.asyncio.client import ClientConnection, connect
 
 from agent.audio.pcm import float_to_pcm16
 from agent.runtime.components import Components
-from tests.echo_audio import espeak
+from testing.echo_audio import espeak
+from testing.sockets import FrameClock
+from testing.speech import silence, speech_pcm16
 from tests.integration.scripted import scripted_server
-from tests.speech import silence, speech_pcm16
 
 pytestmark = pytest.mark.models
 
@@ -45,14 +46,14 @@ def _piper_mhm() -> bytes:
 
 async def _stream(ws: ClientConnection, queue: asyncio.Queue[bytes], stop: asyncio.Event) -> None:
     """What is queued, at real-time pace, silence in between, until ``stop``."""
-    start, sent, pending = time.monotonic(), 0, b""
-    while not stop.is_set():
+    pending = b""
+    async for _ in FrameClock(0.02):
+        if stop.is_set():
+            break
         if not pending and not queue.empty():
             pending = queue.get_nowait()
         frame, pending = pending[:FRAME].ljust(FRAME, b"\x00"), pending[FRAME:]
         await ws.send(frame)
-        sent += 1
-        await asyncio.sleep(max(0.0, start + sent * 0.02 - time.monotonic()))
 
 
 async def _call(url: str, sound: bytes) -> tuple[list[dict[str, Any]], int]:

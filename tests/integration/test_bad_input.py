@@ -32,6 +32,7 @@ from agent.runtime.components import Components
 from agent.runtime.server.listener import RunningServer, running_server
 from agent.security.auth import DEFAULT_TENANT
 from agent.wires.phone.twilio import codec as twilio
+from testing.sockets import http_get, next_json
 from tests.integration.conftest import local_settings, with_voice_store
 from tests.integration.standins import standin_components, utterance
 
@@ -73,13 +74,6 @@ def snapshot(directory: Path) -> dict[str, bytes]:
 # ------------------------------------------------------------------------------------------- helpers
 
 
-async def next_json(ws: ClientConnection, wait_s: float = 10.0) -> dict[str, Any]:
-    while True:
-        message = await asyncio.wait_for(ws.recv(), wait_s)
-        if isinstance(message, str):
-            return json.loads(message)  # type: ignore[no-any-return]
-
-
 async def expect_error(ws: ClientConnection, code: str) -> dict[str, Any]:
     message = await next_json(ws)
     assert message["type"] == "error", message
@@ -112,14 +106,6 @@ async def closed(ws: ClientConnection) -> tuple[int | None, str]:
         while True:
             await asyncio.wait_for(ws.recv(), 10)
     return ws.close_code, ws.close_reason or ""
-
-
-def http_get(url: str) -> tuple[int, dict[str, Any]]:
-    try:
-        with urllib.request.urlopen(url, timeout=5) as response:
-            return response.status, json.loads(response.read())
-    except urllib.error.HTTPError as exc:
-        return exc.code, json.loads(exc.read())
 
 
 def error_count(server: RunningServer, code: str) -> float:
@@ -265,7 +251,8 @@ async def run_case(served: Served, case: Case) -> None:
                 assert (await closed(ws))[0] == 1000
         await one_turn(bystander)  # and nobody else noticed
     assert snapshot(served.store_dir) == before
-    status, body = await asyncio.to_thread(http_get, server.http_url + "/healthz")
+    got = await asyncio.to_thread(http_get, server.http_url + "/healthz")
+    status, body = got.status, got.json()
     assert status == 200 and body["ready"] is True
 
 
@@ -408,7 +395,7 @@ async def test_start_timeout_closes_1008() -> None:
 
 async def test_unknown_path_is_404(served: Served) -> None:
     server = served.server
-    status, _ = await asyncio.to_thread(http_get, server.http_url + "/nope")
+    status = (await asyncio.to_thread(http_get, server.http_url + "/nope")).status
     assert status == 404
     with pytest.raises(InvalidStatus) as info:
         async with connect(server.ws_url.replace("/ws", "/other")):
@@ -425,7 +412,8 @@ async def test_health_is_503_until_models_are_loaded() -> None:
         return components
 
     async with running_server(local_settings(), slow_load) as srv:
-        status, body = await asyncio.to_thread(http_get, srv.http_url + "/healthz")
+        got = await asyncio.to_thread(http_get, srv.http_url + "/healthz")
+        status, body = got.status, got.json()
         assert status == 503 and body["ready"] is False
         with pytest.raises(InvalidStatus) as info:
             async with connect(srv.ws_url):
@@ -433,7 +421,8 @@ async def test_health_is_503_until_models_are_loaded() -> None:
         assert info.value.response.status_code == 503
         release.set()
         await srv.wait_ready()
-        status, body = await asyncio.to_thread(http_get, srv.http_url + "/healthz")
+        got = await asyncio.to_thread(http_get, srv.http_url + "/healthz")
+        status, body = got.status, got.json()
         assert status == 200 and body["ready"] is True and body["sessions"] == 0
 
 
@@ -444,7 +433,8 @@ async def test_failed_load_reports_in_health() -> None:
     async with running_server(local_settings(), broken) as srv:
         with pytest.raises(RuntimeError):
             await srv.wait_ready()
-        status, body = await asyncio.to_thread(http_get, srv.http_url + "/healthz")
+        got = await asyncio.to_thread(http_get, srv.http_url + "/healthz")
+        status, body = got.status, got.json()
         assert status == 503 and body["status"] == "failed" and "model file missing" in body["error"]
 
 

@@ -24,6 +24,7 @@ from agent.runtime.components import Components
 from agent.runtime.server.listener import RunningServer, running_server
 from agent.security.auth import mint_token
 from agent.wires.phone.twilio import codec as twilio
+from testing.sockets import next_json
 from tests.integration.conftest import local_settings
 
 SECRET = "front-door-test-secret-0123456789abcdef"
@@ -45,13 +46,6 @@ def credentials() -> dict[str, str]:
         "forged": token("call", secret="an-attacker-guessed-this-secret-000000"),
         "enroll_only": token("enroll"),
     }
-
-
-async def next_json(ws: ClientConnection, wait_s: float = 10.0) -> dict[str, Any]:
-    while True:
-        message = await asyncio.wait_for(ws.recv(), wait_s)
-        if isinstance(message, str):
-            return json.loads(message)  # type: ignore[no-any-return]
 
 
 async def alive(ws: ClientConnection) -> None:

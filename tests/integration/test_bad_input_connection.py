@@ -25,6 +25,7 @@ from agent.config import Settings
 from agent.runtime.server.listener import RunningServer, running_server
 from agent.security.auth import Authenticator
 from clients.twilio_client import TwilioCaller
+from testing.sockets import next_json, read_until
 from tests.integration.conftest import local_settings
 from tests.integration.standins import (
     EchoLanguageModel,
@@ -53,23 +54,6 @@ async def server() -> AsyncIterator[RunningServer]:
 def serve(components_seconds: float = 0.3, **sections: dict[str, Any]) -> AbstractAsyncContextManager[RunningServer]:
     components = standin_components(components_seconds)
     return running_server(local_settings(**sections), lambda: components)
-
-
-async def next_json(ws: ClientConnection) -> dict[str, Any]:
-    while True:
-        message = await ws.recv()
-        if isinstance(message, str):
-            return json.loads(message)  # type: ignore[no-any-return]
-
-
-async def until(ws: ClientConnection, kind: str) -> list[dict[str, Any]]:
-    """Messages up to and including the first of type ``kind``."""
-    seen = []
-    while True:
-        message = await next_json(ws)
-        seen.append(message)
-        if message["type"] == kind:
-            return seen
 
 
 async def say(ws: ClientConnection, pcm: bytes) -> None:
@@ -148,7 +132,7 @@ async def test_a_flood_of_bad_frames_writes_a_few_log_lines_and_counts_every_one
             await ws.send("{not json")
         await ws.send('{"type":"session.end"}')
         with contextlib.suppress(ConnectionClosed):
-            await until(ws, "never")
+            await read_until(ws, "never")
     await slots_freed(server)  # the connection's last line is written
     refused = [r for r in caplog.records if "refused" in r.getMessage() and r.name.startswith("agent")]
     assert len(refused) <= 10, [r.getMessage() for r in refused]
@@ -175,7 +159,7 @@ async def test_hanging_up_at_any_moment_logs_one_info_line_and_no_traceback(
     if moment == "during_reply":
         assert (await next_json(ws))["type"] == "session.started"
         await say(ws, utterance())
-        await until(ws, "audio.start")
+        await read_until(ws, "audio.start")
     if moment == "after_close_frame":
         await ws.close()
     else:
@@ -240,7 +224,7 @@ async def test_audio_ten_times_faster_than_real_time_is_rate_limited(server: Run
         await listener
         assert errors[0]["code"] == "rate_limited"
         await ws.send('{"type":"session.end"}')
-        assert (await until(ws, "session.ended"))[-1]["type"] == "session.ended"
+        assert (await read_until(ws, "session.ended"))[-1]["type"] == "session.ended"
         await ws.wait_closed()
         assert ws.close_code == 1000  # the session went on: it ended when the client asked
     await bystander_works(server)
@@ -253,7 +237,7 @@ async def test_a_flood_of_audio_is_closed(server: RunningServer) -> None:
         with pytest.raises(ConnectionClosed):
             for _ in range(1000):  # 100 s of audio as fast as the socket takes it
                 await ws.send(frame)
-            await until(ws, "never")
+            await read_until(ws, "never")
         assert ws.close_code == 1008 and ws.close_reason == "audio faster than real time"
     await slots_freed(server)
     await bystander_works(server)
@@ -309,15 +293,15 @@ async def test_a_stage_that_hangs_cannot_wedge_the_session(stage: str, code: str
             assert (await next_json(ws))["type"] == "session.started"
             stt.hang, llm.hang, tts.hang = stage == "asr", stage == "llm", stage == "tts"
             await say(ws, utterance())
-            error = next(m for m in await until(ws, "error") if m["type"] == "error")
+            error = next(m for m in await read_until(ws, "error") if m["type"] == "error")
             assert error["code"] == code
             if stage != "tts":  # apologised for in the turn itself
-                seen = await until(ws, "turn.metrics")
+                seen = await read_until(ws, "turn.metrics")
                 assert next(m for m in seen if m["type"] == "reply.done")["text"] == APOLOGY
                 assert any(m["type"] == "audio.start" for m in seen)
             else:  # the turn ends, and the apology comes in a turn of its own
-                await until(ws, "turn.metrics")
-                apology = await until(ws, "turn.metrics")
+                await read_until(ws, "turn.metrics")
+                apology = await read_until(ws, "turn.metrics")
                 assert next(m for m in apology if m["type"] == "reply.done")["text"] == APOLOGY
                 # spoken from the phrase kept at session start, or (not kept yet) it timed out too
                 spoken = any(m["type"] == "audio.start" for m in apology)
@@ -340,9 +324,9 @@ async def test_superseded_transcriptions_are_cancelled(server: RunningServer) ->
         assert (await next_json(ws))["type"] == "session.started"
         # speech with short pauses: a speculative transcript at each pause, each superseded by the next
         await say(ws, quiet(200) + (tone(300) + quiet(200)) * 4 + quiet(1500))
-        await until(ws, "speech.stopped")
+        await read_until(ws, "speech.stopped")
         stt.gate.set()
-        seen = await until(ws, "turn.metrics")
+        seen = await read_until(ws, "turn.metrics")
         assert next(m for m in seen if m["type"] == "transcript")["text"] == "Hello there."
     # Four speculations were asked for; the three superseded ones were cancelled, before they ran or while
     # they waited (left alone, all four would have run to the end, in order).

@@ -4,7 +4,6 @@ store is exactly as it was. The cases count toward issue 8's bad-input suite (do
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import hashlib
 import json
@@ -13,16 +12,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from websockets.asyncio.client import ClientConnection, connect
+from websockets.asyncio.client import connect
 
 from agent.adapters.file_voice_store import FileVoiceStore
 from agent.ports import ConsentRecord, Voice, VoiceRecord
 from agent.runtime.components import Components
 from agent.runtime.server.listener import RunningServer, running_server
 from agent.security.auth import DEFAULT_TENANT
+from testing.reference_files import encode
+from testing.sockets import next_json
+from testing.speech import silence, speech_pcm16
 from tests.integration.conftest import local_settings, with_voice_store
-from tests.reference_files import encode
-from tests.speech import silence, speech_pcm16
 
 pytestmark = pytest.mark.models
 
@@ -124,14 +124,6 @@ async def store_server(components: Components, tmp_path: Path) -> AsyncIterator[
     async with running_server(local_settings(), lambda: with_store) as running:
         await running.wait_ready()
         yield running, directory
-
-
-async def next_json(ws: ClientConnection, wait_s: float = 30.0) -> dict[str, Any]:
-    while True:
-        message = await asyncio.wait_for(ws.recv(), wait_s)
-        if isinstance(message, str):
-            body: dict[str, Any] = json.loads(message)
-            return body
 
 
 def snapshot(directory: Path) -> dict[str, bytes]:

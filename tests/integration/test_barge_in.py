@@ -18,8 +18,9 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
 from agent.runtime.components import Components
+from testing.sockets import FrameClock
+from testing.speech import silence, speech_pcm16, wer
 from tests.integration.scripted import scripted_server
-from tests.speech import silence, speech_pcm16, wer
 
 pytestmark = pytest.mark.models
 
@@ -48,15 +49,13 @@ class Caller:
 
     async def run(self) -> None:
         pending = b""
-        start = time.monotonic()
-        sent = 0
-        while not self.stop.is_set():
+        async for _ in FrameClock(0.02):
+            if self.stop.is_set():
+                break
             if not pending and not self.queue.empty():
                 pending = self.queue.get_nowait()
             frame, pending = (pending[:FRAME], pending[FRAME:]) if pending else (bytes(FRAME), b"")
             await self.ws.send(frame.ljust(FRAME, b"\x00"))
-            sent += 1
-            await asyncio.sleep(max(0.0, start + sent * 0.02 - time.monotonic()))
 
 
 async def test_talking_over_a_story_interrupts_it_and_the_model_hears_only_what_was_played(

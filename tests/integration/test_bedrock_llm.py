@@ -14,8 +14,8 @@ from agent.adapters.bedrock_llm import BedrockLLM, to_converse
 from agent.config import LlmSettings
 from agent.errors import ProviderError, ProviderTimeout, ProviderUnavailable
 from agent.ports import ChatMessage
-from tests.fakes import bedrock_emulator as bedrock
-from tests.fakes.bedrock_emulator import BedrockEmulator, Hang, Pause
+from testing.emulators import bedrock
+from testing.emulators.bedrock import BedrockEmulator, Hang, Pause
 
 MODEL = "anthropic.claude-3-haiku-20240307-v1:0"
 HISTORY = (

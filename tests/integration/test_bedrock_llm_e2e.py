@@ -12,10 +12,10 @@ from agent.config import LlmSettings
 from agent.runtime.components import Components
 from agent.runtime.server.listener import running_server
 from clients.protocol_client import converse
-from tests.fakes import bedrock_emulator as bedrock
-from tests.fakes.bedrock_emulator import BedrockEmulator
+from testing.emulators import bedrock
+from testing.emulators.bedrock import BedrockEmulator
+from testing.speech import silence, speech_pcm16
 from tests.integration.conftest import local_settings
-from tests.speech import silence, speech_pcm16
 
 pytestmark = pytest.mark.models
 

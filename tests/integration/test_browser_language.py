@@ -27,10 +27,10 @@ from agent.languages import LANGUAGES, NATIVE
 from agent.runtime.components import Components
 from agent.runtime.server.listener import RunningServer, running_server
 from agent.wiring import build_stt
-from tests.echo_audio import espeak
+from testing.echo_audio import espeak
+from testing.speech import silence
 from tests.integration.chromium import chromium_page, flags, require_chromium, serve_page
 from tests.integration.conftest import local_settings
-from tests.speech import silence
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 WAIT_MS = 60_000  # a hang guard, not a bound: every wait is for an event

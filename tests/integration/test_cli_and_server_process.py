@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -16,16 +15,11 @@ from pathlib import Path
 import pytest
 
 from agent.audio.wav import write_wav
-from tests.speech import silence, speech_pcm16, wer
+from testing.sockets import free_port
+from testing.speech import silence, speech_pcm16, wer
 
 pytestmark = pytest.mark.models
 ROOT = Path(__file__).parents[2]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture(scope="module")

@@ -18,8 +18,9 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
 from agent.runtime.components import Components
+from testing.sockets import FrameClock
+from testing.speech import silence, speech_pcm16, wer
 from tests.integration.scripted import scripted_server
-from tests.speech import silence, speech_pcm16, wer
 
 pytestmark = pytest.mark.models
 
@@ -34,12 +35,11 @@ def _get(url: str) -> str:
 
 async def _stream(ws: ClientConnection, audio: bytes, stop: asyncio.Event) -> None:
     """``audio`` at real-time pace, then silence until ``stop``."""
-    start, sent = time.monotonic(), 0
-    while not stop.is_set():
+    async for _ in FrameClock(0.02):
+        if stop.is_set():
+            break
         frame, audio = audio[:FRAME].ljust(FRAME, b"\x00"), audio[FRAME:]
         await ws.send(frame)
-        sent += 1
-        await asyncio.sleep(max(0.0, start + sent * 0.02 - time.monotonic()))
 
 
 async def _talk(url: str, capabilities: list[str]) -> list[dict[str, Any]]:

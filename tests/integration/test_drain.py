@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import urllib.error
-import urllib.request
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,9 +19,10 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import InvalidStatus
 
-from agent.core.session import SHUTTING_DOWN
+from agent.core.events import SHUTTING_DOWN
 from agent.runtime.server.listener import RunningServer, running_server
 from clients.twilio_client import TwilioCaller
+from testing.sockets import http_get
 from tests.integration.conftest import local_settings
 from tests.integration.standins import standin_components, utterance
 
@@ -33,16 +32,9 @@ ONE_SECOND = 24000 * 2  # bytes of one second of reply audio at 24 kHz
 WAIT_S = 30.0  # only against a hang; nothing is timed
 
 
-def http_get(url: str) -> tuple[int, dict[str, Any], dict[str, str]]:
-    try:
-        with urllib.request.urlopen(url) as response:
-            return response.status, json.loads(response.read()), dict(response.headers)
-    except urllib.error.HTTPError as exc:
-        return exc.code, json.loads(exc.read()), dict(exc.headers)
-
-
 async def health(server: RunningServer) -> tuple[int, dict[str, Any], dict[str, str]]:
-    return await asyncio.to_thread(http_get, server.http_url + "/healthz")
+    got = await asyncio.to_thread(http_get, server.http_url + "/healthz")
+    return got.status, got.json(), got.headers
 
 
 async def refused(url: str) -> tuple[dict[str, Any], str]:
@@ -80,7 +72,7 @@ class Heard:
         return next(i for i, m in enumerate(self.messages) if m["type"] == kind and m.get("turn") == turn)
 
 
-async def until(ws: ClientConnection, kind: str, heard: Heard) -> None:
+async def heard_until(ws: ClientConnection, kind: str, heard: Heard) -> None:
     while (data := heard.take(await asyncio.wait_for(ws.recv(), WAIT_S))) is None or data["type"] != kind:
         pass
 
@@ -103,9 +95,9 @@ async def test_a_call_in_the_middle_of_a_reply_hears_it_all_then_the_goodbye_the
         async with connect(server.ws_url) as ws:
             heard = Heard()
             await ws.send(START)
-            await until(ws, "session.started", heard)
+            await heard_until(ws, "session.started", heard)
             await speak(ws)
-            await until(ws, "audio.start", heard)  # the reply is playing
+            await heard_until(ws, "audio.start", heard)  # the reply is playing
 
             draining = asyncio.create_task(server.drain(60))
             status, body, headers = await health(server)
@@ -140,7 +132,7 @@ async def test_an_idle_call_and_a_phone_call_mid_reply_are_both_drained() -> Non
         async with connect(server.ws_url) as idle, connect(server.twilio_url) as phone:
             heard = Heard()
             await idle.send(START)
-            await until(idle, "session.started", heard)
+            await heard_until(idle, "session.started", heard)
             caller = TwilioCaller(phone)
             await caller.begin()
             caller.say(utterance(8000))
@@ -168,14 +160,14 @@ async def test_beyond_the_session_limit_calls_get_503_with_retry_after_and_healt
         await server.wait_ready()
         async with connect(server.ws_url) as first:
             await first.send(START)
-            await until(first, "session.started", Heard())
+            await heard_until(first, "session.started", Heard())
             refusal, retry_after = await refused(server.ws_url)
             assert refusal["reason"] == "full" and int(retry_after) > 0
             status, body, headers = await health(server)
             assert status == 503 and body["status"] == body["reason"] == "full" and body["sessions"] == 1
             assert int(headers["Retry-After"]) > 0
             await speak(first)  # the live call goes on
-            await until(first, "turn.metrics", Heard())
+            await heard_until(first, "turn.metrics", Heard())
         for _ in range(1000):  # the slot is freed when the handler returns
             status, body, _ = await health(server)
             if status == 200:

@@ -21,10 +21,10 @@ from pathlib import Path
 import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
-from agent.core.session import SHUTTING_DOWN
-from tests.integration.test_cli_and_server_process import free_port
-from tests.integration.test_drain import GOODBYE, START, Heard, http_get, refused, to_the_close, until
-from tests.speech import silence, speech_pcm16
+from agent.core.events import SHUTTING_DOWN
+from testing.sockets import free_port, http_get
+from testing.speech import silence, speech_pcm16
+from tests.integration.test_drain import GOODBYE, START, Heard, heard_until, refused, to_the_close
 
 pytestmark = pytest.mark.models
 ROOT = Path(__file__).parents[2]
@@ -46,7 +46,8 @@ class Agent:
         return f"ws://127.0.0.1:{self.port}/ws"
 
     async def health(self) -> tuple[int, str]:
-        status, body, _ = await asyncio.to_thread(http_get, self.health_url)
+        got = await asyncio.to_thread(http_get, self.health_url)
+        status, body = got.status, got.json()
         return status, str(body["status"])
 
     async def health_until(self, wanted: str) -> None:
@@ -95,11 +96,11 @@ async def ask(ws: ClientConnection, question: str) -> Heard:
     """Start a session, say ``question``, and return once its reply has started to play."""
     heard = Heard()
     await ws.send(START)
-    await until(ws, "session.started", heard)
+    await heard_until(ws, "session.started", heard)
     pcm = silence(300) + speech_pcm16(question) + silence(1500)
     for i in range(0, len(pcm), 3200):  # 100 ms frames, at once: within the input rate's burst
         await ws.send(pcm[i : i + 3200])
-    await until(ws, "audio.start", heard)
+    await heard_until(ws, "audio.start", heard)
     return heard
 
 

@@ -15,6 +15,7 @@ import base64
 import contextlib
 import json
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -25,11 +26,13 @@ from websockets.exceptions import ConnectionClosed
 from agent.audio import mulaw
 from agent.audio.pcm import float_to_pcm16, pcm16_to_float
 from agent.runtime.components import Components
-from tests.echo_audio import espeak, room_response
+from agent.runtime.server.listener import RunningServer
+from testing.echo_audio import espeak, room_response
+from testing.sockets import FrameClock, until
+from testing.speech import silence, speech_pcm16, wer
 from tests.integration.conftest import local_settings
 from tests.integration.scripted import scripted_server
 from tests.integration.test_barge_in import STORY
-from tests.speech import silence, speech_pcm16, wer
 
 pytestmark = pytest.mark.models
 
@@ -68,9 +71,10 @@ class EchoingCaller:
         self.start = time.monotonic()
         receiver = asyncio.create_task(self._receive())
         try:
-            frame = 0
             talk = np.zeros(0, dtype=np.float32)
-            while not until.is_set():
+            async for frame in FrameClock(0.02):
+                if until.is_set():
+                    break
                 if not talk.size and self.outgoing:
                     talk = self.outgoing.pop(0)
                     self.said_at.append(time.monotonic())
@@ -82,8 +86,6 @@ class EchoingCaller:
                 for at, name in [m for m in self.marks if m[0] <= self.now()]:
                     self.marks.remove((at, name))
                     await self.ws.send(json.dumps({"event": "mark", "streamSid": sid, "mark": {"name": name}}))
-                frame += 1
-                await asyncio.sleep(max(0.0, self.start + frame * 0.02 - time.monotonic()))
             with contextlib.suppress(ConnectionClosed):
                 await self.ws.send(json.dumps({"event": "stop", "streamSid": sid, "stop": {"callSid": "CA1"}}))
         finally:
@@ -123,7 +125,15 @@ class EchoingCaller:
                     self.marks = [(cut, name) for _, name in self.marks]
 
 
-async def _call(components: Components, echo_mode: str, talk_over: bool) -> tuple[EchoingCaller, list[Any]]:
+Heard = Callable[[list[Any]], bool]
+"""Whether what the model was told (its requests' messages so far) shows the call's outcome."""
+
+
+async def _call(
+    components: Components, echo_mode: str, talk_over: bool, heard: Heard | None = None
+) -> tuple[EchoingCaller, list[Any]]:
+    """The call, until ``heard`` holds over what the model was told; without ``heard`` (nothing expected but the
+    question), until the agent is quiet: no caller utterance under way and no transcription to come."""
     settings = local_settings(echo={"mode": echo_mode})
     async with (
         scripted_server(components, [STORY] * 4, settings) as (server, emulator),
@@ -133,23 +143,32 @@ async def _call(components: Components, echo_mode: str, talk_over: bool) -> tupl
         done = asyncio.Event()
         running = asyncio.create_task(caller.run(done))
         caller.say(silence(300, RATE) + speech_pcm16(QUESTION, RATE))
-        await _until(lambda: caller.media >= 50 * 4, 60)  # 4 s of the story sent (3+ played)
+        await until(lambda: caller.media >= 50 * 4, 60, "4 s of the story")  # sent (3+ played)
         if talk_over:
             voice = espeak(TALK_OVER, rate=RATE)
             caller.say(float_to_pcm16(voice))
-            await _until(lambda: bool(caller.clears), 10)
+            await until(lambda: bool(caller.clears), 10, "a clear after the talk-over")
         else:
-            await _until(lambda: bool(caller.clears) or caller.media >= 50 * 9, 30)
-        await asyncio.sleep(3.0)  # what the agent heard reaches the model
+            await until(lambda: bool(caller.clears) or caller.media >= 50 * 9, 30, "a clear or 9 s of the story")
+
+        def told() -> list[Any]:
+            return [r.body["messages"] for r in emulator.requests]
+
+        if heard is not None:  # what the agent heard reaches the model
+            await until(lambda: heard(told()), 30, "the model to be told what the agent heard")
+        else:
+            await until(lambda: _quiet(server, components), 30, "the agent to be quiet")
         done.set()
         await running
-    return caller, [r.body["messages"] for r in emulator.requests]
+    return caller, told()
 
 
-async def _until(condition: Any, timeout_s: float) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition() and time.monotonic() < deadline:  # noqa: ASYNC110 (polls the caller's state)
-        await asyncio.sleep(0.02)
+def _quiet(server: RunningServer, components: Components) -> bool:
+    """No caller is mid-utterance and no transcription waits or runs: whatever the agent heard has reached the
+    model (its request follows the transcript at once)."""
+    stats = components.queue_stats()
+    asr = stats.models.get("asr") if stats is not None else None
+    return server.state.occupancy.speaking == 0 and (asr is None or asr.queued + asr.running == 0)
 
 
 def _caller_turns(requests: list[Any]) -> set[str]:
@@ -160,6 +179,10 @@ def _caller_turns(requests: list[Any]) -> set[str]:
 def _echo_turns(requests: list[Any]) -> set[str]:
     """The caller's turns that are neither the question nor the talk-over: the agent's own voice, transcribed."""
     return {t for t in _caller_turns(requests) if wer(QUESTION, t) > 0.3 and wer(TALK_OVER, t) > 0.3}
+
+
+def _told_the_talk_over(requests: list[Any]) -> bool:
+    return any(wer(TALK_OVER, t) <= 0.5 for t in _caller_turns(requests))
 
 
 async def test_the_agent_neither_interrupts_itself_nor_hears_its_own_story(components: Components) -> None:
@@ -173,13 +196,13 @@ async def test_the_agent_neither_interrupts_itself_nor_hears_its_own_story(compo
 async def test_without_the_gate_it_does(components: Components) -> None:
     """The same call with ``AGENT_ECHO__MODE=off``: the scene is one the gate is needed for (measured: two dozen
     clears, and the echo transcribed as caller turns)."""
-    caller, requests = await _call(components, "off", talk_over=False)
+    caller, requests = await _call(components, "off", talk_over=False, heard=lambda told: bool(_echo_turns(told)))
     assert caller.clears
     assert _echo_turns(requests)
 
 
 async def test_talking_over_the_echo_still_interrupts(components: Components) -> None:
-    caller, requests = await _call(components, "gate", talk_over=True)
+    caller, requests = await _call(components, "gate", talk_over=True, heard=_told_the_talk_over)
     assert caller.clears, "no clear after the talk-over"
     assert caller.clears[0] > caller.said_at[-1], "a clear before the talk-over: the echo interrupted"
     assert any(wer(TALK_OVER, t) <= 0.5 for t in _caller_turns(requests)), requests

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,9 +19,10 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
 from agent.runtime.components import Components
+from testing.sockets import FrameClock
+from testing.speech import silence, speech_pcm16
 from tests.integration.conftest import local_settings
 from tests.integration.scripted import scripted_server
-from tests.speech import silence, speech_pcm16
 
 pytestmark = pytest.mark.models
 
@@ -45,14 +45,13 @@ class Call:
 
 async def _stream(ws: ClientConnection, audio: bytes, done: asyncio.Event, stop: asyncio.Event) -> None:
     """``audio`` at real-time pace (``done`` once all of it is sent), then silence until ``stop``."""
-    start, sent = time.monotonic(), 0
-    while not stop.is_set():
+    async for _ in FrameClock(0.02):
+        if stop.is_set():
+            break
         if not audio:
             done.set()
         frame, audio = audio[:FRAME].ljust(FRAME, b"\x00"), audio[FRAME:]
         await ws.send(frame)
-        sent += 1
-        await asyncio.sleep(max(0.0, start + sent * 0.02 - time.monotonic()))
 
 
 async def _call(url: str, said: bytes) -> Call:

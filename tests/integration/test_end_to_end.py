@@ -7,7 +7,7 @@ import pytest
 
 from agent.runtime.server.listener import RunningServer
 from clients.protocol_client import converse, converse_utterances
-from tests.speech import silence, speech_pcm16, wer
+from testing.speech import silence, speech_pcm16, wer
 
 pytestmark = pytest.mark.models
 

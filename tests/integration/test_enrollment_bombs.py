@@ -27,9 +27,9 @@ import pytest
 import soundfile as sf
 from websockets.asyncio.client import connect
 
-from tests.integration.test_drain import http_get
+from testing.sockets import http_get, next_json
 from tests.integration.test_drain_process import agent
-from tests.integration.test_enrollment_ws import enroll, next_json
+from tests.integration.test_enrollment_ws import enroll
 
 pytestmark = pytest.mark.models
 LIMIT_MB = 50
@@ -195,6 +195,7 @@ async def test_bombs_are_refused_and_the_server_memory_barely_grows(tmp_path: Pa
             await ws.send(json.dumps({"type": "voices.list"}))
             listed = await next_json(ws)
         assert [v["name"] for v in listed["voices"]] == ["warmup"]
-        status, body, _ = await asyncio.to_thread(http_get, server.health_url)
+        got = await asyncio.to_thread(http_get, server.health_url)
+        status, body = got.status, got.json()
         assert (status, body["status"]) == (200, "ok")
     assert "Traceback" not in server.log.read_text()

@@ -18,13 +18,13 @@ from typing import Any
 import pytest
 
 from agent.adapters.file_voice_store import FileVoiceStore
-from agent.runtime.call.enrollment_channel import EnrollmentChannel
 from agent.runtime.components import Components
 from agent.security.auth import Principal
 from agent.wires.browser import codec as browser
+from agent.wires.browser.enrollment import EnrollmentChannel
+from testing.reference_files import encode
+from testing.speech import silence, speech_pcm16
 from tests.integration.conftest import local_settings, with_voice_store
-from tests.reference_files import encode
-from tests.speech import silence, speech_pcm16
 
 pytestmark = pytest.mark.models
 

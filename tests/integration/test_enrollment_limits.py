@@ -18,9 +18,10 @@ from websockets.asyncio.client import connect
 from agent.adapters.file_voice_store import FileVoiceStore
 from agent.runtime.components import Components
 from agent.runtime.server.listener import RunningServer, running_server
+from testing.sockets import next_json
 from tests.integration.conftest import local_settings, with_voice_store
 from tests.integration.test_enrollment_bombs import TRANSCRIPT, tone_flac
-from tests.integration.test_enrollment_ws import enroll, next_json
+from tests.integration.test_enrollment_ws import enroll
 
 pytestmark = pytest.mark.models
 ROOT = Path(__file__).parents[2]

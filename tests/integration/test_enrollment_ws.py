@@ -14,9 +14,10 @@ from websockets.asyncio.client import ClientConnection, connect
 from agent.adapters.file_voice_store import FileVoiceStore
 from agent.runtime.components import Components
 from agent.runtime.server.listener import RunningServer, running_server
+from testing.reference_files import encode
+from testing.sockets import next_json
+from testing.speech import silence, speech_pcm16
 from tests.integration.conftest import local_settings, with_voice_store
-from tests.reference_files import encode
-from tests.speech import silence, speech_pcm16
 
 pytestmark = pytest.mark.models
 
@@ -29,14 +30,6 @@ async def enroll_server(components: Components, tmp_path: Path) -> AsyncIterator
     async with running_server(local_settings(), lambda: with_store) as running:
         await running.wait_ready()
         yield running
-
-
-async def next_json(ws: ClientConnection) -> dict[str, Any]:
-    while True:
-        message = await ws.recv()
-        if isinstance(message, str):
-            body: dict[str, Any] = json.loads(message)
-            return body
 
 
 async def enroll(ws: ClientConnection, name: str, data: bytes, **fields: Any) -> dict[str, Any]:

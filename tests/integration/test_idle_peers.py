@@ -25,8 +25,8 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 from agent.runtime.components import Components
 from agent.runtime.server.listener import running_server
 from agent.security.auth import mint_token
+from testing.speech import silence, speech_pcm16
 from tests.integration.conftest import local_settings
-from tests.speech import silence, speech_pcm16
 
 pytestmark = pytest.mark.models
 

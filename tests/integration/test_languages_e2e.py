@@ -25,12 +25,12 @@ from agent.runtime.components import Components
 from agent.runtime.server.listener import running_server
 from agent.wiring import build_speaker_scorer, build_stt
 from clients.protocol_client import converse
-from tests.echo_audio import espeak
-from tests.fakes.sagemaker_emulator import SageMakerEmulator
+from testing.echo_audio import espeak
+from testing.emulators.sagemaker import SageMakerEmulator
+from testing.speech import silence
 from tests.integration.conftest import local_settings
 from tests.integration.sagemaker_fixtures import aws_env, emulator, store, voice  # noqa: F401
 from tests.integration.test_sagemaker_end_to_end import scrape
-from tests.speech import silence
 
 pytestmark = pytest.mark.models
 
@@ -135,7 +135,8 @@ async def test_a_realtime_client_sets_the_transcription_language(
         async with client.realtime.connect(model="voice-agent") as conn:
             transcription = {"model": "whisper-1", "language": "de"}
             audio_input = {"transcription": transcription, "turn_detection": None}
-            await conn.session.update(session={"type": "realtime", "audio": {"input": audio_input}})
+            session: Any = {"type": "realtime", "audio": {"input": audio_input}}  # as a client sends it
+            await conn.session.update(session=session)
             updated = await _next(conn, "session.updated")
             echoed = updated["session"]["audio"]["input"]["transcription"]
             assert (echoed["model"], echoed["language"]) == ("whisper-1", "de"), echoed

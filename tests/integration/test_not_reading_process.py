@@ -24,8 +24,8 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
+from testing.speech import silence, speech_pcm16
 from tests.integration.test_drain_process import Agent, agent, ask
-from tests.speech import silence, speech_pcm16
 
 pytestmark = pytest.mark.models
 

@@ -14,9 +14,9 @@ from agent.adapters.openai_compat_llm import OpenAICompatLLM
 from agent.config import LlmSettings
 from agent.errors import ProviderError, ProviderTimeout, ProviderUnavailable
 from agent.ports import ChatMessage
-from tests.fakes import openai_emulator as oai
-from tests.fakes.bedrock_emulator import Hang, Pause
-from tests.fakes.openai_emulator import Disconnect, OpenAIEmulator
+from testing.emulators import openai as oai
+from testing.emulators.bedrock import Hang, Pause
+from testing.emulators.openai import Disconnect, OpenAIEmulator
 
 KEY = "sk-test-secret-123"
 HISTORY = (

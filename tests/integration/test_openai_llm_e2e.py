@@ -11,10 +11,10 @@ from agent.config import LlmSettings
 from agent.runtime.components import Components
 from agent.runtime.server.listener import running_server
 from clients.protocol_client import converse
-from tests.fakes import openai_emulator as oai
-from tests.fakes.openai_emulator import OpenAIEmulator
+from testing.emulators import openai as oai
+from testing.emulators.openai import OpenAIEmulator
+from testing.speech import silence, speech_pcm16
 from tests.integration.conftest import local_settings
-from tests.speech import silence, speech_pcm16
 
 pytestmark = pytest.mark.models
 

@@ -29,10 +29,10 @@ from clients.phone_caller import PhoneCaller
 from clients.telnyx_client import TelnyxCaller
 from clients.twilio_client import TwilioCaller
 from clients.vonage_client import VonageCaller, vonage_jwt
+from testing.speech import silence, speech_pcm16
 from tests.integration.conftest import local_settings
 from tests.integration.scripted import scripted_server
 from tests.integration.test_barge_in import STORY
-from tests.speech import silence, speech_pcm16
 
 pytestmark = pytest.mark.models
 

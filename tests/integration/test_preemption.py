@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import time
 import urllib.request
 from typing import Any
 
@@ -22,8 +21,9 @@ from websockets.asyncio.client import ClientConnection, connect
 
 from agent.runtime.components import Components
 from agent.runtime.server.listener import running_server
+from testing.sockets import FrameClock
+from testing.speech import silence, speech_pcm16, wer
 from tests.integration.conftest import local_settings
-from tests.speech import silence, speech_pcm16, wer
 
 pytestmark = pytest.mark.models
 
@@ -59,10 +59,10 @@ async def models_idle(url: str, *, tts_jobs_above: float = -1.0) -> float:
 
 
 async def send_paced(ws: ClientConnection, pcm: bytes) -> None:
-    start = time.monotonic()
-    for sent, i in enumerate(range(0, len(pcm), FRAME), start=1):
-        await ws.send(pcm[i : i + FRAME].ljust(FRAME, b"\x00"))
-        await asyncio.sleep(max(0.0, start + sent * 0.02 - time.monotonic()))
+    async for n in FrameClock(0.02):
+        if n * FRAME >= len(pcm):
+            break
+        await ws.send(pcm[n * FRAME : (n + 1) * FRAME].ljust(FRAME, b"\x00"))
 
 
 async def test_a_prepared_reply_is_held_until_the_end_of_turn_and_released_in_order(components: Components) -> None:

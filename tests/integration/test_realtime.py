@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -22,14 +21,15 @@ from agent.adapters.file_voice_store import FileVoiceStore
 from agent.runtime.components import Components
 from agent.runtime.server.listener import RunningServer
 from clients.realtime_client import wait_for
-from tests.fakes.openai_emulator import OpenAIEmulator
-from tests.fakes.sagemaker_emulator import SageMakerEmulator
+from testing.emulators.openai import OpenAIEmulator
+from testing.emulators.sagemaker import SageMakerEmulator
+from testing.sockets import FrameClock
+from testing.speech import silence, speech_pcm16
 from tests.integration.conftest import local_settings
 from tests.integration.sagemaker_fixtures import aws_env, emulator, store, voice  # noqa: F401
 from tests.integration.scripted import scripted_server
 from tests.integration.test_barge_in import STORY
 from tests.integration.test_sagemaker_end_to_end import cloned, tts_settings
-from tests.speech import silence, speech_pcm16
 
 pytestmark = pytest.mark.models
 
@@ -63,12 +63,10 @@ class Microphone:
 
     async def run(self, conn: Any) -> None:
         size = RATE * 2 * CHUNK_MS // 1000
-        start = time.monotonic()
-        for n in range(10**9):
+        async for _ in FrameClock(CHUNK_MS / 1000):
             chunk = bytes(self._queue[:size]).ljust(size, b"\0")
             del self._queue[:size]
             await conn.input_audio_buffer.append(audio=base64.b64encode(chunk).decode())
-            await asyncio.sleep(max(0.0, start + (n + 1) * CHUNK_MS / 1000 - time.monotonic()))
 
 
 async def _collect(conn: Any, events: Events) -> None:

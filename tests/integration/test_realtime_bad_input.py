@@ -18,7 +18,7 @@ from websockets.asyncio.client import ClientConnection, connect
 
 from agent.audio import alaw, mulaw
 from agent.runtime.server.listener import RunningServer
-from tests.speech import silence, speech_pcm16
+from testing.speech import silence, speech_pcm16
 
 pytestmark = pytest.mark.models
 

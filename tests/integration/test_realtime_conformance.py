@@ -19,12 +19,13 @@ import pytest
 from openai import AsyncOpenAI
 
 from agent.runtime.components import Components
+from testing.speech import silence, speech_pcm16
+from tests.component.test_realtime_conformance import GA_EMITTED
 from tests.integration.conftest import local_settings
 from tests.integration.scripted import scripted_server
 from tests.integration.test_barge_in import STORY
 from tests.integration.test_realtime import RATE, Microphone
-from tests.speech import silence, speech_pcm16
-from tests.unit.test_realtime_conformance import GA_EMITTED, conforming
+from tests.unit.test_realtime_conformance import conforming
 
 pytestmark = pytest.mark.models
 

@@ -21,7 +21,7 @@ from websockets.exceptions import ConnectionClosed
 
 from agent.audio import mulaw
 from agent.runtime.server.listener import RunningServer
-from tests.speech import silence
+from testing.speech import silence
 
 pytestmark = pytest.mark.models
 

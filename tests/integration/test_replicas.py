@@ -13,7 +13,6 @@ import base64
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import urllib.error
@@ -24,15 +23,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from websockets.asyncio.client import ClientConnection, connect
+from websockets.asyncio.client import connect
 
 from agent.adapters.s3_voice_store import S3VoiceStore
 from agent.security.auth import Authenticator
 from clients.protocol_client import bearer, converse
-from tests.fakes.sagemaker_emulator import SageMakerEmulator
+from testing.emulators.sagemaker import SageMakerEmulator
+from testing.reference_files import encode
+from testing.sockets import free_port, next_json
+from testing.speech import silence, speech_pcm16
 from tests.integration.sagemaker_fixtures import aws_env, emulator  # noqa: F401
-from tests.reference_files import encode
-from tests.speech import silence, speech_pcm16
 
 pytestmark = pytest.mark.models
 ROOT = Path(__file__).parents[2]
@@ -65,12 +65,6 @@ def s3_url() -> Iterator[str]:
     s3.create_bucket(Bucket=BUCKET)
     yield url
     server.stop()
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @dataclass
@@ -166,14 +160,6 @@ async def replicas(
     for r in started:
         assert "Traceback" not in r.output(), r.output()
         assert not (tmp_path / f"unused-{r.name}").exists() or not any((tmp_path / f"unused-{r.name}").iterdir())
-
-
-async def next_json(ws: ClientConnection) -> dict[str, Any]:
-    while True:
-        message = await ws.recv()
-        if isinstance(message, str):
-            body: dict[str, Any] = json.loads(message)
-            return body
 
 
 async def ask(url: str, token: str, body: dict[str, Any]) -> dict[str, Any]:

@@ -23,10 +23,10 @@ from agent.runtime.components import Components
 from agent.runtime.server.listener import RunningServer, running_server
 from agent.work.resilience import BreakerState, CircuitBreaker
 from clients.protocol_client import converse, converse_utterances
-from tests.fakes.sagemaker_emulator import SageMakerEmulator
+from testing.emulators.sagemaker import SageMakerEmulator
+from testing.speech import silence, speech_pcm16, wer
 from tests.integration.conftest import local_settings
 from tests.integration.sagemaker_fixtures import REFERENCE_TEXT, aws_env, emulator, store, voice  # noqa: F401
-from tests.speech import silence, speech_pcm16, wer
 from tests.unit.test_metrics import parse
 
 pytestmark = pytest.mark.models

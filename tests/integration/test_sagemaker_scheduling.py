@@ -13,7 +13,7 @@ from agent.adapters.file_voice_store import FileVoiceStore
 from agent.adapters.sagemaker_tts import SageMakerTTS
 from agent.config import TtsSettings
 from agent.work.scheduling import URGENT, JobInfo, Work
-from tests.fakes.sagemaker_emulator import SageMakerEmulator
+from testing.emulators.sagemaker import SageMakerEmulator
 from tests.integration.sagemaker_fixtures import aws_env, emulator, store, voice  # noqa: F401
 
 LATER = "The second sentence of a long reply, needed only in a while."

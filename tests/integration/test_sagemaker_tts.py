@@ -21,7 +21,7 @@ from agent.config import TtsSettings
 from agent.errors import CircuitOpen, ProviderError, ProviderTimeout, ProviderUnavailable, UnknownVoice, VoiceRequired
 from agent.ports import Voice
 from agent.work.resilience import BreakerState, CircuitBreaker, RetryBudget
-from tests.fakes.sagemaker_emulator import SageMakerEmulator, make_voice
+from testing.emulators.sagemaker import SageMakerEmulator, make_voice
 from tests.integration.sagemaker_fixtures import REFERENCE_TEXT, aws_env, emulator, store, voice  # noqa: F401
 
 pytestmark = pytest.mark.models

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any
 
 from websockets.asyncio.client import ClientConnection, connect
 
 from agent.runtime.components import Components
 from agent.runtime.server.listener import running_server
 from agent.work.workers import WorkPool
+from testing.sockets import read_until
 from tests.integration.conftest import local_settings
 from tests.integration.standins import (
     LoudnessDetector,
@@ -29,20 +29,6 @@ START = json.dumps({"type": "session.start", "sample_rate": 16000, "voice": None
 FILLER = " and then it went on for a long while over the hills" * 4  # < 250 characters: one sentence
 A_SENTENCES = [f"Alpha {n} began{FILLER}." for n in range(6)]
 B_SENTENCE = "Bravo here."
-
-
-async def next_json(ws: ClientConnection) -> dict[str, Any]:
-    while True:
-        message = await ws.recv()
-        if isinstance(message, str):
-            return json.loads(message)  # type: ignore[no-any-return]
-
-
-async def until(ws: ClientConnection, kind: str) -> list[dict[str, Any]]:
-    seen = []
-    while (message := await next_json(ws))["type"] != kind:
-        seen.append(message)
-    return [*seen, message]
 
 
 async def say(ws: ClientConnection, pcm: bytes) -> None:
@@ -74,16 +60,16 @@ async def test_a_long_reply_does_not_delay_another_callers_first_sentence() -> N
             async with connect(server.ws_url) as a, connect(server.ws_url) as b:
                 for ws in (a, b):
                     await ws.send(START)
-                    await until(ws, "session.started")
+                    await read_until(ws, "session.started")
                 await say(a, utterance())
-                await until(a, "reply.done")
+                await read_until(a, "reply.done")
                 await queued(pool, 3)  # A's first sentence holds the worker; three later ones wait
                 await say(b, utterance())
-                await until(b, "speech.stopped")  # B's end of turn
+                await read_until(b, "speech.stopped")  # B's end of turn
                 await queued(pool, 4)  # B's first sentence waits too
                 tts.gate.set()
-                await until(a, "turn.metrics")
-                await until(b, "turn.metrics")
+                await read_until(a, "turn.metrics")
+                await read_until(b, "turn.metrics")
     finally:
         tts.gate.set()
         pool.close()

@@ -17,6 +17,7 @@ from websockets.exceptions import InvalidHandshake
 from websockets.sync.client import connect as ws_connect
 
 from agent.security.auth import ANONYMOUS, Authenticator
+from testing.sockets import free_port
 
 ROOT = Path(__file__).parents[2]
 SECRET = "process-test-secret-0123456789abcdefgh"
@@ -37,12 +38,6 @@ def agent(*args: str, env: dict[str, str] | None = None) -> subprocess.Completed
         text=True,
         timeout=120,
     )
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def listening(port: int) -> bool:

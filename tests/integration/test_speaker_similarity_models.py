@@ -11,7 +11,7 @@ import pytest
 
 from agent.adapters.resemblyzer_similarity import VoiceEncoder, default_model_path, read_state_dict, similarity
 from agent.audio.wav import read_audio
-from tests.speech import speech_pcm16
+from testing.speech import speech_pcm16
 
 pytestmark = pytest.mark.models
 

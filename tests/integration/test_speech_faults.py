@@ -19,7 +19,7 @@ from agent.runtime.call.speech import TurnSpeech
 from agent.runtime.call.voicing import APOLOGY, Fallback, Voicing
 from agent.runtime.components import Components
 from agent.work.resilience import BreakerState, CircuitBreaker
-from tests.fakes.sagemaker_emulator import SageMakerEmulator
+from testing.emulators.sagemaker import SageMakerEmulator
 from tests.integration.sagemaker_fixtures import aws_env, emulator, store, voice  # noqa: F401
 
 pytestmark = pytest.mark.models

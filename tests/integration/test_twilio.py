@@ -18,8 +18,8 @@ from agent.runtime.components import Components
 from agent.runtime.server.listener import RunningServer, running_server
 from agent.wires.phone.twilio import codec as twilio
 from clients.twilio_client import TwilioCaller
+from testing.speech import silence, speech_pcm16
 from tests.integration.conftest import local_settings
-from tests.speech import silence, speech_pcm16
 
 pytestmark = pytest.mark.models
 

@@ -8,7 +8,7 @@ from agent.adapters.file_voice_store import FileVoiceStore
 from agent.adapters.vllm_omni_tts import VllmOmniTTS
 from agent.config import TtsSettings
 from agent.errors import ProviderError, ProviderUnavailable
-from tests.fakes.sagemaker_emulator import SageMakerEmulator
+from testing.emulators.sagemaker import SageMakerEmulator
 from tests.integration.sagemaker_fixtures import REFERENCE_TEXT, aws_env, emulator, store, voice  # noqa: F401
 
 pytestmark = pytest.mark.models

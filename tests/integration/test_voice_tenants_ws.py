@@ -8,7 +8,6 @@ The token is presented both ways the protocol allows: ``Authorization: Bearer`` 
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import hashlib
 import json
@@ -24,9 +23,10 @@ from agent.ports import ConsentRecord, Voice, VoiceRecord
 from agent.runtime.components import Components
 from agent.runtime.server.listener import RunningServer, running_server
 from agent.security.auth import Authenticator
+from testing.reference_files import encode
+from testing.sockets import next_json
+from testing.speech import silence, speech_pcm16
 from tests.integration.conftest import local_settings, with_voice_store
-from tests.reference_files import encode
-from tests.speech import silence, speech_pcm16
 
 pytestmark = pytest.mark.models
 
@@ -54,14 +54,6 @@ async def auth_server(components: Components, tmp_path: Path) -> AsyncIterator[t
     async with running_server(settings, lambda: with_store) as running:
         await running.wait_ready()
         yield running, Authenticator.from_settings(settings.auth)
-
-
-async def next_json(ws: ClientConnection) -> dict[str, Any]:
-    while True:
-        message = await asyncio.wait_for(ws.recv(), 30)
-        if isinstance(message, str):
-            body: dict[str, Any] = json.loads(message)
-            return body
 
 
 async def ask(ws: ClientConnection, body: dict[str, Any]) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from agent.adapters.file_voice_store import FileVoiceStore
 from agent.adapters.piper_tts import PiperTTS
 from agent.cli.voices_check import SENTENCES
 from agent.config import TtsSettings
-from tests.fakes.sagemaker_emulator import SageMakerEmulator, make_voice
+from testing.emulators.sagemaker import SageMakerEmulator, make_voice
 
 ROOT = Path(__file__).parents[2]
 REFERENCE_TEXT = "The quick brown fox jumps over the lazy dog, and then it runs back into the forest."

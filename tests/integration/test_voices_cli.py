@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.reference_files import encode
-from tests.speech import silence, speech_pcm16
+from testing.reference_files import encode
+from testing.speech import silence, speech_pcm16
 
 ROOT = Path(__file__).parents[2]
 SENTENCE = "Good morning, this is a short recording of my natural speaking voice."

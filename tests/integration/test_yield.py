@@ -21,9 +21,9 @@ from websockets.asyncio.client import ClientConnection, connect
 
 from agent.runtime.components import Components
 from clients.twilio_client import TwilioCaller
+from testing.speech import cough, silence, speech_pcm16
 from tests.integration.scripted import scripted_server
 from tests.integration.test_barge_in import INTERRUPTION, STORY, Caller
-from tests.speech import cough, silence, speech_pcm16
 
 pytestmark = pytest.mark.models
 
@@ -180,7 +180,10 @@ async def test_on_twilio_a_cough_clears_then_the_reply_is_sent_again_from_the_he
         caller.say(cough(8000))
         assert await caller.run_until(lambda: bool(got.clears), 10), "no clear at the sound's onset"
         cleared_at, before = got.clears[0], len(got.audio)
-        resumed = lambda: [n for t, n in got.marks if t > cleared_at and n.endswith(":1")]  # noqa: E731
+
+        def resumed() -> list[str]:
+            return [n for t, n in got.marks if t > cleared_at and n.endswith(":1")]
+
         assert await caller.run_until(lambda: len(resumed()) >= 25, 20), "the reply did not resume"
         await caller.hang_up()
 

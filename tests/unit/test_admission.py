@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from agent.runtime.server.admission import DRAINING, FAILED, FULL, LOADING, busy, refusal
 from agent.runtime.server.drain import GOODBYE_S, finish_within
 
@@ -22,7 +24,7 @@ def test_draining_wins_over_every_other_reason() -> None:
 
 
 def test_a_server_whose_first_audio_would_wait_too_long_is_busy() -> None:
-    room = {"loaded": True, "failed": False, "draining": False, "sessions": 1, "max_sessions": 4}
+    room: dict[str, Any] = {"loaded": True, "failed": False, "draining": False, "sessions": 1, "max_sessions": 4}
     assert refusal(**room, first_audio_wait_s=0.5, max_wait_s=0.8) is None
     refused = refusal(**room, first_audio_wait_s=2.4, max_wait_s=0.8)
     assert refused is not None and refused.reason == "busy" and refused.retry_after_s == 3

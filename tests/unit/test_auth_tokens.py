@@ -215,7 +215,7 @@ def test_missing_or_bad_message_tokens_are_unauthorized(token: str | None) -> No
 
 def test_settings_refuse_short_secrets_and_treat_empty_as_unset(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(ValidationError, match="at least 32 bytes"):
-        AuthSettings(secret="short")  # type: ignore[arg-type]
+        AuthSettings(secret="short")
     monkeypatch.setenv("AGENT_AUTH__SECRET", "")
     assert Settings().auth.secret is None
     monkeypatch.setenv("AGENT_AUTH__SECRET", "k" * 32)

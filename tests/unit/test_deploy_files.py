@@ -96,7 +96,7 @@ def test_every_setting_named_exists() -> None:
         if not nested:
             assert section in Settings.model_fields, name
             continue
-        model = Settings.model_fields[section].annotation if section in Settings.model_fields else None
+        model: Any = Settings.model_fields[section].annotation if section in Settings.model_fields else None
         assert model is not None and field in model.model_fields, f"{name} is not a setting"
 
 

@@ -148,7 +148,7 @@ def test_renditions_are_bounded_by_the_voices_of_the_set() -> None:
 
 def test_pauses_come_from_the_set_and_category_ranges() -> None:
     for split in SPLITS:
-        for p in plan(split, 3):  # type: ignore[arg-type]
+        for p in plan(split, 3):
             if p.category in PAUSED:
                 assert p.pause_ms in PAUSES_MS[split][p.category]
             else:
@@ -185,12 +185,12 @@ def test_coloured_noise_has_unit_rms_and_its_colour() -> None:
     rng = np.random.default_rng(1)
     n = RATE * 4
     for kind in ("white", "pink", "brown", "hum", "pink+hum"):
-        noise = coloured_noise(kind, n, rng)  # type: ignore[arg-type]
+        noise = coloured_noise(kind, n, rng)
         assert abs(float(np.sqrt(np.mean(noise**2))) - 1) < 1e-6
         assert abs(float(np.mean(noise))) < 1e-6
     # Power per octave: rising (white), flat (pink), falling (brown), from 100-200 Hz to 1.6-3.2 kHz.
     ratio = {
-        kind: band_power(coloured_noise(kind, n, rng), 100, 200) / band_power(coloured_noise(kind, n, rng), 1600, 3200)  # type: ignore[arg-type]
+        kind: band_power(coloured_noise(kind, n, rng), 100, 200) / band_power(coloured_noise(kind, n, rng), 1600, 3200)
         for kind in ("white", "pink", "brown")
     }
     assert ratio["white"] < 1 / 8

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from botocore.eventstream import EventStreamBuffer
 
-from tests.fakes.eventstream import event, exception
+from testing.emulators.eventstream import event, exception
 
 
 def test_botocore_decodes_our_frames() -> None:

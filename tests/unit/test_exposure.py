@@ -12,7 +12,7 @@ from agent.security.exposure import check_exposure, is_loopback
 SECRET = "k" * 40
 
 
-def settings(host: str, **sections: dict[str, Any]) -> Settings:
+def settings(host: str, **sections: Any) -> Settings:
     return Settings(server={"host": host}, **sections)
 
 

@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 from agent.audio.reference import ReferenceAudio, prepare_reference
 from agent.audio.wav import load_pcm16
 from agent.errors import AudioFormatError
+from testing.reference_files import FORMATS, encode
 from tests.fuzzing import budget
-from tests.reference_files import FORMATS, encode
 
 RATE = 16000
 MAGIC_PREFIXES = [

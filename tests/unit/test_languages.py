@@ -138,7 +138,8 @@ def test_a_client_can_fix_the_language_later_and_let_go_again() -> None:
 
 def test_a_language_the_recogniser_does_not_hear_is_refused_with_a_reason() -> None:
     from agent.errors import ProtocolError
-    from agent.runtime.call.prestart import heard_language, phone_language
+    from agent.runtime.call.prestart import heard_language
+    from agent.wires.phone.opening import phone_language
 
     assert heard_language("de", LANGUAGES) == "de"
     assert heard_language(None, ("en",)) is None

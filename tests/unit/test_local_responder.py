@@ -140,24 +140,6 @@ def test_is_deterministic() -> None:
     assert responder.reply_text(history) == responder.reply_text(history)
 
 
-async def test_stream_reply_yields_word_deltas() -> None:
-    responder = LocalResponder(now=_fixed)
-    history = [ChatMessage("user", "Tell me a story")]
-    deltas = [d async for d in responder.stream_reply(history)]
-    assert "".join(deltas) == responder.reply_text(history)
-    assert len(deltas) > 50
-    assert all(len(d.split()) == 1 for d in deltas)
-
-
-async def test_stream_reply_delta_size() -> None:
-    responder = LocalResponder(now=_fixed, delta_words=3)
-    history = [ChatMessage("user", "hello")]
-    deltas = [d async for d in responder.stream_reply(history)]
-    assert "".join(deltas) == responder.reply_text(history)
-    assert all(len(d.split()) == 3 for d in deltas[:-1])
-    assert 1 <= len(deltas[-1].split()) <= 3
-
-
 def test_delta_words_must_be_positive() -> None:
     with pytest.raises(ValueError):
         LocalResponder(delta_words=0)
@@ -410,19 +392,3 @@ def test_another_language_is_not_understood_but_answered_in_the_callers() -> Non
 def test_a_language_without_lines_gets_english() -> None:
     assert _said("What time is it?", "nl") == "It's 3:05 PM."
     assert _said("hello", "en") == _reply("hello")
-
-
-@pytest.mark.parametrize("language", sorted(LINES))
-async def test_stream_reply_in_each_language(language: str) -> None:
-    responder = LocalResponder(now=_fixed)
-    history = [ChatMessage("user", ASKED[language][0][0])]
-    deltas = [d async for d in responder.stream_reply(history, language)]
-    assert "".join(deltas) == responder.reply_text(history, language)
-    assert len(deltas) >= 3  # streamed in pieces, also where words have no spaces between them
-
-
-async def test_text_without_spaces_streams_cut_after_punctuation() -> None:
-    responder = LocalResponder(now=_fixed)
-    deltas = [d async for d in responder.stream_reply([ChatMessage("user", "你好")], "zh")]
-    assert deltas[0] == "您好！"
-    assert all(d[-1] in "！，。？" for d in deltas), deltas

@@ -29,11 +29,12 @@ from agent.core.events import (
     TruncateReply,
     TurnMetrics,
 )
-from agent.core.turn_state import SessionConfig
+from agent.core.policies import SessionConfig
 from agent.runtime.call.wire import Reconfigure
 from agent.wires.realtime import codec as realtime
-from agent.wires.realtime.codec import RealtimeError, TurnDetection
+from agent.wires.realtime.codec import RealtimeError
 from agent.wires.realtime.events import SessionView
+from agent.wires.realtime.session_update import TurnDetection
 from agent.wires.realtime.wire import RealtimeWire
 
 

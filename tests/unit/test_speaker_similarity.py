@@ -11,6 +11,7 @@ import pickle
 import struct
 import types
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -255,7 +256,7 @@ def _rebuild_tensor_v2(*args: object) -> None:
 
 class _Tensor:
     def __init__(self, key: str, offset: int, shape: tuple[int, ...], stride: tuple[int, ...]) -> None:
-        self.args = (("storage", key), offset, shape, stride, False, collections.OrderedDict())
+        self.args: tuple[Any, ...] = (("storage", key), offset, shape, stride, False, collections.OrderedDict())
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (_rebuild_tensor_v2, self.args)
@@ -264,10 +265,13 @@ class _Tensor:
 _NAMES = {FloatStorage: ("torch", "FloatStorage"), _rebuild_tensor_v2: ("torch._utils", "_rebuild_tensor_v2")}
 
 
-class _TorchPickler(pickle._Pickler):  # type: ignore[name-defined]
+class _TorchPickler(pickle._Pickler):
     """Writes globals under torch's names, and storages as persistent ids, as ``torch.save`` (legacy) does."""
 
-    dispatch: ClassVar[dict[type, Any]] = dict(pickle._Pickler.dispatch)  # type: ignore[attr-defined]
+    dispatch: ClassVar[dict[type, Any]] = dict(pickle._Pickler.dispatch)
+    # Set up by ``pickle._Pickler`` but not in its stubs.
+    write: Callable[[bytes], object]
+    memoize: Callable[[object], None]
 
     def __init__(self, file: io.BytesIO, storages: dict[str, np.ndarray]) -> None:
         super().__init__(file, protocol=2)
@@ -357,6 +361,7 @@ def test_a_malicious_pickle_is_refused_before_it_runs(tmp_path: Path) -> None:
         read_state_dict(exploit)
     # The same payload where the checkpoint should be, after a valid header.
     out = io.BytesIO()
+    header: object
     for header in (0x1950A86A20F9469CFC6C, 1001, {}):
         pickle.dump(header, out, protocol=2)
     out.write(pickle.dumps({"model_state": _Exploit(marker)}, protocol=2))
@@ -399,7 +404,7 @@ def buzz(seconds: float, f0: float = 120.0, rate: int = SAMPLE_RATE) -> np.ndarr
     tone = sum((0.5 / k) * np.sin(k * phase) for k in range(1, 30))
     loudness = 0.5 + 0.5 * np.sin(2 * np.pi * 4 * t) ** 2
     out = tone * loudness
-    return (0.3 * out / np.abs(out).max()).astype(np.float32)
+    return np.asarray(0.3 * out / np.abs(out).max(), dtype=np.float32)
 
 
 def test_the_encoder_embeds_pcm_at_any_rate_and_refuses_silence() -> None:

@@ -11,7 +11,7 @@ def tone(dbfs: float) -> bytes:
     """20 ms of a 200 Hz sine at ``dbfs`` RMS (16 kHz PCM16LE)."""
     t = np.arange(320) / 16000
     amplitude = 10 ** (dbfs / 20) * np.sqrt(2)
-    return (amplitude * np.sin(2 * np.pi * 200 * t) * 32767).astype("<i2").tobytes()
+    return bytes((amplitude * np.sin(2 * np.pi * 200 * t) * 32767).astype("<i2").tobytes())
 
 
 def test_off_keeps_every_verdict() -> None:

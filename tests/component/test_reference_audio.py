@@ -13,12 +13,12 @@ from agent.audio.pcm import pcm16_to_float
 from agent.audio.reference import (
     MAX_UPLOAD_BYTES,
     REFERENCE_RATE,
-    RejectedAudio,
     prepare_reference,
     sniff_format,
 )
-from tests.reference_files import FORMATS, encode
-from tests.speech import silence, speech_pcm16
+from agent.errors import RejectedAudio
+from testing.reference_files import FORMATS, encode
+from testing.speech import silence, speech_pcm16
 
 SENTENCE = "The quick brown fox jumps over the lazy dog, and then it runs back home."
 RATE = 22050

@@ -1,5 +1,5 @@
 """The echo gate on synthetic speakerphone scenes: the Piper reply fed back into the microphone (-10 to -25 dB,
-30-250 ms, a reverberant room), with and without an espeak-ng caller talking over it (``tests.echo_audio``).
+30-250 ms, a reverberant room), with and without an espeak-ng caller talking over it (``testing.echo_audio``).
 
 The verdicts go through the real webrtcvad detector and the real turn detector, as in a connection: "no
 onset" means the agent would neither pause, nor interrupt itself, nor transcribe anything."""
@@ -17,7 +17,7 @@ from agent.audio.echo import EchoGate, EchoPolicy
 from agent.audio.pcm import float_to_pcm16, pcm16_to_float
 from agent.audio.resample import resample
 from agent.core.turn_detector import Onset, TurnDetector, TurnPolicy
-from tests.echo_audio import RATE, Scene, echo_scene
+from testing.echo_audio import RATE, Scene, echo_scene
 
 pytestmark = pytest.mark.models  # Piper makes the reply
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from aiohttp import web
 
-from tests.fakes.scripted_server import Disconnect, Hang, Pause, ScriptedServer, Step
+from testing.emulators.scripted import Disconnect, Hang, Pause, ScriptedServer, Step
 
 __all__ = ["Disconnect", "Hang", "HttpError", "OpenAIEmulator", "Pause", "Step"]
 

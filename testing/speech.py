@@ -2,7 +2,7 @@
 
 Not a test module. Import it from tests::
 
-    from tests.speech import silence, speech_pcm16, wer
+    from testing.speech import silence, speech_pcm16, wer
 
     pcm = speech_pcm16("Please cancel my order.") + silence(1500)
     assert wer("seven thirty tonight", "7:30 tonight") == 0.0
@@ -30,7 +30,7 @@ PEAK = 0.9
 after resampling)."""
 
 
-def _voice(seed: int) -> Any:
+def piper_voice(seed: int) -> Any:
     """The bundled Piper voice with a single-threaded ONNX session (the default uses every core), its generator
     noise seeded with ``seed``.
 
@@ -68,7 +68,7 @@ def text_seed(text: str) -> int:
 
 @functools.lru_cache(maxsize=32)
 def _speech_float(text: str, seed: int | None = None) -> tuple[np.ndarray, int]:
-    voice = _voice(text_seed(text) if seed is None else seed)
+    voice = piper_voice(text_seed(text) if seed is None else seed)
     chunks = [chunk.audio_float_array.astype(np.float32) for chunk in voice.synthesize(text)]
     if not chunks:
         raise ValueError(f"Piper produced no audio for {text!r}")

@@ -19,8 +19,8 @@ from typing import Any
 
 from aiohttp import web
 
-from tests.fakes import eventstream
-from tests.fakes.scripted_server import Hang, Pause, ScriptedServer, Step
+from testing.emulators import eventstream
+from testing.emulators.scripted import Hang, Pause, ScriptedServer, Step
 
 __all__ = ["BedrockEmulator", "Hang", "HttpError", "Pause", "Step"]
 

@@ -1,6 +1,6 @@
 """Smart Turn (agent/adapters/smart_turn.py): input preparation, the model on real speech, the install step.
 
-The speech is made at test time by the bundled Piper voice (tests.speech); no audio is committed. The model
+The speech is made at test time by the bundled Piper voice (testing.speech); no audio is committed. The model
 itself comes from the install step (make: requirements/smart-turn.txt).
 """
 
@@ -17,7 +17,7 @@ from agent.adapters import smart_turn
 from agent.adapters.smart_turn import WINDOW, SmartTurn, SmartTurnModel, fit_window, install, log_mel
 from agent.errors import ConfigError
 from agent.work.workers import WorkPool
-from tests.speech import silence, speech_pcm16
+from testing.speech import silence, speech_pcm16
 
 
 def test_fit_window_keeps_the_end_and_pads_the_front() -> None:

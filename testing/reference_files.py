@@ -7,6 +7,7 @@ an MP3, M4A (AAC in MP4) or raw ADTS AAC file (PyAV: libmp3lame and FFmpeg's nat
 from __future__ import annotations
 
 import io
+from typing import cast
 
 import numpy as np
 import soundfile as sf
@@ -34,7 +35,7 @@ def _encode_av(x: np.ndarray, rate: int, fmt: str, channels: int) -> bytes:
     layout = "mono" if channels == 1 else "stereo"
     out = io.BytesIO()
     with av.open(out, mode="w", format=container_format) as container:
-        stream = container.add_stream(codec, rate=rate, layout=layout)
+        stream = cast(av.AudioStream, container.add_stream(codec, rate=rate, layout=layout))
         planar = np.ascontiguousarray(x.reshape(len(x), -1).T, dtype=np.float32)
         frame = av.AudioFrame.from_ndarray(planar, format="fltp", layout=layout)
         frame.sample_rate = rate

@@ -15,8 +15,8 @@ from agent.adapters.file_voice_store import FileVoiceStore
 from agent.errors import EnrollmentRejected
 from agent.security.auth import ANONYMOUS, Principal
 from agent.voices.enrollment import Enrollment, EnrollmentLimits, EnrollmentRequest
-from tests.reference_files import encode
-from tests.speech import silence, speech_pcm16
+from testing.reference_files import encode
+from testing.speech import silence, speech_pcm16
 
 SENTENCE = "Hello, this is my natural speaking voice for the assistant."
 ENROLLER = Principal("acme", frozenset({"call", "enroll"}), "tok:k-acme")

@@ -22,7 +22,7 @@ import numpy.typing as npt
 from agent.audio.pcm import pcm16_to_float
 from agent.audio.resample import resample
 from agent.audio.wav import read_audio
-from tests.speech import speech_pcm16
+from testing.speech import speech_pcm16
 
 Floats = npt.NDArray[np.float32]
 RATE = 16000
@@ -48,7 +48,7 @@ def espeak(text: str, voice: str = "en-us+f2", wpm: int = 170, rate: int = RATE)
 
 
 def reply_speech(text: str = REPLY, rate: int = RATE, seed: int | None = None) -> Floats:
-    """The agent's reply in the bundled Piper voice (``tests.speech``), float32 at ``rate``, peak 0.9; ``seed``
+    """The agent's reply in the bundled Piper voice (``testing.speech``), float32 at ``rate``, peak 0.9; ``seed``
     picks another of Piper's renderings of it (None: the text's own)."""
     return pcm16_to_float(speech_pcm16(text, rate, seed))
 
@@ -62,7 +62,8 @@ def room_response(rt60_ms: float = 300.0, rate: int = RATE, seed: int = 7) -> Fl
     tail = rng.standard_normal(length) * np.exp(-6.9 * t / (rt60_ms / 1000)) * 0.5
     tail[: int(rate * 0.005)] = 0.0
     tail[0] = 1.0
-    return (tail / np.sqrt(np.sum(tail**2))).astype(np.float32)
+    response: Floats = (tail / np.sqrt(np.sum(tail**2))).astype(np.float32)
+    return response
 
 
 def echo_of(far: Floats, level_db: float, delay_ms: float, rt60_ms: float = 300.0, rate: int = RATE) -> Floats:

@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pytest
 
-from agent.adapters import file_voice_store
 from agent.adapters.file_voice_store import FileVoiceStore
 from agent.errors import ProviderError, UnknownVoice, VoiceExists
 from agent.ports import ConsentRecord, Voice, VoiceRecord
@@ -275,7 +274,7 @@ def _failing_at(monkeypatch: pytest.MonkeyPatch, target: str, n: int) -> list[in
             raise Crash(target)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(file_voice_store.os, target, wrapper)
+    monkeypatch.setattr(os, target, wrapper)  # the module the store calls as ``os``
     return calls
 
 
@@ -325,7 +324,7 @@ _KILLER = """
 import asyncio, os, signal, sys
 sys.path.insert(0, {root!r})
 from agent.adapters import file_voice_store
-from tests.unit.test_file_voice_store import make_voice
+from tests.component.test_file_voice_store import make_voice
 target, n = sys.argv[1], int(sys.argv[2])
 real = getattr(os, target)
 calls = [0]

@@ -15,7 +15,7 @@ from agent.audio.resample import resample
 from agent.config import EchoSettings
 from agent.core.events import AudioFrame
 from agent.runtime.call.caller_audio import CallerAudio, echo_guard
-from tests.echo_audio import RATE, echo_scene
+from testing.echo_audio import RATE, echo_scene
 
 pytestmark = pytest.mark.models  # Piper makes the reply
 

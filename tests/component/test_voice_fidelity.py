@@ -14,7 +14,7 @@ import pytest
 from agent.errors import AudioFormatError, UnknownVoice
 from agent.ports import Voice
 from agent.runtime.call.fidelity import FidelitySampler
-from agent.runtime.metrics.registry import ServerMetrics
+from agent.runtime.metrics.server import ServerMetrics
 
 RATE = 24000
 

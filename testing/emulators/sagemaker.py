@@ -26,20 +26,19 @@ Control it from Python (``emulator.fail_next("unavailable", 2)``, ``emulator.ttf
 ``POST /_emulator/latency {"ttfa_ms": 150, "rtf": 0.3}``, ``GET /_emulator/requests``,
 ``DELETE /_emulator/requests``.
 
-Run it: ``python -m tests.fakes.sagemaker_emulator --port 8080 --ttfa-ms 150 --rtf 0.3``.
+Run it: ``python -m testing.emulators.sagemaker --port 8080 --ttfa-ms 150 --rtf 0.3``.
+
+This module is the server (routes, faults, pacing, control); what the services say on the wire (limits,
+validation, answer bodies) is in ``testing.emulators.sagemaker_api``.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import base64
-import binascii
 import contextlib
 import hashlib
-import json
 import logging
-import re
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -49,89 +48,13 @@ from aiohttp import web
 
 from agent.audio.pcm import float_to_pcm16, pcm16_to_float
 from agent.audio.resample import resample
-from agent.audio.wav import read_audio, wav_bytes
-from agent.errors import AudioFormatError
+from agent.audio.wav import wav_bytes
 from agent.ports import ConsentRecord, TextToSpeech, Voice, VoiceRecord
-from tests.fakes import eventstream
+from testing.emulators import eventstream
+from testing.emulators import sagemaker_api as api
+from testing.emulators.sagemaker_api import FAULTS, MAX_BODY_BYTES, MODEL_RATE, Recorded
 
 log = logging.getLogger(__name__)
-
-# The service's own values, from shared/reference/qwen3-tts-sagemaker.md (not from the adapter):
-MODEL_RATE = 24000
-"""§5 (tokenizer ``output_sample_rate=24000``) and §3.2: the model speaks 24 kHz mono PCM16."""
-MAX_BODY_BYTES = 6_291_456
-"""§4.1: ``BodyBlob`` max 6,291,456 bytes (6 MiB), request and non-streamed response of InvokeEndpoint."""
-LANGUAGES: tuple[str, ...] = (
-    "Auto",
-    "Chinese",
-    "English",
-    "Japanese",
-    "Korean",
-    "German",
-    "French",
-    "Russian",
-    "Portuguese",
-    "Spanish",
-    "Italian",
-)
-"""§3.1, field ``language``: title-cased; anything else is 400 ``Invalid language '<x>'. Supported: ...``."""
-
-FAULTS = (
-    "throttling",
-    "unavailable",
-    "internal",
-    "not_ready",
-    "model_error_500",
-    "model_error_400",
-    "validation",
-    "hang",
-    "stream_error",
-    "mid_stream",
-)
-SERVED_MODEL = "/opt/ml/model"
-_ROUTE = re.compile(r"route=(/[^\s,]+)")
-_ERROR_TYPES = {
-    "ModelError": "ModelError:http://internal.amazon.com/coral/com.amazon.sagemaker/",
-    "ValidationError": "ValidationError:http://internal.amazon.com/coral/com.amazon.coral.validate/",
-}
-
-
-@dataclass
-class Recorded:
-    """One request as the emulator saw it."""
-
-    path: str
-    endpoint: str | None
-    streaming: bool
-    headers: dict[str, str]
-    body: dict[str, Any] | None
-    body_bytes: int
-    received_at: float
-    first_audio_at: float | None = None
-    status: int = 200
-    fault: str | None = None
-
-    def summary(self) -> dict[str, Any]:
-        body = dict(self.body or {})
-        if isinstance(body.get("ref_audio"), str):
-            body["ref_audio"] = body["ref_audio"][:48] + f"... ({len(body['ref_audio'])} chars)"
-        return {
-            "path": self.path,
-            "streaming": self.streaming,
-            "status": self.status,
-            "fault": self.fault,
-            "body": body,
-            "custom_attributes": self.headers.get("X-Amzn-SageMaker-Custom-Attributes"),
-        }
-
-
-class _Reject(Exception):
-    def __init__(self, status: int, message: str, kind: str = "BadRequestError") -> None:
-        super().__init__(message)
-        self.status, self.message, self.kind = status, message, kind
-
-    def body(self) -> dict[str, Any]:
-        return {"error": {"message": self.message, "type": self.kind, "param": None, "code": self.status}}
 
 
 @dataclass
@@ -223,56 +146,60 @@ class SageMakerEmulator:
             endpoint=request.match_info["name"],
             streaming=streaming,
             headers=dict(request.headers),
-            body=_json_or_none(raw),
+            body=api.json_or_none(raw),
             body_bytes=len(raw),
             received_at=time.perf_counter(),
         )
         self.requests.append(record)
         if len(raw) > MAX_BODY_BYTES:
-            return _aws_error(record, 400, "ValidationError", f"Request body size {len(raw)} exceeds {MAX_BODY_BYTES}")
+            return api.aws_error(
+                record, 400, "ValidationError", f"Request body size {len(raw)} exceeds {MAX_BODY_BYTES}"
+            )
         fault = self._faults.popleft() if self._faults else None
         record.fault = fault
         if fault is not None and (response := await self._service_fault(record, fault)) is not None:
             return response
-        match = _ROUTE.search(request.headers.get("X-Amzn-SageMaker-Custom-Attributes", ""))
+        match = api.ROUTE.search(request.headers.get("X-Amzn-SageMaker-Custom-Attributes", ""))
         route = match.group(1) if match else None
         if route != "/v1/audio/speech":
             reject = (
-                _Reject(400, "Either prompt or messages must be provided (completions handler)")
+                api.Reject(400, "Either prompt or messages must be provided (completions handler)")
                 if route is None
-                else _Reject(404, "Not Found", "NotFoundError")
+                else api.Reject(404, "Not Found", "NotFoundError")
             )
-            return _model_error(record, reject)
+            return api.model_error(record, reject)
         try:
-            speech = self._validate(record.body, streaming_call=streaming)
-        except _Reject as reject:
-            return _model_error(record, reject)
+            speech = api.validate(record.body, streaming_call=streaming)
+        except api.Reject as reject:
+            return api.model_error(record, reject)
         pcm = await self.audio(speech["input"])
         if not streaming or not speech.get("stream"):
             await self._pace_whole(record, pcm)
-            return _audio_response(record, pcm, speech, sagemaker=True)
+            return api.audio_response(record, pcm, speech, sagemaker=True)
         return await self._stream_events(request, record, pcm, speech, fault)
 
     async def _service_fault(self, record: Recorded, fault: str) -> web.StreamResponse | None:
         if fault == "throttling":
-            return _aws_error(record, 400, "ThrottlingException", None)
+            return api.aws_error(record, 400, "ThrottlingException", None)
         if fault == "unavailable":
-            return _aws_error(record, 503, "ServiceUnavailable", "Service is unavailable. Try your call again.")
+            return api.aws_error(record, 503, "ServiceUnavailable", "Service is unavailable. Try your call again.")
         if fault == "internal":
-            return _aws_error(record, 500, "InternalFailure", "An internal failure occurred.")
+            return api.aws_error(record, 500, "InternalFailure", "An internal failure occurred.")
         if fault == "not_ready":
-            return _aws_error(record, 429, "ModelNotReadyException", "Model is not ready. Try again later.")
+            return api.aws_error(record, 429, "ModelNotReadyException", "Model is not ready. Try again later.")
         if fault == "validation":
-            return _aws_error(record, 400, "ValidationError", "Endpoint qwen3-tts-voice-clone not found.")
+            return api.aws_error(record, 400, "ValidationError", "Endpoint qwen3-tts-voice-clone not found.")
         if fault == "model_error_500":
-            return _model_error(record, _Reject(500, "Speech generation failed: CUDA error", "InternalServerError"))
+            return api.model_error(
+                record, api.Reject(500, "Speech generation failed: CUDA error", "InternalServerError")
+            )
         if fault == "model_error_400":
-            return _model_error(record, _Reject(400, "Speech generation failed: bad request"))
+            return api.model_error(record, api.Reject(400, "Speech generation failed: bad request"))
         if fault == "hang":
             assert self._closing is not None
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._closing.wait(), self.hang_s)
-            return _aws_error(record, 500, "InternalFailure", "hung")
+            return api.aws_error(record, 500, "InternalFailure", "hung")
         return None  # stream faults happen later
 
     async def _stream_events(
@@ -288,20 +215,20 @@ class SageMakerEmulator:
         )
         await response.prepare(request)
         if fault == "stream_error":
-            await response.write(_stream_exception("ModelStreamError", "StreamBroken"))
+            await response.write(api.stream_exception("ModelStreamError", "StreamBroken"))
             return response
-        chunks = _chunks(pcm, self.chunk_ms)
+        chunks = api.chunks(pcm, self.chunk_ms)
         for index, chunk in enumerate(chunks):
             await self._pace_chunk(record, index)
             if index == max(1, self.break_after_parts) and fault == "mid_stream":
-                await response.write(_stream_exception("ModelStreamError", "StreamBroken"))
+                await response.write(api.stream_exception("ModelStreamError", "StreamBroken"))
                 return response
             if record.first_audio_at is None:
                 record.first_audio_at = time.perf_counter()
             if sse:
-                await response.write(eventstream.event("PayloadPart", _sse_delta(chunk), "application/octet-stream"))
+                await response.write(eventstream.event("PayloadPart", api.sse_delta(chunk), "application/octet-stream"))
             else:
-                for part in _misaligned(chunk) if self.misalign else [chunk]:
+                for part in api.misaligned(chunk) if self.misalign else [chunk]:
                     await response.write(eventstream.event("PayloadPart", part, "application/octet-stream"))
         if sse:
             done = b'event: speech.audio.done\ndata: {"type": "speech.audio.done", "usage": {}}\n\n'
@@ -323,74 +250,36 @@ class SageMakerEmulator:
         record.first_audio_at = time.perf_counter()
 
     # ----- the container's speech API -------------------------------------------------------------------------
-    def _validate(self, body: dict[str, Any] | None, *, streaming_call: bool) -> dict[str, Any]:
-        if body is None:
-            raise _Reject(400, "Request body is not a JSON object")
-        model = body.get("model")
-        if model is not None and model != SERVED_MODEL:
-            raise _Reject(404, f"The model `{model}` does not exist.", "NotFoundError")
-        text = body.get("input")
-        if not isinstance(text, str) or not text.strip():
-            raise _Reject(400, "Input text cannot be empty")
-        task = body.get("task_type") or ("Base" if body.get("ref_audio") or body.get("ref_text") else "CustomVoice")
-        if task != "Base":
-            raise _Reject(400, f"This emulator serves the Base checkpoint only, not task_type={task!r}")
-        ref_audio = body.get("ref_audio")
-        if not isinstance(ref_audio, str) or not ref_audio:
-            raise _Reject(400, "Base task requires 'ref_audio' or 'speaker_embedding' for voice cloning")
-        if not ref_audio.startswith(("http://", "https://", "data:", "file://")):
-            raise _Reject(
-                400, "ref_audio must be a URL (http/https), base64 data URL (data:...), or file URI (file://...)"
-            )
-        if ref_audio.startswith("data:"):
-            _decode_data_uri(ref_audio)
-        ref_text = body.get("ref_text")
-        if not isinstance(ref_text, str) or not ref_text.strip():
-            raise _Reject(
-                400, "Base task requires non-empty 'ref_text' (the transcript of ref_audio) unless 'x_vector_only_mode'"
-            )
-        language = body.get("language")
-        if language is not None and (not isinstance(language, str) or language.strip().title() not in LANGUAGES):
-            raise _Reject(400, f"Invalid language '{language}'. Supported: {', '.join(LANGUAGES)}")
-        fmt = body.get("response_format", "wav")
-        if fmt not in ("wav", "pcm", "flac", "mp3", "opus"):
-            raise _Reject(400, f"Invalid response_format '{fmt}'")
-        if body.get("stream"):
-            if fmt not in ("pcm", "wav"):
-                raise _Reject(400, "Streaming supports response_format 'pcm' or 'wav' only")
-            if body.get("speed", 1.0) != 1.0:
-                raise _Reject(400, "Streaming is not supported with speed adjustment")
-        elif fmt not in ("wav", "pcm"):
-            raise _Reject(400, f"The emulator answers wav or pcm, not {fmt!r}")
-        return body
 
     async def _direct(self, request: web.Request) -> web.StreamResponse:
         """``POST /v1/audio/speech`` as the bare vLLM-Omni server answers it (no SageMaker in front)."""
         raw = await request.read()
         record = Recorded(
-            request.path, None, True, dict(request.headers), _json_or_none(raw), len(raw), time.perf_counter()
+            request.path, None, True, dict(request.headers), api.json_or_none(raw), len(raw), time.perf_counter()
         )
         self.requests.append(record)
         fault = self._faults.popleft() if self._faults else None
         record.fault = fault
         if fault in ("unavailable", "internal", "model_error_500", "not_ready", "throttling"):
             record.status = 503
-            return web.json_response(_Reject(503, "Service unavailable", "ServiceUnavailableError").body(), status=503)
+            return web.json_response(
+                api.Reject(503, "Service unavailable", "ServiceUnavailableError").body(), status=503
+            )
         try:
-            speech = self._validate(record.body, streaming_call=True)
+            speech = api.validate(record.body, streaming_call=True)
             if fault in ("model_error_400", "validation"):
-                raise _Reject(400, "Speech generation failed: bad request")
-        except _Reject as reject:
+                raise api.Reject(400, "Speech generation failed: bad request")
+        except api.Reject as reject:
             record.status = reject.status
             return web.json_response(reject.body(), status=reject.status)
         pcm = await self.audio(speech["input"])
         if not speech.get("stream"):
             await self._pace_whole(record, pcm)
-            return _audio_response(record, pcm, speech, sagemaker=False)
+            return api.audio_response(record, pcm, speech, sagemaker=False)
         sse = self.force_sse or speech.get("stream_format") == "sse"
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream" if sse else "audio/pcm"})
         await response.prepare(request)
-        for index, chunk in enumerate(_chunks(pcm, self.chunk_ms)):
+        for index, chunk in enumerate(api.chunks(pcm, self.chunk_ms)):
             await self._pace_chunk(record, index)
             if fault in ("mid_stream", "stream_error") and index == (
                 max(1, self.break_after_parts) if fault == "mid_stream" else 0
@@ -400,7 +289,7 @@ class SageMakerEmulator:
                 return response
             if record.first_audio_at is None:
                 record.first_audio_at = time.perf_counter()
-            await response.write(_sse_delta(chunk) if sse else chunk)
+            await response.write(api.sse_delta(chunk) if sse else chunk)
         if sse:
             await response.write(b'event: speech.audio.done\ndata: {"type": "speech.audio.done"}\n\n')
         await response.write_eof()
@@ -460,91 +349,9 @@ async def make_voice(
     return Voice(record=record, wav=wav)
 
 
-def _json_or_none(raw: bytes) -> dict[str, Any] | None:
-    try:
-        value = json.loads(raw)
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
-
-
-def _decode_data_uri(uri: str) -> bytes:
-    head, sep, data = uri.partition(",")
-    if not sep or not head.endswith(";base64"):
-        raise _Reject(400, "ref_audio data URL must be base64-encoded (data:<mime>;base64,...)")
-    try:
-        audio = base64.b64decode(data, validate=True)
-        read_audio(audio)
-    except (binascii.Error, AudioFormatError) as exc:
-        raise _Reject(400, f"Failed to decode ref_audio: {exc}") from exc
-    return audio
-
-
-def _aws_error(record: Recorded, status: int, code: str, message: str | None) -> web.Response:
-    record.status = status
-    body: dict[str, Any] = {"message": message} if message is not None else {}
-    return web.Response(
-        status=status,
-        body=json.dumps(body).encode(),
-        content_type="application/json",
-        headers={"x-amzn-ErrorType": _ERROR_TYPES.get(code, code)},
-    )
-
-
-def _model_error(record: Recorded, reject: _Reject) -> web.Response:
-    record.status = 424
-    original = json.dumps(reject.body())
-    body = {
-        "ErrorCode": "CLIENT_ERROR_FROM_MODEL" if reject.status < 500 else "SERVER_ERROR_FROM_MODEL",
-        "LogStreamArn": "arn:aws:logs:us-east-1:123456789012:log-group:/aws/sagemaker/Endpoints/emulator",
-        "Message": f"Received {'client' if reject.status < 500 else 'server'} error ({reject.status}) from primary "
-        f'with message "{original}".',
-        "OriginalMessage": original,
-        "OriginalStatusCode": reject.status,
-    }
-    return web.Response(
-        status=424,
-        body=json.dumps(body).encode(),
-        content_type="application/json",
-        headers={"x-amzn-ErrorType": _ERROR_TYPES["ModelError"]},
-    )
-
-
-def _audio_response(record: Recorded, pcm: bytes, speech: dict[str, Any], *, sagemaker: bool) -> web.Response:
-    record.status = 200
-    wav = speech.get("response_format", "wav") == "wav"
-    headers = {"x-Amzn-Invoked-Production-Variant": "AllTraffic"} if sagemaker else {}
-    return web.Response(
-        body=wav_bytes(pcm, MODEL_RATE) if wav else pcm,
-        content_type="audio/wav" if wav else "audio/pcm",
-        headers=headers,
-    )
-
-
-def _stream_exception(code: str, error_code: str) -> bytes:
-    payload = json.dumps({"Message": f"Model stream failed ({error_code})", "ErrorCode": error_code}).encode()
-    return eventstream.exception(code, payload)
-
-
-def _chunks(pcm: bytes, chunk_ms: int) -> list[bytes]:
-    size = MODEL_RATE * 2 * chunk_ms // 1000
-    return [pcm[i : i + size] for i in range(0, len(pcm), size)] or [b""]
-
-
-def _misaligned(chunk: bytes) -> list[bytes]:
-    """Cut a chunk at an odd offset, as SageMaker may split or coalesce PayloadParts anywhere."""
-    cut = min(len(chunk), 1001)
-    return [part for part in (chunk[:cut], chunk[cut:]) if part]
-
-
-def _sse_delta(chunk: bytes) -> bytes:
-    message = {"type": "speech.audio.delta", "audio": base64.b64encode(chunk).decode(), "response_format": "pcm"}
-    return b"event: speech.audio.delta\ndata: " + json.dumps(message).encode() + b"\n\n"
-
-
 def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="python -m tests.fakes.sagemaker_emulator",
+        prog="python -m testing.emulators.sagemaker",
         description="A local SageMaker runtime + Qwen3-TTS (vLLM-Omni) emulator speaking in the bundled Piper "
         "voice. Point the server at it with AGENT_TTS__BACKEND=sagemaker AGENT_TTS__ENDPOINT_URL=http://HOST:PORT "
         "and dummy AWS credentials (AWS_ACCESS_KEY_ID=x AWS_SECRET_ACCESS_KEY=x). Faults: POST /_emulator/faults "

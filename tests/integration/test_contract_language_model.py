@@ -1,0 +1,225 @@
+"""The ``LanguageModel`` contract, run against every adapter: the local responder, the OpenAI-compatible client
+(against ``testing.emulators.openai``) and Bedrock (against ``testing.emulators.bedrock``).
+
+What every adapter does: it streams a conversation's reply as text deltas that join into the reply; a consumer
+that closes the stream, or cancels its turn, mid-reply releases what the reply held (the HTTP stream of a remote
+model) and the adapter answers the next turn. What every remote adapter does: a vendor failure, before the stream
+or in the middle of it, reaches the caller as one of ``agent.errors`` and never as a vendor type. The local
+responder has no vendor to fail, so it is not in the failure cases: that is the parametrisation, not a skip.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+import pytest
+from aiobotocore.session import get_session
+
+from agent.adapters.bedrock_llm import BedrockLLM
+from agent.adapters.local_responder import LocalResponder
+from agent.adapters.openai_compat_llm import OpenAICompatLLM
+from agent.config import LlmSettings
+from agent.errors import AgentError, ProviderError, ProviderTimeout, ProviderUnavailable
+from agent.ports import ChatMessage, LanguageModel
+from testing.emulators import bedrock
+from testing.emulators import openai as oai
+from testing.emulators.bedrock import BedrockEmulator, Hang
+from testing.emulators.openai import OpenAIEmulator
+
+KEY = "sk-contract"
+HISTORY = (
+    ChatMessage("system", "Be brief."),
+    ChatMessage("user", "Hello there"),
+    ChatMessage("assistant", "Hi! How can I help?"),
+    ChatMessage("user", "Tell me a story"),
+)
+LLMS = ["local", "openai", "bedrock"]
+REMOTE = ["openai", "bedrock"]
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """A vendor failure a remote adapter must map: ``inject`` arms it on the emulator, ``expected`` is the exact
+    ``agent.errors`` type the caller sees."""
+
+    inject: Callable[[], None]
+    expected: type[ProviderError]
+
+
+@dataclass(frozen=True, slots=True)
+class LlmCase:
+    """One adapter under the contract, with what the contract needs to know about it.
+
+    ``reply``: what it answers ``HISTORY`` (the deltas joined). ``hang_after_first``: makes the next reply stop
+    after its first delta and wait, so a test can leave it mid-reply (``None`` where replies never wait: the local
+    responder). ``released``: returns once the adapter has let go of an abandoned reply (the emulator saw the
+    client drop the stream; at once for the local responder, which holds nothing). ``failures``: the vendor
+    failures it must map, by name; ``fail_mid_stream``: one after some text.
+    """
+
+    llm: LanguageModel
+    reply: str
+    hang_after_first: Callable[[], None] | None
+    released: Callable[[], Awaitable[None]]
+    failures: dict[str, Failure]
+    fail_mid_stream: Callable[[], None] | None
+
+
+async def _nothing_held() -> None:
+    return None
+
+
+def _fixed_now() -> datetime:
+    return datetime(2026, 3, 4, 15, 5)
+
+
+def _local() -> LlmCase:
+    responder = LocalResponder(now=_fixed_now)
+    return LlmCase(responder, responder.reply_text(HISTORY), None, _nothing_held, {}, None)
+
+
+def _openai(emu: OpenAIEmulator, llm: OpenAICompatLLM) -> LlmCase:
+    def hang() -> None:
+        emu.script([oai.content("First"), Hang()])
+
+    def mid_stream() -> None:
+        emu.script([oai.content("Part"), oai.stream_error("CUDA out of memory")])
+
+    async def released() -> None:
+        await asyncio.wait_for(emu.client_closed.wait(), 2.0)
+
+    failures = {
+        "throttled": Failure(lambda: emu.fail(429, "slow down"), ProviderUnavailable),
+        "down": Failure(lambda: emu.fail(503, "overloaded"), ProviderUnavailable),
+        "gateway timeout": Failure(lambda: emu.fail(504, "too slow"), ProviderTimeout),
+        "rejected": Failure(lambda: emu.fail(400, "bad request"), ProviderError),
+    }
+    return LlmCase(llm, "Hello from vLLM.", hang, released, failures, mid_stream)
+
+
+def _bedrock(emu: BedrockEmulator, llm: BedrockLLM) -> LlmCase:
+    def hang() -> None:
+        emu.script([bedrock.message_start(), bedrock.text_delta("First"), Hang()])
+
+    def mid_stream() -> None:
+        emu.script(
+            [
+                bedrock.message_start(),
+                bedrock.text_delta("Part"),
+                bedrock.stream_exception("modelStreamErrorException", "broke", originalStatusCode=500),
+            ]
+        )
+
+    async def released() -> None:
+        await asyncio.wait_for(emu.client_closed.wait(), 2.0)
+
+    failures = {
+        "throttled": Failure(lambda: emu.fail(429, "ThrottlingException", "slow down"), ProviderUnavailable),
+        "down": Failure(lambda: emu.fail(503, "ServiceUnavailableException", "overloaded"), ProviderUnavailable),
+        "gateway timeout": Failure(lambda: emu.fail(408, "ModelTimeoutException", "too slow"), ProviderTimeout),
+        "rejected": Failure(lambda: emu.fail(400, "ValidationException", "bad request"), ProviderError),
+    }
+    return LlmCase(llm, "Hello from Bedrock.", hang, released, failures, mid_stream)
+
+
+@pytest.fixture
+async def case(request: pytest.FixtureRequest) -> AsyncIterator[LlmCase]:
+    kind: str = request.param
+    if kind == "local":
+        yield _local()
+    elif kind == "openai":
+        async with OpenAIEmulator(api_key=KEY) as emu:
+            llm = OpenAICompatLLM(
+                LlmSettings(backend="openai", model="m", base_url=emu.base_url, api_key=KEY, read_timeout_s=5.0)
+            )
+            try:
+                yield _openai(emu, llm)
+            finally:
+                await llm.aclose()
+    else:
+        session = get_session()
+        session.set_credentials("AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY")
+        async with BedrockEmulator() as emu:
+            settings = LlmSettings(
+                backend="bedrock", model="m", region="us-west-2", endpoint_url=emu.url, max_attempts=1
+            )
+            llm_b = BedrockLLM(settings, session=session)
+            try:
+                yield _bedrock(emu, llm_b)
+            finally:
+                await llm_b.aclose()
+
+
+async def _reply(llm: LanguageModel) -> list[str]:
+    return [delta async for delta in llm.stream_reply(HISTORY)]
+
+
+@pytest.mark.parametrize("case", LLMS, indirect=True)
+async def test_streams_the_reply_as_text_deltas(case: LlmCase) -> None:
+    deltas = await _reply(case.llm)
+    assert len(deltas) > 1  # streamed, not handed over whole
+    assert all(isinstance(delta, str) and delta for delta in deltas)
+    assert "".join(deltas) == case.reply
+
+
+@pytest.mark.parametrize("case", LLMS, indirect=True)
+async def test_takes_the_reply_language(case: LlmCase) -> None:
+    deltas = [delta async for delta in case.llm.stream_reply(HISTORY, "de")]
+    assert "".join(deltas).strip()
+
+
+@pytest.mark.parametrize("case", LLMS, indirect=True)
+async def test_closing_the_stream_mid_reply_releases_it(case: LlmCase) -> None:
+    if case.hang_after_first is not None:
+        case.hang_after_first()
+    stream = case.llm.stream_reply(HISTORY)
+    assert await anext(stream)
+    assert isinstance(stream, AsyncGenerator)  # a stream the consumer can close
+    await stream.aclose()
+    await case.released()
+    assert "".join(await _reply(case.llm)) == case.reply  # and the next turn is answered
+
+
+@pytest.mark.parametrize("case", LLMS, indirect=True)
+async def test_cancelling_the_turn_mid_reply_releases_it(case: LlmCase) -> None:
+    if case.hang_after_first is not None:
+        case.hang_after_first()
+    first = asyncio.Event()
+    proceed = asyncio.Event()
+
+    async def turn() -> None:
+        async for _ in case.llm.stream_reply(HISTORY):
+            first.set()
+            await proceed.wait()  # a consumer busy with the delta when the turn is cancelled
+
+    task = asyncio.create_task(turn())
+    await asyncio.wait_for(first.wait(), 2.0)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    await case.released()
+    assert "".join(await _reply(case.llm)) == case.reply
+
+
+@pytest.mark.parametrize("failure", ["throttled", "down", "gateway timeout", "rejected"])
+@pytest.mark.parametrize("case", REMOTE, indirect=True)
+async def test_vendor_failures_are_ours(case: LlmCase, failure: str) -> None:
+    arm = case.failures[failure]
+    arm.inject()
+    with pytest.raises(AgentError) as caught:
+        await _reply(case.llm)
+    assert type(caught.value) is arm.expected
+
+
+@pytest.mark.parametrize("case", REMOTE, indirect=True)
+async def test_a_failure_after_some_text_is_ours(case: LlmCase) -> None:
+    assert case.fail_mid_stream is not None
+    case.fail_mid_stream()
+    got: list[str] = []
+    with pytest.raises(ProviderError):
+        async for delta in case.llm.stream_reply(HISTORY):
+            got.append(delta)
+    assert got == ["Part"]
