@@ -58,15 +58,21 @@ whisper-base-model:
 run: $(STAMP)
 	HF_HUB_OFFLINE=1 $(PY) -m agent $(ARGS)
 
+# ruff, then the import contracts of .importlinter (the layers drawn in docs/ARCHITECTURE.md).
 lint: $(STAMP)
-	$(VENV)/bin/ruff check agent clients tests bench
-	$(VENV)/bin/ruff format --check agent clients tests bench
+	$(VENV)/bin/ruff check agent clients tests bench testing
+	$(VENV)/bin/ruff format --check agent clients tests bench testing
+	$(VENV)/bin/lint-imports --no-logo
 
 typecheck: $(STAMP)
-	$(VENV)/bin/mypy --strict agent clients
+	$(VENV)/bin/mypy --strict agent clients tests bench testing
 
+# The suite on $(WORKERS) pytest-xdist workers: most tests wait on audio paced in real time, so even two cores run
+# several at once, and worksteal keeps them all busy to the end (WORKERS=0: in this process). The slowest tier
+# starts first (tests/conftest.py); pytest lists the slowest tests at the end (--durations in pyproject.toml).
+WORKERS ?= 8
 test: $(STAMP) lint typecheck
-	HF_HUB_OFFLINE=1 $(PY) -m pytest
+	HF_HUB_OFFLINE=1 $(PY) -m pytest -n $(WORKERS) --dist worksteal
 
 unit: $(STAMP)
 	$(PY) -m pytest tests/unit
