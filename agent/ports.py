@@ -8,13 +8,55 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import TYPE_CHECKING, Literal, Protocol
 
 if TYPE_CHECKING:
     from agent.languages import LanguageHint
-    from agent.work.resilience import RetryBudget
-    from agent.work.scheduling import JobInfo
+
 Role = Literal["system", "user", "assistant"]
+
+
+class Work(StrEnum):
+    """What a model job is for, which decides its tier and whether it may be dropped."""
+
+    FINAL_TRANSCRIPT = "final_transcript"
+    FIRST_SENTENCE = "first_sentence"
+    PHRASE = "phrase"
+    LATER_SENTENCE = "later_sentence"
+    SPECULATIVE_TRANSCRIPT = "speculative_transcript"
+    QUICK_TRANSCRIPT = "quick_transcript"
+
+
+@dataclass(frozen=True, slots=True)
+class JobInfo:
+    """What the runtime tells a model port about one call: what it is for and how long it may wait.
+
+    ``slack_s``: time from submission until the result is needed (ignored for first-audio work, needed now; for a
+    later sentence, the audio queued ahead of it; for a speculative transcript, until the turn would end). The
+    job's deadline is the latest start that meets it: ``slack_s`` less the job's estimated cost.
+
+    ``drop_after_s``: a droppable job is refused at submission when it would wait longer than this to start;
+    ``None`` = its latest start (a quick transcript is worthless once the caller has spoken long enough).
+    """
+
+    work: Work
+    slack_s: float = 0.0
+    drop_after_s: float | None = None
+    plain: bool = False
+    """A transcription without the recogniser's prompt (``AGENT_ASR__PROMPT``): a sound made over the agent, where
+    the question is whether it holds words at all; a prompt full of fillers makes a short "stop" into "Uh,"."""
+
+
+URGENT = JobInfo(Work.FIRST_SENTENCE)
+"""The default for a call that says nothing: treated as blocking first audio."""
+
+
+class Retries(Protocol):
+    """The retries of remote speech one reply may still spend, all its sentences together
+    (``agent.work.resilience.RetryBudget``): ``take`` spends one and says whether one was left."""
+
+    def take(self) -> bool: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,7 +208,7 @@ class TextToSpeech(Protocol):
         self,
         text: str,
         voice: str,
-        budget: RetryBudget | None = None,
+        budget: Retries | None = None,
         job: JobInfo | None = None,
         language: str | None = None,
     ) -> AsyncIterator[bytes]: ...

@@ -79,11 +79,10 @@ from agent.core.events import (
 )
 from agent.core.session import Session
 from agent.core.turn_detector import EndOfTurn, TurnDetector, TurnPolicy
-from agent.ports import SpeechDetector, SpeechToText
+from agent.ports import JobInfo, SpeechDetector, SpeechToText, Work
 from agent.runtime.call.caller_audio import CallerAudio
 from agent.runtime.call.policies import session_config
 from agent.wiring import build_detector_factory, build_stt
-from agent.work.scheduling import JobInfo, Work
 from bench.eot_corpus import Voice, _trimmed, speaker
 
 RATE = 16000

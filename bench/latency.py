@@ -60,10 +60,9 @@ from agent.audio.resample import resample
 from agent.config import Settings
 from agent.errors import UnknownVoice
 from agent.languages import LANGUAGES
-from agent.ports import Transcript
+from agent.ports import Retries, Transcript
 from agent.runtime.components import Components
 from agent.runtime.server.listener import running_server
-from agent.work.resilience import RetryBudget
 from clients.conversation import Conversation, Message, TurnResult
 from clients.protocol_client import converse_utterances
 
@@ -244,7 +243,7 @@ class ToneSpeech:
         return self.VOICE
 
     async def synthesize(
-        self, text: str, voice: str, budget: RetryBudget | None = None, job: object = None, language: str | None = None
+        self, text: str, voice: str, budget: Retries | None = None, job: object = None, language: str | None = None
     ) -> AsyncIterator[bytes]:
         yield self._chunk
 

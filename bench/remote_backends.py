@@ -30,7 +30,7 @@ import numpy as np
 
 from agent.adapters.file_voice_store import FileVoiceStore
 from agent.audio.pcm import float_to_pcm16
-from agent.work.resilience import RetryBudget
+from agent.ports import Retries
 from testing.emulators.openai import OpenAIEmulator
 from testing.emulators.sagemaker import SageMakerEmulator, make_voice
 
@@ -99,7 +99,7 @@ class BuzzVoice:
         return name or "buzz"
 
     async def synthesize(
-        self, text: str, voice: str, budget: RetryBudget | None = None, job: object = None, language: str | None = None
+        self, text: str, voice: str, budget: Retries | None = None, job: object = None, language: str | None = None
     ) -> AsyncIterator[bytes]:
         yield self.pcm(text)
 

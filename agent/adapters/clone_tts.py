@@ -51,9 +51,8 @@ from agent.errors import (
     ProviderTimeout,
     ProviderUnavailable,
 )
-from agent.ports import VoiceStore
+from agent.ports import URGENT, JobInfo, Retries, VoiceStore
 from agent.work.resilience import CircuitBreaker, RetryBudget
-from agent.work.scheduling import URGENT, JobInfo
 
 log = logging.getLogger(__name__)
 audit = logging.getLogger("agent.audit")
@@ -148,7 +147,7 @@ class CloneTTS:
         self,
         text: str,
         voice: str,
-        budget: RetryBudget | None = None,
+        budget: Retries | None = None,
         job: JobInfo | None = None,
         language: str | None = None,
     ) -> AsyncIterator[bytes]:
@@ -188,9 +187,7 @@ class CloneTTS:
             wait = f"; next try in {status.retry_after_s:.0f} s" if status.retry_after_s is not None else ""
             raise CircuitOpen(self.provider, f"{self.breaker.name} failed repeatedly{wait}")
 
-    async def _speak(
-        self, text: str, voice: CloneVoice, budget: RetryBudget, language: str
-    ) -> AsyncGenerator[bytes, None]:
+    async def _speak(self, text: str, voice: CloneVoice, budget: Retries, language: str) -> AsyncGenerator[bytes, None]:
         """One piece, with retries. ``sent`` counts the bytes the caller already has: a re-request after a
         broken stream skips them."""
         attempts = Attempts(self._policy, self.provider, budget)

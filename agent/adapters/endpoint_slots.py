@@ -16,7 +16,8 @@ import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
-from agent.work.scheduling import Job, JobInfo, QueueStats, Scheduler
+from agent.ports import JobInfo
+from agent.work.scheduling import Job, QueueStats, Scheduler
 
 _Waiter = asyncio.Future[None]
 

@@ -34,8 +34,7 @@ import numpy as np
 from agent.audio.pcm import float_to_pcm16, pcm16_to_float
 from agent.audio.resample import StreamResampler
 from agent.errors import ProviderError, ProviderUnavailable, UnknownVoice
-from agent.work.resilience import RetryBudget
-from agent.work.scheduling import URGENT, JobInfo
+from agent.ports import URGENT, JobInfo, Retries
 from agent.work.workers import WorkPool, stream_job
 
 log = logging.getLogger(__name__)
@@ -143,7 +142,7 @@ class EspeakTTS:
         self,
         text: str,
         voice: str,
-        budget: RetryBudget | None = None,
+        budget: Retries | None = None,
         job: JobInfo | None = None,
         language: str | None = None,
     ) -> AsyncGenerator[bytes, None]:

@@ -35,8 +35,7 @@ from agent.audio.pcm import pcm16_to_float
 from agent.config import AsrSettings
 from agent.errors import ConfigError, ProviderError, ProviderUnavailable
 from agent.languages import AUTO, DEFAULT, LANGUAGES, LanguageHint, decide
-from agent.ports import Transcript
-from agent.work.scheduling import JobInfo, Work
+from agent.ports import JobInfo, Transcript, Work
 from agent.work.workers import WorkPool
 
 log = logging.getLogger(__name__)

@@ -32,8 +32,7 @@ from agent.audio.pcm import float_to_pcm16
 from agent.config import TtsSettings
 from agent.errors import ConfigError, ProviderError, ProviderUnavailable, UnknownVoice
 from agent.languages import parse_language
-from agent.work.resilience import RetryBudget
-from agent.work.scheduling import URGENT, JobInfo
+from agent.ports import URGENT, JobInfo, Retries
 from agent.work.workers import WorkPool, stream_job
 
 log = logging.getLogger(__name__)
@@ -178,7 +177,7 @@ class PiperTTS:
         self,
         text: str,
         voice: str,
-        budget: RetryBudget | None = None,
+        budget: Retries | None = None,
         job: JobInfo | None = None,
         language: str | None = None,
     ) -> AsyncGenerator[bytes, None]:

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from agent.errors import ProviderError, ProviderTimeout, ProviderUnavailable
-from agent.work.resilience import RetryBudget
+from agent.ports import Retries
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +55,7 @@ class Attempts:
             await attempts.before_retry(exc)   # re-raises when it may not retry
     """
 
-    def __init__(self, policy: RetryPolicy, provider: str, budget: RetryBudget) -> None:
+    def __init__(self, policy: RetryPolicy, provider: str, budget: Retries) -> None:
         self._policy = policy
         self._provider = provider
         self._budget = budget

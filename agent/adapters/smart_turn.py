@@ -43,7 +43,7 @@ import numpy.typing as npt
 from agent.audio.pcm import pcm16_to_float
 from agent.errors import ConfigError, ProviderError, ProviderUnavailable
 from agent.model_files import install_from_wheel
-from agent.work.scheduling import JobInfo, Work
+from agent.ports import JobInfo, Work
 from agent.work.workers import WorkPool
 
 SAMPLE_RATE = 16000

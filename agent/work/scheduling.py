@@ -27,51 +27,16 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import Generic, TypeVar
 
 from agent.errors import WorkDropped
+from agent.ports import JobInfo, Work
 
 T = TypeVar("T")
 
 
-class Work(StrEnum):
-    """What a model job is for, which decides its tier and whether it may be dropped."""
-
-    FINAL_TRANSCRIPT = "final_transcript"
-    FIRST_SENTENCE = "first_sentence"
-    PHRASE = "phrase"
-    LATER_SENTENCE = "later_sentence"
-    SPECULATIVE_TRANSCRIPT = "speculative_transcript"
-    QUICK_TRANSCRIPT = "quick_transcript"
-
-
 FIRST_AUDIO = frozenset({Work.FINAL_TRANSCRIPT, Work.FIRST_SENTENCE, Work.PHRASE})
 DROPPABLE = frozenset({Work.SPECULATIVE_TRANSCRIPT, Work.QUICK_TRANSCRIPT})
-
-
-@dataclass(frozen=True, slots=True)
-class JobInfo:
-    """What the runtime tells a model port about one call: what it is for and how long it may wait.
-
-    ``slack_s``: time from submission until the result is needed (ignored for first-audio work, needed now; for a
-    later sentence, the audio queued ahead of it; for a speculative transcript, until the turn would end). The
-    job's deadline is the latest start that meets it: ``slack_s`` less the job's estimated cost.
-
-    ``drop_after_s``: a droppable job is refused at submission when it would wait longer than this to start;
-    ``None`` = its latest start (a quick transcript is worthless once the caller has spoken long enough).
-    """
-
-    work: Work
-    slack_s: float = 0.0
-    drop_after_s: float | None = None
-    plain: bool = False
-    """A transcription without the recogniser's prompt (``AGENT_ASR__PROMPT``): a sound made over the agent, where
-    the question is whether it holds words at all; a prompt full of fillers makes a short "stop" into "Uh,"."""
-
-
-URGENT = JobInfo(Work.FIRST_SENTENCE)
-"""The default for a call that says nothing: treated as blocking first audio."""
 
 
 Dropped = WorkDropped

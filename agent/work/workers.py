@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from agent.errors import ProviderUnavailable
-from agent.work.scheduling import Dropped, Job, JobInfo, QueueStats, Scheduler
+from agent.ports import JobInfo
+from agent.work.scheduling import Dropped, Job, QueueStats, Scheduler
 
 log = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from agent.adapters.endpoint_slots import EndpointSlots
-from agent.work.scheduling import JobInfo, Work
+from agent.ports import JobInfo, Work
 
 FIRST = JobInfo(Work.FIRST_SENTENCE)
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from agent.errors import ProviderUnavailable, WorkDropped
-from agent.work.scheduling import JobInfo, Work
+from agent.ports import JobInfo, Work
 from agent.work.workers import WorkPool, available_cores, pool_workers
 
 HANG_S = 30  # only against a hang; nothing is timed

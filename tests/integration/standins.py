@@ -16,9 +16,8 @@ import numpy as np
 
 from agent.errors import UnknownVoice
 from agent.languages import LANGUAGES
-from agent.ports import ChatMessage, Transcript
+from agent.ports import URGENT, ChatMessage, JobInfo, Transcript
 from agent.runtime.components import Components
-from agent.work.scheduling import URGENT, JobInfo
 from agent.work.workers import WorkPool
 
 RATE = 16000

@@ -16,8 +16,8 @@ from agent.adapters.faster_whisper_asr import FasterWhisperASR
 from agent.audio.pcm import float_to_pcm16
 from agent.config import AsrSettings, Settings
 from agent.core.endpointing import Completeness, completeness
+from agent.ports import JobInfo, Work
 from agent.runtime.call.stages import transcript_job
-from agent.work.scheduling import JobInfo, Work
 from testing.echo_audio import espeak
 
 pytestmark = pytest.mark.models

@@ -12,7 +12,7 @@ import asyncio
 from agent.adapters.file_voice_store import FileVoiceStore
 from agent.adapters.sagemaker_tts import SageMakerTTS
 from agent.config import TtsSettings
-from agent.work.scheduling import URGENT, JobInfo, Work
+from agent.ports import URGENT, JobInfo, Work
 from testing.emulators.sagemaker import SageMakerEmulator
 from tests.integration.sagemaker_fixtures import aws_env, emulator, store, voice  # noqa: F401
 

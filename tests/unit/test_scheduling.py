@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from agent.work.scheduling import Dropped, Job, JobInfo, Scheduler, Work, merge
+from agent.ports import JobInfo, Work
+from agent.work.scheduling import Dropped, Job, Scheduler, merge
 
 FIRST = JobInfo(Work.FIRST_SENTENCE)
 FINAL = JobInfo(Work.FINAL_TRANSCRIPT)

@@ -34,10 +34,9 @@ from agent.audio.resample import StreamResampler
 from agent.core.events import APOLOGY_SENTENCE, Event, SpeechAudio, SpeechEnded, StageFailed
 from agent.core.language_text import phrase_text
 from agent.errors import AgentError, CircuitOpen
-from agent.ports import TextToSpeech
+from agent.ports import JobInfo, TextToSpeech, Work
 from agent.runtime.call.voicing import Voicing
 from agent.work.resilience import RetryBudget
-from agent.work.scheduling import JobInfo, Work
 
 log = logging.getLogger(__name__)
 

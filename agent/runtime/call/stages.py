@@ -26,8 +26,7 @@ from agent.core.events import (
 )
 from agent.errors import AgentError, WorkDropped
 from agent.languages import LanguageHint
-from agent.ports import ChatMessage, LanguageModel, SpeechToText, TurnCompletion
-from agent.work.scheduling import JobInfo, Work
+from agent.ports import ChatMessage, JobInfo, LanguageModel, SpeechToText, TurnCompletion, Work
 
 Post = Callable[[Event], Awaitable[None]]
 Log = logging.Logger | logging.LoggerAdapter[logging.Logger]
