@@ -105,7 +105,7 @@ async def serve(settings: Settings, print_token: bool = False) -> int:
             stopped.cancel()
             return 1
         if not stopped.done():
-            log.info("ready: try `python -m clients.cli --url %s --wav YOUR.wav`", server.ws_url)
+            log.info("ready: try `python -m clients.cli ws --url %s --wav YOUR.wav`", server.ws_url)
             await stopped
         ready.cancel()
         stop.clear()

@@ -11,7 +11,7 @@ it calls ``espeak_TextToPhonemesWithTerminator`` clause by clause with ctypes an
 objects. It is loaded with ``ctypes.PyDLL``, which keeps the GIL during each call, as the extension did:
 espeak-ng is not thread-safe, and Piper runs on several model workers. ``install()`` puts it in place of the
 extension's function (``piper.phonemize_espeak`` looks it up at every call). Checked against the original,
-output for output, in ``tests/unit/test_espeak_phonemes.py``.
+output for output, in ``tests/component/test_espeak_phonemes.py``.
 """
 
 from __future__ import annotations

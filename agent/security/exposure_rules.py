@@ -2,7 +2,7 @@
 
 Its one reason to change is what an endpoint's exposure rule (``Endpoint.exposure``, ``agent.wires.endpoints``)
 reads and answers. Pure: settings in, sentences out. ``agent.security.exposure`` runs the rules of every
-endpoint; a rule lives with its protocol (``agent.wires.phone.credential``, ``agent.wires.audiosocket``).
+endpoint; a rule lives with its protocol (``agent.wires.phone.credential``, ``agent.wires.audiosocket.credential``).
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ Nothing can wedge it:
 - a client leaving at any moment ends the connection with one INFO line, never a traceback.
 
 Drain (``drain``, the server is shutting down): the session is handed ``Drain`` as soon as it runs; it
-finishes the reply in progress, says goodbye and closes 1001 (``agent.core.session``).
+finishes the reply in progress, says goodbye and closes 1001 (``agent.core.closing``).
 """
 
 from __future__ import annotations
