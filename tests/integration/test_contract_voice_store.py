@@ -15,12 +15,12 @@ from collections.abc import AsyncIterator, Awaitable, Iterator
 from pathlib import Path
 
 import pytest
-from moto.server import ThreadedMotoServer
 
 from agent.adapters.file_voice_store import FileVoiceStore
 from agent.adapters.s3_voice_store import S3VoiceStore
 from agent.errors import UnknownVoice, VoiceExists
 from agent.ports import ConsentRecord, Voice, VoiceRecord, VoiceStore
+from testing.s3 import s3_server
 
 BUCKET = "voices-contract"
 STORES = ["file", "s3"]
@@ -41,11 +41,8 @@ def make_voice(name: str, wav: bytes = b"RIFF-fake-wav", tenant: str = "default"
 
 @pytest.fixture(scope="module")
 def s3_url() -> Iterator[str]:
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    yield f"http://{host}:{port}"
-    server.stop()
+    with s3_server() as url:
+        yield url
 
 
 @pytest.fixture

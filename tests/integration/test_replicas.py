@@ -30,6 +30,7 @@ from agent.security.auth import Authenticator
 from clients.protocol_client import bearer, converse
 from testing.emulators.sagemaker import SageMakerEmulator
 from testing.reference_files import encode
+from testing.s3 import s3_server
 from testing.sockets import free_port, next_json
 from testing.speech import silence, speech_pcm16
 from tests.integration.sagemaker_fixtures import aws_env, emulator  # noqa: F401
@@ -53,18 +54,17 @@ AWS = {
 @pytest.fixture(scope="module")
 def s3_url() -> Iterator[str]:
     import boto3
-    from moto.server import ThreadedMotoServer
 
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    url = f"http://{host}:{port}"
-    s3 = boto3.client(
-        "s3", endpoint_url=url, region_name="us-east-1", aws_access_key_id="testing", aws_secret_access_key="testing"
-    )
-    s3.create_bucket(Bucket=BUCKET)
-    yield url
-    server.stop()
+    with s3_server() as url:
+        s3 = boto3.client(
+            "s3",
+            endpoint_url=url,
+            region_name="us-east-1",
+            aws_access_key_id="testing",
+            aws_secret_access_key="testing",
+        )
+        s3.create_bucket(Bucket=BUCKET)
+        yield url
 
 
 @dataclass

@@ -13,19 +13,15 @@ import pytest
 from agent.adapters.s3_voice_store import S3VoiceStore
 from agent.errors import ProviderError, UnknownVoice, VoiceExists
 from agent.ports import ConsentRecord, Voice, VoiceRecord
+from testing.s3 import s3_server
 
 BUCKET = "voices-test"
 
 
 @pytest.fixture(scope="module")
 def s3_url() -> Iterator[str]:
-    from moto.server import ThreadedMotoServer
-
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    yield f"http://{host}:{port}"
-    server.stop()
+    with s3_server() as url:
+        yield url
 
 
 @pytest.fixture
