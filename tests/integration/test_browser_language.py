@@ -123,11 +123,17 @@ async def test_german_is_sent_kept_and_shown_with_the_transcript(server: Running
     assert started.get("language") == "de", f"the server did not take the language: {started}"
     await expect(page.locator("#hint")).to_contain_text("Language: Deutsch")
 
-    transcript = page.get_by_test_id("transcript").last
-    await expect(transcript).not_to_have_class("pending", timeout=WAIT_MS)
+    # The newest turn shown: a turn the caller only paused in is hidden once the next one continues it (its
+    # transcript never comes on its own), and turns are listed newest first.
+    shown = page.locator("li.turn:not([hidden])").first
+    transcript = shown.get_by_test_id("transcript")
+    try:
+        await expect(transcript).not_to_have_class("pending", timeout=WAIT_MS)
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}\nthe page received: {[m.get('type') for m in frames.received]}") from None
     heard = frames.of("transcript", frames.received)
     assert heard and all(m.get("language") == "de" for m in heard), heard
-    tag = page.get_by_test_id("transcript-language").last
+    tag = shown.get_by_test_id("transcript-language")
     await expect(tag).to_have_text("DE")
     await expect(tag).to_have_attribute("title", "Deutsch")
     ARTIFACTS.mkdir(exist_ok=True)
