@@ -71,8 +71,11 @@ typecheck: $(STAMP)
 # several at once, and worksteal keeps them all busy to the end (WORKERS=0: in this process). The slowest tier
 # starts first (tests/conftest.py); pytest lists the slowest tests at the end (--durations in pyproject.toml).
 WORKERS ?= 8
+# Each worker imports and collects every test module; one collection first, in this process, leaves the compiled
+# modules and pytest's rewritten tests in __pycache__ for all of them (also where PYTHONDONTWRITEBYTECODE is set).
 test: $(STAMP) lint typecheck
-	HF_HUB_OFFLINE=1 $(PY) -m pytest -n $(WORKERS) --dist worksteal
+	PYTHONDONTWRITEBYTECODE= HF_HUB_OFFLINE=1 $(PY) -m pytest --collect-only -q >/dev/null || true
+	PYTHONDONTWRITEBYTECODE= HF_HUB_OFFLINE=1 $(PY) -m pytest -n $(WORKERS) --dist worksteal
 
 unit: $(STAMP)
 	$(PY) -m pytest tests/unit
