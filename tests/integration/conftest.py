@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -24,6 +25,15 @@ def local_settings(**sections: dict[str, Any]) -> Settings:
     for name, values in sections.items():
         data.setdefault(name, {}).update(values)
     return Settings(**data)
+
+
+def server_env(*strip: str, **settings: str) -> dict[str, str]:
+    """The environment of a ``python -m agent`` a test starts: this process's, less every ``AGENT_*`` variable (and
+    those starting with a prefix in ``strip``), with load-aware admission off as in ``local_settings`` (a server
+    process under the parallel suite's load would otherwise refuse calls as busy), then ``settings``."""
+    prefixes = ("AGENT_", *strip)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(prefixes)}
+    return env | {"AGENT_SERVER__ADMISSION_WAIT_MS": "0"} | settings
 
 
 def with_voice_store(components: Components, store: VoiceStore | None, settings: Settings | None = None) -> Components:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -17,6 +16,7 @@ import pytest
 from agent.audio.wav import write_wav
 from testing.sockets import free_port
 from testing.speech import silence, speech_pcm16, wer
+from tests.integration.conftest import server_env
 
 pytestmark = pytest.mark.models
 ROOT = Path(__file__).parents[2]
@@ -25,8 +25,7 @@ ROOT = Path(__file__).parents[2]
 @pytest.fixture(scope="module")
 def server_process() -> Iterator[str]:
     port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_")}
-    env["AGENT_SERVER__PORT"] = "1"  # the flag below must win over the environment
+    env = server_env(AGENT_SERVER__PORT="1")  # the flag below must win over the environment
     proc = subprocess.Popen(
         [sys.executable, "-m", "agent", "--host", "127.0.0.1", "--port", str(port)],
         cwd=ROOT,

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -24,6 +23,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from agent.core.events import SHUTTING_DOWN
 from testing.sockets import free_port, http_get
 from testing.speech import silence, speech_pcm16
+from tests.integration.conftest import server_env
 from tests.integration.test_drain import GOODBYE, START, Heard, heard_until, refused, to_the_close
 
 pytestmark = pytest.mark.models
@@ -79,7 +79,7 @@ def spawn(port: int, env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
 @asynccontextmanager
 async def agent(tmp_path: Path, **settings: str) -> AsyncIterator[Agent]:
     port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_")} | settings
+    env = server_env(**settings)
     log = tmp_path / "agent.log"
     running = Agent(spawn(port, env, log), port, log)
     proc = running.proc

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -33,6 +32,7 @@ from testing.reference_files import encode
 from testing.s3 import s3_server
 from testing.sockets import free_port, next_json
 from testing.speech import silence, speech_pcm16
+from tests.integration.conftest import server_env
 from tests.integration.sagemaker_fixtures import aws_env, emulator  # noqa: F401
 
 pytestmark = pytest.mark.models
@@ -105,7 +105,7 @@ def spawn(env: dict[str, str], port: int, log: Path) -> subprocess.Popen[bytes]:
 
 async def start_replica(name: str, tmp_path: Path, emu_url: str, s3_url: str) -> Replica:
     port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENT_", "AWS_"))}
+    env = server_env("AWS_")
     env.update(AWS)
     env.update(
         {
