@@ -70,7 +70,7 @@ typecheck: $(STAMP)
 # The suite on $(WORKERS) pytest-xdist workers: most tests wait on audio paced in real time, so even two cores run
 # several at once, and worksteal keeps them all busy to the end (WORKERS=0: in this process). The slowest tier
 # starts first (tests/conftest.py); pytest lists the slowest tests at the end (--durations in pyproject.toml).
-WORKERS ?= 8
+WORKERS ?= 6
 # Each worker imports and collects every test module; one collection first, in this process, leaves the compiled
 # modules and pytest's rewritten tests in __pycache__ for all of them (also where PYTHONDONTWRITEBYTECODE is set).
 test: $(STAMP) lint typecheck

@@ -26,7 +26,6 @@ from websockets.exceptions import ConnectionClosed
 from agent.audio import mulaw
 from agent.audio.pcm import float_to_pcm16, pcm16_to_float
 from agent.runtime.components import Components
-from agent.runtime.server.listener import RunningServer
 from testing.echo_audio import espeak, room_response
 from testing.sockets import FrameClock, until
 from testing.speech import silence, speech_pcm16, wer
@@ -55,6 +54,7 @@ class EchoingCaller:
         self.played_until = 0  # sample where the queued media ends
         self.clears: list[float] = []
         self.media = 0
+        self.sent = 0  # media frames sent: 20 ms of what the agent heard each
         self.marks: list[tuple[int, str]] = []
         self.outgoing: list[np.ndarray] = []
         self.said_at: list[float] = []  # when each utterance began to be sent
@@ -83,6 +83,7 @@ class EchoingCaller:
                 mic[: said.size] += said
                 payload = base64.b64encode(mulaw.encode(float_to_pcm16(mic))).decode()
                 await self.ws.send(json.dumps({"event": "media", "streamSid": sid, "media": {"payload": payload}}))
+                self.sent += 1
                 for at, name in [m for m in self.marks if m[0] <= self.now()]:
                     self.marks.remove((at, name))
                     await self.ws.send(json.dumps({"event": "mark", "streamSid": sid, "mark": {"name": name}}))
@@ -133,7 +134,8 @@ async def _call(
     components: Components, echo_mode: str, talk_over: bool, heard: Heard | None = None
 ) -> tuple[EchoingCaller, list[Any]]:
     """The call, until ``heard`` holds over what the model was told; without ``heard`` (nothing expected but the
-    question), until the agent is quiet: no caller utterance under way and no transcription to come."""
+    question), for 3 s more of the call's audio, and then until no transcription waits or runs: whatever the agent
+    heard by then has reached the model (its request follows the transcript)."""
     settings = local_settings(echo={"mode": echo_mode})
     async with (
         scripted_server(components, [STORY] * 4, settings) as (server, emulator),
@@ -157,18 +159,19 @@ async def _call(
         if heard is not None:  # what the agent heard reaches the model
             await until(lambda: heard(told()), 30, "the model to be told what the agent heard")
         else:
-            await until(lambda: _quiet(server, components), 30, "the agent to be quiet")
+            more = caller.sent + 50 * 3
+            await until(lambda: caller.sent >= more, 60, "3 s more of the call's audio")
+            await until(lambda: _transcribed(components), 30, "no transcription waiting or running")
         done.set()
         await running
     return caller, told()
 
 
-def _quiet(server: RunningServer, components: Components) -> bool:
-    """No caller is mid-utterance and no transcription waits or runs: whatever the agent heard has reached the
-    model (its request follows the transcript at once)."""
+def _transcribed(components: Components) -> bool:
+    """No transcription waits or runs."""
     stats = components.queue_stats()
     asr = stats.models.get("asr") if stats is not None else None
-    return server.state.occupancy.speaking == 0 and (asr is None or asr.queued + asr.running == 0)
+    return asr is None or asr.queued + asr.running == 0
 
 
 def _caller_turns(requests: list[Any]) -> set[str]:
