@@ -56,7 +56,10 @@ class ProcessMetrics:
         fds = open_fds()
         if fds is not None:
             self.fds.set(fds)
-        self.peak_rss.set(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)  # kB on Linux
+        # The kernel's high-water mark (kB on Linux) is updated lazily and can trail the resident size just read:
+        # a peak is never below the present.
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        self.peak_rss.set(max(peak, rss or 0))
         self.threads.set(threading.active_count())
         with contextlib.suppress(RuntimeError):  # no running loop (a test rendering outside one)
             self.tasks.set(len(asyncio.all_tasks()))
