@@ -79,11 +79,6 @@ def parse_language(value: str | None) -> str | None:
     raise ValueError(f"language must be 'auto' or one of {', '.join(LANGUAGES)}, got {value[:40]!r}")
 
 
-def language_name(code: str) -> str:
-    """The English name of a code (``"German"``); unknown codes give English's."""
-    return NAMES.get(code, NAMES[DEFAULT])
-
-
 def decide(current: str | None, probabilities: Mapping[str, float], seconds: float) -> str:
     """The language to transcribe a turn in, from the recogniser's probabilities over the ten languages.
 

@@ -97,7 +97,7 @@ async def run(
             async with running_server(settings, lambda: served) as server:
                 await server.wait_ready()
                 for _ in range(calls):
-                    g, r = await one_call(server.twilio_url, emulator, listen_ms)
+                    g, r = await one_call(server.url("twilio"), emulator, listen_ms)
                     gaps += g
                     if r is not None:
                         reactions.append(r)

@@ -577,7 +577,7 @@ async def run_server(
                                 if path == "ws":
                                     await ws_trial(server.ws_url, mode, sound, args.listen_ms, trial)
                                 else:
-                                    await twilio_trial(server.twilio_url, sound, args.listen_ms, trial)
+                                    await twilio_trial(server.url("twilio"), sound, args.listen_ms, trial)
                             except Exception as exc:  # one failed call is reported, the run goes on
                                 trial.error = f"{type(exc).__name__}: {exc}"
                             row.trials.append(trial)

@@ -359,7 +359,7 @@ async def test_twilio_bad_input(served: Served, case: TwilioCase) -> None:
     counted = await asyncio.to_thread(error_count, server, case.code)
     async with connect(server.ws_url) as bystander:
         await started(bystander)
-        async with connect(server.twilio_url) as ws:
+        async with connect(server.url("twilio")) as ws:
             await ws.send(json.dumps({"event": "connected", "protocol": "Call", "version": "1.0.0"}))
             if case.started:
                 await ws.send(json.dumps(start_event()))

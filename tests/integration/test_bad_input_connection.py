@@ -344,7 +344,7 @@ async def test_twilio_call_whose_default_voice_is_not_enrolled_hears_why_then_cl
     caplog.set_level(logging.INFO)
     async with serve(tts={"default_voice": "nobody"}) as srv:
         await srv.wait_ready()
-        async with connect(srv.twilio_url) as ws:
+        async with connect(srv.url("twilio")) as ws:
             for message in twilio_start():
                 await ws.send(message)
             media = 0
@@ -382,7 +382,7 @@ async def test_a_bug_during_a_twilio_call_is_logged_once_and_the_call_closes_wit
     components = replace(standin_components(), new_detector=ExplodingDetector)
     async with running_server(local_settings(), lambda: components) as srv:
         await srv.wait_ready()
-        async with connect(srv.twilio_url) as ws:
+        async with connect(srv.url("twilio")) as ws:
             for message in twilio_start():
                 await ws.send(message)
             caller = TwilioCaller(ws, stream_sid="MZ1")

@@ -104,7 +104,7 @@ async def test_a_call_in_the_middle_of_a_reply_hears_it_all_then_the_goodbye_the
             assert status == 503 and body["status"] == body["reason"] == "draining", body
             assert body["ready"] is False and body["sessions"] == 1 and "speech" in body  # the detail stays
             assert int(headers["Retry-After"]) > 0
-            for url in (server.ws_url, server.twilio_url):
+            for url in (server.ws_url, server.url("twilio")):
                 refusal, retry_after = await refused(url)
                 assert refusal["reason"] == "draining" and int(retry_after) > 0
 
@@ -129,7 +129,7 @@ async def test_an_idle_call_and_a_phone_call_mid_reply_are_both_drained() -> Non
     components = standin_components(tts_seconds=1.0)
     async with running_server(local_settings(), lambda: components) as server:
         await server.wait_ready()
-        async with connect(server.ws_url) as idle, connect(server.twilio_url) as phone:
+        async with connect(server.ws_url) as idle, connect(server.url("twilio")) as phone:
             heard = Heard()
             await idle.send(START)
             await heard_until(idle, "session.started", heard)

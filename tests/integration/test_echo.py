@@ -139,7 +139,7 @@ async def _call(
     settings = local_settings(echo={"mode": echo_mode})
     async with (
         scripted_server(components, [STORY] * 4, settings) as (server, emulator),
-        connect(server.twilio_url) as ws,
+        connect(server.url("twilio")) as ws,
     ):
         caller = EchoingCaller(ws, level_db=-15, delay_ms=120)
         done = asyncio.Event()

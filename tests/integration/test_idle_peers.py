@@ -193,7 +193,7 @@ async def test_a_phone_provider_whose_credential_checked_out_is_held_to_the_tota
         await server.wait_ready()
         # Telnyx's media servers carry many calls from a few addresses: two streams not started yet, one address.
         for _ in range(2):
-            await stack.enter_async_context(connect(f"{server.telnyx_url}?token={token}"))
+            await stack.enter_async_context(connect(f"{server.url('telnyx')}?token={token}"))
         assert server.state.occupancy.opening == 2
         # Anyone else: one connection that has not started per address, then 429.
         await stack.enter_async_context(await from_address(server.ws_url, "127.0.7.1", server.port))

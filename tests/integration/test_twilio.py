@@ -36,7 +36,7 @@ def _get(url: str) -> str:
 
 
 async def test_malformed_and_out_of_order_messages_are_dropped_and_the_call_goes_on(server: RunningServer) -> None:
-    async with connect(server.twilio_url) as ws:
+    async with connect(server.url("twilio")) as ws:
         caller = TwilioCaller(ws, voice="no-such-voice")  # an unknown voice falls back to the default
         await caller.send_json({"event": "media", "media": {"payload": base64.b64encode(bytes(160)).decode()}})
         await ws.send("{not json")
@@ -58,14 +58,14 @@ async def test_signature_is_checked_when_an_auth_token_is_set(components: Compon
     settings = local_settings(twilio={"auth_token": "tok", "public_url": PUBLIC_URL})
     async with running_server(settings, lambda: components) as server:
         await server.wait_ready()
-        for header in (None, "bogus", twilio.signature("tok", server.twilio_url), twilio.signature("x", PUBLIC_URL)):
+        for header in (None, "bogus", twilio.signature("tok", server.url("twilio")), twilio.signature("x", PUBLIC_URL)):
             headers = {} if header is None else {"X-Twilio-Signature": header}
             with pytest.raises(InvalidStatus) as info:
-                async with connect(server.twilio_url, additional_headers=headers):
+                async with connect(server.url("twilio"), additional_headers=headers):
                     pass
             assert info.value.response.status_code == 403
         good = {"X-Twilio-Signature": twilio.signature("tok", PUBLIC_URL)}
-        async with connect(server.twilio_url, additional_headers=good) as ws:
+        async with connect(server.url("twilio"), additional_headers=good) as ws:
             caller = TwilioCaller(ws)
             await caller.begin()
             await asyncio.sleep(0.1)
@@ -85,7 +85,7 @@ async def test_cli_twilio_mode_calls_and_saves_the_reply(server: RunningServer, 
     wav, out = tmp_path / "q.wav", tmp_path / "reply.wav"
     write_wav(wav, silence(300) + speech_pcm16("What time is it?") + silence(300), 16000)
     err = io.StringIO()
-    args = cli.parse_args(["--twilio", "--url", server.twilio_url, "--wav", str(wav), "--out", str(out)])
+    args = cli.parse_args(["--twilio", "--url", server.url("twilio"), "--wav", str(wav), "--out", str(out)])
     assert await cli.run(args, stderr=err) == cli.EXIT_OK, err.getvalue()
     assert "reply audio" in err.getvalue()
     assert out.stat().st_size > 8000  # over half a second of 8 kHz reply

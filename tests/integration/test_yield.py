@@ -169,7 +169,7 @@ async def test_a_cough_pauses_the_reply_which_resumes_with_no_word_lost_and_talk
 async def test_on_twilio_a_cough_clears_then_the_reply_is_sent_again_from_the_heard_mark(
     components: Components,
 ) -> None:
-    async with scripted_server(components, [STORY]) as (server, _emulator), connect(server.twilio_url) as ws:
+    async with scripted_server(components, [STORY]) as (server, _emulator), connect(server.url("twilio")) as ws:
         caller = TwilioCaller(ws)
         await caller.begin()
         caller.say(silence(300, 8000) + speech_pcm16("Tell me about the fox.", 8000))

@@ -80,18 +80,6 @@ class RunningServer:
         return self.url("realtime", "http").rsplit("/", 1)[0]
 
     @property
-    def twilio_url(self) -> str:
-        return self.url("twilio")
-
-    @property
-    def telnyx_url(self) -> str:
-        return self.url("telnyx")
-
-    @property
-    def vonage_url(self) -> str:
-        return self.url("vonage")
-
-    @property
     def audiosocket_port(self) -> int | None:
         """The AudioSocket listener's TCP port (``None``: ``audiosocket.port`` is not set)."""
         return self.listener_port("audiosocket")
