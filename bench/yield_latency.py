@@ -82,7 +82,7 @@ from bench.eot_corpus import Voice, _trimmed, speaker
 from clients.framing import frame_dbfs
 from clients.twilio_client import TwilioCaller
 from testing.emulators.openai import OpenAIEmulator
-from testing.sockets import FrameClock
+from testing.listener import MARK_EVERY_S, AudioSender, Player
 from testing.speech import cough as speech_cough
 
 RATE = 16000
@@ -110,7 +110,6 @@ SOUNDS = ("talk-over", "cough", "uh-huh")
 PATHS = ("ws", "twilio")
 MODES = ("yield", "no-cap", "off")
 SETTLE_S = 3.0  # after the sound: time for a resume, a barge-in or a new turn's reply to show
-MARK_EVERY_S = 0.1
 
 
 def progress(line: str) -> None:
@@ -254,63 +253,6 @@ class Trial:
 
 
 # --- /ws ---------------------------------------------------------------------------------------------
-
-
-class Player:
-    """A /ws client's playout of turn 1 in real time: what it received where, what it has played."""
-
-    def __init__(self, bytes_per_ms: float) -> None:
-        self.bytes_per_ms = bytes_per_ms
-        self.timeline = bytearray()  # first copy of each position of the turn's audio
-        self.end_ms = 0.0  # buffered up to here
-        self.base_ms = 0.0
-        self.base_at: float | None = None
-        self.stopped = False
-
-    def played(self, now: float) -> float:
-        if self.base_at is None:
-            return 0.0
-        return min(self.end_ms, self.base_ms + (now - self.base_at) * 1000.0)
-
-    def receive(self, pcm: bytes, now: float) -> tuple[int, bool]:
-        """Buffer ``pcm``; returns (its byte position in the turn, whether it matches the first copy there)."""
-        if self.base_at is None:
-            self.base_at = now
-        at = round(self.end_ms * self.bytes_per_ms)
-        known = self.timeline[at : at + len(pcm)]
-        same = bytes(known) == pcm[: len(known)]
-        if at + len(pcm) > len(self.timeline):
-            self.timeline += pcm[len(self.timeline) - at :]
-        if self.played(now) >= self.end_ms:  # starved: playing goes on from the buffer's end now
-            self.base_ms, self.base_at = self.end_ms, now
-        self.end_ms += len(pcm) / self.bytes_per_ms
-        return at, same
-
-    def pause(self, played_ms: float, now: float) -> None:
-        self.base_ms = self.end_ms = played_ms
-        self.base_at = now
-
-
-class AudioSender:
-    """Streams 20 ms frames at real time: silence, or a queued utterance; records when each utterance began."""
-
-    def __init__(self, send: Callable[[bytes], Any], rate: int) -> None:
-        self._send = send
-        self._frame = rate // 50 * 2
-        self.queue: asyncio.Queue[bytes] = asyncio.Queue()
-        self.onsets: list[float] = []
-        self.second = asyncio.Event()  # the second utterance has begun
-
-    async def run(self) -> None:
-        pending = b""
-        async for _ in FrameClock(0.02):
-            if not pending and not self.queue.empty():
-                pending = self.queue.get_nowait()
-                self.onsets.append(time.monotonic())
-                if len(self.onsets) == 2:
-                    self.second.set()
-            frame, pending = pending[: self._frame], pending[self._frame :]
-            await self._send(frame.ljust(self._frame, b"\x00"))
 
 
 async def ws_trial(url: str, mode: str, sound: Sound, listen_ms: int, trial: Trial) -> None:

@@ -24,7 +24,8 @@ class Playback:
     Positions are on the reply's own timeline (milliseconds of its audio from the first frame): ``total_ms``
     synthesized, ``sent_ms`` of it sent to the client. A pause (the caller started speaking over the reply)
     freezes the position at what was heard and drops what the client had buffered beyond it; a resume sends
-    the rest again from that position, and the clock counts on from there."""
+    the rest again from that position, frame by frame as the client takes it (``send_until``), and the clock
+    counts on from there."""
 
     started_at: float | None = None
     """When the first audio was sent (the clock's origin before any pause)."""
@@ -48,17 +49,20 @@ class Playback:
         self.sentences.append(_Sentence(text))
         return len(self.sentences) - 1
 
-    def add_audio(self, sentence: int, audio_ms: float, now: float, *, sent: bool = True) -> None:
-        """``audio_ms`` more of the reply (of its ``sentence``); ``sent``: it goes to the client now."""
+    def add_audio(self, sentence: int, audio_ms: float) -> None:
+        """``audio_ms`` more of the reply (of its ``sentence``) was synthesized; ``send_until`` says when it goes
+        to the client."""
         if 0 <= sentence < len(self.sentences):
             self.sentences[sentence].audio_ms += audio_ms
         elif self.total_ms == self.lead_ms:  # nothing of the reply's own sentences yet
             self.lead_ms += audio_ms
         self.total_ms += audio_ms
-        if sent:
-            if self.started_at is None:
-                self.started_at = self._origin = now
-            self.sent_ms = self.total_ms
+
+    def send_until(self, position_ms: float, now: float) -> None:
+        """The reply up to ``position_ms`` has gone to the client by ``now`` (the clock starts with the first)."""
+        if self.started_at is None:
+            self.started_at = self._origin = now
+        self.sent_ms = max(self.sent_ms, min(position_ms, self.total_ms))
 
     def mark(self, played_ms: float, now: float) -> None:
         if self.paused:
@@ -88,28 +92,25 @@ class Playback:
             return True
         return (now - self._origin) * 1000.0 >= self.sent_ms + margin_ms
 
-    def restart(self, now: float) -> None:
-        """What was sent so far starts playing only at ``now`` (a reply held until the end of turn)."""
-        if self.started_at is not None:
-            self.started_at = self._origin = now
-
-    def pause(self, now: float) -> float:
-        """Stop at what has been heard by ``now`` (the client drops the rest); returns that position."""
+    def pause(self, now: float, overrun_ms: float = 0.0) -> float:
+        """Stop at what has been heard by ``now`` (the client drops the rest; ``overrun_ms``: a far end that cannot
+        drop what it was sent still plays that much of it); returns that position."""
         if self.paused_ms is None:
-            self.paused_ms = float(int(self.played_ms(now)))  # whole ms, as the client is told: never ahead
+            heard = min(self.played_ms(now) + overrun_ms, self.sent_ms)
+            self.paused_ms = float(int(heard))  # whole ms, as the client is told: never ahead
             self.sent_ms = self.paused_ms
         return self.paused_ms
 
     def resume(self, now: float) -> float:
-        """Play on from the paused position, which is returned: everything after it is sent again now."""
+        """Play on from the paused position, which is returned: everything after it is sent again from now on
+        (``send_until``), and the clock counts on from it."""
         position = self.paused_ms if self.paused_ms is not None else self.sent_ms
         self.paused_ms = None
         self.marked_ms = self.marked_at = None
-        if self.total_ms > position:
-            if self.started_at is None:
-                self.started_at = now
-            self._origin = now - position / 1000.0
-            self.sent_ms = self.total_ms
+        if self.started_at is None:
+            self.started_at = now
+        self._origin = now - position / 1000.0
+        self.sent_ms = position
         return position
 
     def heard_text(self, played_ms: float) -> str:

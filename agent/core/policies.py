@@ -31,6 +31,9 @@ class BargeInPolicy:
     """Yield at once: the reply stops playing (``PlaybackPause``) the moment the caller starts speaking over it,
     and resumes from where the caller stopped hearing it if the sound does not take the floor. Needs a client
     that can pause (``/ws`` with the ``playback.pause`` capability; telephony always)."""
+    pause_overrun_ms: int = 0
+    """Reply audio the caller still hears after a pause: a far end that cannot drop what it was sent (AudioSocket,
+    with no clear) plays out the lead it was sent ahead of real time, so the reply goes on from after it."""
     resume_after_ms: int = 250
     """Paused: silence after a sound that has not taken the floor (short, or an acknowledgement) before the
     reply resumes."""

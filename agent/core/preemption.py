@@ -4,9 +4,10 @@ Early in the caller's trailing silence the speculative transcript is known, ofte
 before the end of turn is decided (the hangover) and long before a remote language model's first token. The
 session then starts the reply from it at once (``Preemption``: ``llm``, the reply text; ``llm+tts``, also the
 speech of its first sentence) and holds its output: nothing is sent to the caller, the history does not
-change. When the end of turn comes with the same transcript (the caller did not go on), the held output is
-released in order at that moment; when the caller goes on, or the turn ends differently, the work is
-cancelled and nothing of it is ever heard.
+change (its audio is counted, and kept by the runtime). When the end of turn comes with the same transcript (the
+caller did not go on), the held output is released in order at that moment, its audio sent from the start
+through the same backpressure as any other (``ResendSpeech``); when the caller goes on, or the turn ends
+differently, the work is cancelled and nothing of it is ever heard.
 
 One reason to change: how a reply is prepared ahead of the end of turn. ``Guess`` is that reply's state;
 ``Guess.hold`` decides, effect by effect, what runs now and what waits. ``Preemptor`` starts, confirms and
@@ -25,6 +26,7 @@ from agent.core.events import (
     GenerateReply,
     Notify,
     PreemptionOutcome,
+    ResendSpeech,
     StageFailed,
     Synthesize,
 )
@@ -67,15 +69,17 @@ class Guess:
                 self.held.append(effect)
         return run
 
-    def release(self, now: float) -> list[Effect]:
-        """The end of turn is confirmed at ``now``: the caller starts hearing the reply from this moment."""
+    def release(self, now: float, keep: bool) -> list[Effect]:
+        """The end of turn is confirmed at ``now``: the caller starts hearing the reply from this moment. What was
+        synthesized of it is sent from its start (``ResendSpeech``), each frame as the client takes it, like any
+        reply audio; ``keep``: the turn may be paused later, so the runtime keeps its audio."""
         turn = self.turn
         turn.preemptive = True
+        turn.prepared = False
         if turn.first_audio_at is not None:
             turn.first_audio_at = now  # the caller's first audio, not the synthesizer's
-        turn.playback.restart(now)
         held, self.held = self.held, []
-        return held
+        return [*held, ResendSpeech(turn.number, 0, keep=keep)]
 
     def _runs_ahead(self, effect: Effect) -> bool:
         if isinstance(effect, GenerateReply):
@@ -99,7 +103,7 @@ class Preemptor:
         """Start the reply to the speculative transcript ``text`` before the end of turn, output held."""
         effects = self.discard()
         speaker = self._speaker
-        turn = Turn(speaker.number + 1, 0, None, None, speculative=True)
+        turn = Turn(speaker.number + 1, 0, None, None, speculative=True, prepared=True)
         turn.transcript_at = turn.began_at = now
         guess = self.guess = Guess(turn, text.strip(), voiced_until_ms, mode)
         return effects + guess.hold(speaker.prepare(turn, guess.text))
@@ -117,7 +121,7 @@ class Preemptor:
         turn.utterance_ms, turn.last_voice_at, turn.ended_at = end.utterance_ms, last_voice_at, now
         speaker.adopt(turn, guess.text)
         effects.append(PreemptionOutcome(turn.number, hit=True, synthesized_ms=turn.playback.total_ms))
-        return effects + guess.release(now)
+        return effects + guess.release(now, speaker.config.barge_in.pause)
 
     def discard(self) -> list[Effect]:
         """The caller went on (or the turn ended otherwise): the prepared reply is dropped unheard."""

@@ -3,8 +3,13 @@
 One reason to change: how a turn's audio is accounted for and announced. Each frame of synthesized audio is
 counted against its sentence in the turn's ``Playback`` (what was sent; from the clock and the client's marks,
 what was heard) and sent on as ``AudioChunk``; the first one sent is preceded by ``AudioStart``, and ``AudioEnd``
-follows once synthesis is over. While the turn is paused for the caller (``agent.core.yielding``) its frames are
-counted as not sent, and wait. Pure: no I/O, no clock.
+follows once synthesis is over and all of it was sent. Frames carry their place in the turn's audio
+(``SpeechAudio.offset``): a frame goes to the caller only when it is the next one due and the turn is not paused
+for the caller (``agent.core.yielding``) nor prepared ahead of the end of turn (``agent.core.preemption``); while
+it is, and while the runtime sends the audio again from the position heard (or from the start, once a prepared
+reply is released: ``ResendSpeech``), frames are only counted, and the runtime's copy of them is what is sent. The
+runtime posts every frame after waiting for room in the outbound queue, so all reply audio, sent the first time
+or again, meets the same backpressure. Pure: no I/O, no clock.
 """
 
 from __future__ import annotations
@@ -19,23 +24,26 @@ def bytes_per_ms(config: SessionConfig) -> float:
     return config.output_sample_rate * 2 / 1000.0
 
 
-def send(turn: Turn, pcm: bytes, sentence: int, config: SessionConfig, now: float) -> list[Effect]:
-    """One frame of synthesized audio of ``turn`` (of its ``sentence``) goes to the caller (or waits, while
-    the turn is paused)."""
+def send(turn: Turn, pcm: bytes, sentence: int, offset: int | None, config: SessionConfig, now: float) -> list[Effect]:
+    """One frame of ``turn``'s audio (of its ``sentence``, at ``offset`` bytes; ``None``: the next one) goes to
+    the caller if it is the one due, and is counted if it is new."""
     if not pcm or turn.audio_ended:
         return []
-    if not turn.audio_started:
-        turn.first_audio_at = now
-    if config.barge_in.pause:
-        turn.audio.extend(pcm)  # kept to be sent again from where the caller stopped hearing it
-    audio_ms = len(pcm) / bytes_per_ms(config)
-    if turn.paused:
-        turn.playback.add_audio(sentence, audio_ms, now, sent=False)
-        return []
+    begin = turn.audio_bytes if offset is None else offset
+    end_at = begin + len(pcm)
+    per_ms = bytes_per_ms(config)
+    if end_at > turn.audio_bytes:  # new audio (a frame sent again was counted the first time)
+        if not turn.audio_started:
+            turn.first_audio_at = now
+        turn.playback.add_audio(sentence, (end_at - max(begin, turn.audio_bytes)) / per_ms)
+        turn.audio_bytes = end_at
+    if turn.withheld or begin != turn.sent_bytes:
+        return []  # waits: it is sent again from where the caller stops hearing, in order
     effects = start(turn, config)
-    turn.playback.add_audio(sentence, audio_ms, now)
+    turn.sent_bytes = end_at
+    turn.playback.send_until(end_at / per_ms, now)
     effects.append(Notify(AudioChunk(turn=turn.number, pcm=pcm)))
-    return effects
+    return effects + _ended(turn)
 
 
 def start(turn: Turn, config: SessionConfig) -> list[Effect]:
@@ -47,11 +55,21 @@ def start(turn: Turn, config: SessionConfig) -> list[Effect]:
 
 
 def synthesized(turn: Turn) -> list[Effect]:
-    """Synthesis of ``turn`` is over (the caller may still be hearing it): ``audio.end`` unless it is paused."""
+    """Synthesis of ``turn`` is over (the caller may still be hearing it): ``audio.end`` once all was sent."""
     if not turn.reply_finished or turn.speech_finished:
         return []
     turn.speech_finished = True
-    return [] if turn.paused else end(turn)
+    return _ended(turn)
+
+
+def all_sent(turn: Turn) -> bool:
+    """Everything synthesized of ``turn`` went to the client (none of it waits to be sent again)."""
+    return not turn.withheld and turn.sent_bytes >= turn.audio_bytes
+
+
+def _ended(turn: Turn) -> list[Effect]:
+    """``audio.end`` once synthesis is over and its last frame was sent."""
+    return end(turn) if turn.speech_finished and all_sent(turn) else []
 
 
 def end(turn: Turn) -> list[Effect]:

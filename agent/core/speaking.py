@@ -206,6 +206,10 @@ class Speaker:
         self._dialogue.add("user", text, turn.number)
         self.continues = None
 
+    @property
+    def config(self) -> SessionConfig:
+        return self._config
+
     # ------------------------------------------------------------------------------- the turn's work
 
     def result(self, event: TurnResult, now: float) -> list[Effect]:
@@ -224,7 +228,7 @@ class Speaker:
             case ReplyEnded():
                 return self._ended(turn, now)
             case SpeechAudio():
-                return reply_audio.send(turn, event.pcm, event.sentence, self._config, now)
+                return reply_audio.send(turn, event.pcm, event.sentence, event.offset, self._config, now)
             case SpeechEnded():
                 return reply_audio.synthesized(turn)
             case StageFailed():
@@ -312,8 +316,8 @@ class Speaker:
                 return []
             turn.held = True
             return [self._phrase(turn, self._phrases.hold, HOLD_SENTENCE, "hold", now)]
-        if turn.paused:
-            return []
+        if not reply_audio.all_sent(turn):
+            return []  # paused, or still being sent again after a pause: not heard to the end
         if turn.playback.finished(now, self._config.barge_in.playback_margin_ms):
             return self.finish(turn, now, interrupted=False)
         return []

@@ -112,12 +112,23 @@ class Turn:
     """``audio.start`` was sent."""
     paused: bool = False
     """The caller is making a sound over the reply: its audio waits (``BargeInPolicy.pause``)."""
-    audio: bytearray = field(default_factory=bytearray)
-    """The reply's audio so far, kept (only when it may be paused) to be sent again from where it was heard."""
+    prepared: bool = False
+    """A reply prepared before the end of turn (``agent.core.preemption``): its audio is counted, and sent from
+    its start once the reply is released."""
+    audio_bytes: int = 0
+    """Bytes of the reply's audio synthesized so far (what the runtime keeps, and can send again from any point)."""
+    sent_bytes: int = 0
+    """Bytes of it sent to the client (since the last resume, from where that resumed): the next frame to send
+    begins here. Below ``audio_bytes`` only while a paused turn's audio is sent again (``ResendSpeech``)."""
 
     @property
     def audio_started(self) -> bool:
         return self.first_audio_at is not None
+
+    @property
+    def withheld(self) -> bool:
+        """Its audio goes to no one now (paused for the caller, or prepared and not released yet)."""
+        return self.paused or self.prepared
 
 
 def turn_metrics(turn: Turn, interrupted: bool, heard_ms: float | None) -> TurnMetrics:

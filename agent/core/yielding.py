@@ -2,17 +2,18 @@
 mean to take the floor.
 
 One reason to change: how a reply yields to the caller (``BargeInPolicy.pause``, for a client that can pause).
-At the caller's speech onset the active turn's audio stops where it was heard (``PlaybackPause``) and its later
-frames wait (``agent.core.reply_audio``). When the sound does not take the floor (a cough, an acknowledgement)
-the turn resumes from exactly that position, the audio kept since then sent again in frames; when it does, the
-turn is interrupted and the history keeps what was heard. Each pause ends in a ``YieldOutcome`` for the
+At the caller's speech onset the active turn's audio stops where it was heard (``PlaybackPause``), and the runtime
+posts no more of it (``HoldSpeech``). When the sound does not take the floor (a cough, an acknowledgement) the
+turn resumes from exactly that position: the runtime sends the audio it kept again from there (``ResendSpeech``),
+frame by frame as the client takes it, like any reply audio (``agent.core.reply_audio``); when it does, the turn
+is interrupted and the history keeps what was heard. Each pause ends in a ``YieldOutcome`` for the
 metrics. Which sounds take the floor is decided by the listening side and the session. Pure: no I/O, no clock.
 """
 
 from __future__ import annotations
 
 from agent.core import reply_audio
-from agent.core.events import AudioChunk, Effect, Notify, PlaybackPause, YieldOutcome
+from agent.core.events import Effect, HoldSpeech, Notify, PlaybackPause, ResendSpeech, YieldOutcome
 from agent.core.policies import SessionConfig
 from agent.core.turn_state import Turn
 
@@ -23,34 +24,32 @@ def pause(turn: Turn | None, config: SessionConfig, now: float) -> list[Effect]:
     if turn is None or turn.paused or not config.barge_in.pause:
         return []
     playback = turn.playback
-    if turn.speech_finished and playback.played_ms(now) >= playback.total_ms:
+    if turn.speech_finished and reply_audio.all_sent(turn) and playback.played_ms(now) >= playback.total_ms:
         return []  # all of it has been heard: the turn is only waiting out the client's buffer
     turn.paused = True
     if not turn.announced:
-        return []  # nothing is playing yet: its audio just waits
-    played = playback.pause(now)
+        return [HoldSpeech(turn.number)]  # nothing is playing yet: its audio just waits
+    played = playback.pause(now, config.barge_in.pause_overrun_ms)
     turn.audio_ended = False  # ``audio.end`` comes (again) when the resumed audio is complete
-    return [Notify(PlaybackPause(turn.number, round(played)))]
+    return [HoldSpeech(turn.number), Notify(PlaybackPause(turn.number, round(played)))]
 
 
 def resume(turn: Turn | None, config: SessionConfig, now: float) -> list[Effect]:
-    """The sound did not take the floor: the paused ``turn`` plays on from exactly where it was heard."""
+    """The sound did not take the floor: the paused ``turn`` plays on from exactly where it was heard. The
+    runtime sends its audio again from there (``ResendSpeech``), each frame as the client takes it, and the
+    ledger (``agent.core.reply_audio``) lets each one through in order."""
     if turn is None or not turn.paused:
         return []
     turn.paused = False
     effects: list[Effect] = [YieldOutcome(turn.number, resumed=True)] if turn.playback.paused else []
     position = turn.playback.resume(now)
-    per_ms = reply_audio.bytes_per_ms(config)
-    step = max(int(config.output_frame_ms * per_ms) // 2 * 2, 2)
-    start = min(int(position * per_ms) // 2 * 2, len(turn.audio))
-    rest = bytes(turn.audio[start:])
-    if rest:
-        if not turn.announced:
-            turn.first_audio_at = now  # the caller's first audio, not the synthesizer's
-        effects += reply_audio.start(turn, config)
-        effects += [Notify(AudioChunk(turn=turn.number, pcm=rest[i : i + step])) for i in range(0, len(rest), step)]
+    start = min(int(position * reply_audio.bytes_per_ms(config)) // 2 * 2, turn.audio_bytes)
+    turn.sent_bytes = start
+    if start < turn.audio_bytes and not turn.announced:
+        turn.first_audio_at = now  # the caller's first audio, not the synthesizer's
+    effects.append(ResendSpeech(turn.number, start))
     if turn.speech_finished:
-        effects += reply_audio.end(turn)
+        effects += reply_audio.end(turn) if reply_audio.all_sent(turn) else []
     return effects
 
 

@@ -16,6 +16,7 @@ from agent.core.events import (
     ReplyDelta,
     ReplyEnded,
     ReplyText,
+    ResendSpeech,
     SpeechAudio,
     SpeechEnded,
     SpeechStopped,
@@ -68,13 +69,14 @@ def test_hit_releases_the_prepared_reply_at_the_end_of_turn_in_order() -> None:
         ReplyText(1, "It is three. ", done=False),
         ReplyText(1, "Anything else?", done=False),
         ReplyText(1, "It is three. Anything else?", done=True),
-        AudioStart(1, 24000),
-        AudioChunk(1, AUDIO_100MS),
     ]
-    assert [e for e in effects if isinstance(e, Synthesize | FinishSynthesis)] == [
+    assert [e for e in effects if isinstance(e, Synthesize | FinishSynthesis | ResendSpeech)] == [
         Synthesize(1, "Anything else?", 1),
         FinishSynthesis(1),
+        ResendSpeech(1, 0, keep=False),  # the audio made ahead, from its start, as the client takes it
     ]
+    effects = d.at(0.0, SpeechAudio(1, AUDIO_100MS, 0, 0))  # the runtime's copy of it
+    assert events(effects) == [AudioStart(1, 24000), AudioChunk(1, AUDIO_100MS)]
     assert d.session.active_turn == 1
     assert [m.text for m in d.session.history.snapshot()] == ["sys", "What time is it?"]
 

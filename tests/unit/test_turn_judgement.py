@@ -21,6 +21,7 @@ from agent.core.events import (
     PreemptionOutcome,
     ReplyDelta,
     ReplyEnded,
+    ResendSpeech,
     ScoreTurn,
     SpeechAudio,
     SpeechStopped,
@@ -157,8 +158,9 @@ def test_prepared_audio_is_held_while_unsure_then_released() -> None:
     assert not of(d.audio("." * 20), SpeechStopped)  # 500 ms of silence: still unsure
     frames, effects = silence_until_stopped(d)
     assert 100 + 20 * (20 + frames) == 800  # hangover_max_ms: a fragment that sounds unfinished
-    assert AudioChunk(gen.turn, AUDIO_100MS) in events(effects)  # released at the end of turn
+    assert ResendSpeech(gen.turn, 0, keep=False) in effects  # released at the end of turn, from its start
     assert PreemptionOutcome(gen.turn, hit=True, synthesized_ms=100.0) in effects
+    assert AudioChunk(gen.turn, AUDIO_100MS) in events(d.at(0.0, SpeechAudio(gen.turn, AUDIO_100MS, 0, 0)))
 
 
 def test_prepared_audio_is_discarded_when_the_caller_goes_on_after_a_thinking_pause() -> None:

@@ -19,11 +19,13 @@ from agent.core.events import (
     CancelTurn,
     Effect,
     GenerateReply,
+    HoldSpeech,
     PlaybackClear,
     PlaybackMark,
     PlaybackPause,
     ReplyDelta,
     ReplyEnded,
+    ResendSpeech,
     SpeechAudio,
     SpeechEnded,
     Tick,
@@ -67,6 +69,23 @@ def sent_audio(effects: list[Effect]) -> bytes:
     return b"".join(e.pcm for e in events(effects) if isinstance(e, AudioChunk))
 
 
+def resent(d: Driver, effects: list[Effect], chunks: list[bytes], *, frame: int = 40 * BYTES_PER_MS) -> list[Effect]:
+    """``effects`` and what follows when the runtime does as ``ResendSpeech`` asks: it posts the audio it kept
+    (``chunks``, as they were posted) again from the start given, in whole frames from there."""
+    asked = of(effects, ResendSpeech)
+    if not asked:
+        return effects
+    (resend,) = asked
+    kept = b"".join(chunks)
+    out = list(effects)
+    position = resend.start
+    while position < len(kept):
+        end = min(position + frame, len(kept))
+        out += d.at(0.0, SpeechAudio(resend.turn, kept[position:end], 0, position))
+        position = end
+    return out
+
+
 def test_a_cough_pauses_at_once_and_the_reply_resumes_from_exactly_where_it_was_heard() -> None:
     d = Driver(pause=True)
     turn = start_turn(d)
@@ -76,6 +95,7 @@ def test_a_cough_pauses_at_once_and_the_reply_resumes_from_exactly_where_it_was_
     effects = d.audio("SS")  # onset (40 ms of voice) 40 ms after the mark
     (pause,) = of(effects, PlaybackPause)
     assert pause == PlaybackPause(turn, 540)
+    assert HoldSpeech(turn) in effects  # the runtime posts no more of it
     assert not of(effects, CancelTurn)
     # the cough goes on a little, then silence: nothing plays meanwhile, however much time passes
     effects = d.audio("SSS" + "." * 9)
@@ -84,10 +104,13 @@ def test_a_cough_pauses_at_once_and_the_reply_resumes_from_exactly_where_it_was_
     (final,) = requests(d.audio("."))  # 200 ms of silence: the sound is over, what was it?
     effects = d.at(0.05, TranscriptReady(final, "Uh..."))  # no words: it was not an interruption
     assert YieldOutcome(turn, resumed=True) in effects
+    assert of(effects, ResendSpeech) == [ResendSpeech(turn, 540 * BYTES_PER_MS)]  # from the heard position
+    assert not sent_audio(effects) and not of(effects, AudioEnd)  # it comes as the runtime posts it again
+    effects = resent(d, effects, chunks)
     full = b"".join(chunks)
     assert sent_audio(effects) == full[540 * BYTES_PER_MS :]  # exactly from the heard position, nothing lost
     assert not of(effects, AudioStart)  # the same turn goes on
-    assert AudioEnd(turn) in events(effects)  # again: the client dropped its buffer at the pause
+    assert events(effects)[-1] == AudioEnd(turn)  # again, after the last frame: the client dropped its buffer
     assert all(len(e.pcm) == 40 * BYTES_PER_MS for e in of(effects, AudioChunk)[:-1])  # the wire's frames
     # the turn ends once the rest has been heard, with the whole reply in the history
     (metrics,) = of(d.at(0.1, PlaybackMark(turn, 2000)), TurnMetrics)
@@ -103,13 +126,13 @@ def test_the_clock_counts_on_from_the_resumed_position() -> None:
     (pause,) = of(d.audio("SS"), PlaybackPause)
     paused_at = pause.played_ms
     (final,) = requests(d.audio("." * 10))  # over after 200 ms of silence
-    assert sent_audio(d.at(0.0, TranscriptReady(final, "")))  # resumed
+    assert sent_audio(resent(d, d.at(0.0, TranscriptReady(final, "")), reply_audio()))  # resumed
     d.at(0.5, Tick())  # ~0.5 s more heard
     effects = d.audio("SS")  # another sound: paused again, 500 ms (+ 40 ms) further on
     (second,) = of(effects, PlaybackPause)
     assert 530 <= second.played_ms - paused_at <= 560
     (final,) = requests(d.audio("." * 10))
-    effects = d.at(0.0, TranscriptReady(final, "Ha!"))
+    effects = resent(d, d.at(0.0, TranscriptReady(final, "Ha!")), reply_audio())
     assert sent_audio(effects) == b"".join(reply_audio())[second.played_ms * BYTES_PER_MS :]
 
 
@@ -161,7 +184,7 @@ def test_an_acknowledgement_pauses_then_resumes() -> None:
     effects = d.audio("S" * 12)  # 240 ms: over the minimum
     assert of(effects, PlaybackPause) and not requests(effects)
     (final,) = requests(d.audio("." * 20))
-    effects = d.at(0.05, TranscriptReady(final, "Uh-huh."))
+    effects = resent(d, d.at(0.05, TranscriptReady(final, "Uh-huh.")), reply_audio())
     assert YieldOutcome(turn, resumed=True) in effects and sent_audio(effects)
     assert not of(effects, CancelTurn) and d.session.active_turn == turn
 
@@ -171,10 +194,13 @@ def test_a_sound_before_the_reply_audio_holds_it_back_until_the_sound_is_over() 
     turn = start_turn(d)  # reply text known, no audio yet
     effects = d.audio("SS")
     assert not of(effects, PlaybackPause)  # nothing is playing: nothing to stop
-    effects = synthesize(d, turn, reply_audio(4), end=False)
+    assert HoldSpeech(turn) in effects  # but its audio waits
+    effects = synthesize(d, turn, reply_audio(4), end=False)  # (frames posted before the hold took effect)
     assert not events(effects)  # the audio waits
     (final,) = requests(d.audio("SSSS" + "." * 10))
     effects = d.at(0.0, TranscriptReady(final, "You"))  # Whisper's word for a noise
+    assert ResendSpeech(turn, 0) in effects
+    effects = resent(d, effects, reply_audio(4))
     assert of(effects, AudioStart) == [AudioStart(turn, 24000)]
     assert sent_audio(effects) == b"".join(reply_audio(4))
     assert not of(effects, YieldOutcome)  # the caller never heard it stop
@@ -192,7 +218,7 @@ def test_synthesis_ending_during_the_pause_sends_audio_end_after_the_resumed_aud
     effects = synthesize(d, turn, chunks[10:])
     assert not events(effects)  # neither audio nor audio.end while paused
     (final,) = requests(d.audio("." * 10))
-    effects = d.at(0.0, TranscriptReady(final, "Mm."))
+    effects = resent(d, d.at(0.0, TranscriptReady(final, "Mm.")), chunks)
     notices = events(effects)
     assert isinstance(notices[-1], AudioEnd) and len(of(effects, AudioEnd)) == 1
 
@@ -222,7 +248,7 @@ def test_an_acknowledgement_known_from_the_speculative_transcript_resumes_after_
     assert of(d.audio("S" * 20), PlaybackPause)  # 400 ms: longer than the minimum
     (spec,) = requests(d.audio("." * 5))  # the speculative transcript, taken as for any turn
     assert d.at(0.0, TranscriptReady(spec, "Uh-huh.")) == []
-    effects = d.audio("." * 5)  # 200 ms of silence (not a turn's 400): it was an acknowledgement
+    effects = resent(d, d.audio("." * 5), reply_audio())  # 200 ms of silence (not a turn's 400): an acknowledgement
     assert YieldOutcome(turn, resumed=True) in effects and sent_audio(effects) and not requests(effects)
 
 
@@ -283,3 +309,80 @@ def test_a_sound_that_may_be_the_agents_own_echo_is_yielded_to_only_once_it_goes
         d2.now += 0.02
         effects += d2.session.handle(AudioFrame(FRAME, ch == "S", 20, echo_unsure=True), d2.now)
     assert not of(effects, PlaybackPause) and not of(effects, CancelTurn)
+
+
+def test_audio_sent_again_goes_out_in_order_and_once() -> None:
+    d = Driver(pause=True)
+    turn = start_turn(d)
+    chunks = reply_audio(10)
+    synthesize(d, turn, chunks[:6], end=False)
+    d.at(0.3, PlaybackMark(turn, 300))
+    assert of(d.audio("SS"), PlaybackPause)  # at 340 ms
+    (final,) = requests(d.audio("." * 10))
+    effects = d.at(0.0, TranscriptReady(final, "Hm."))
+    (resend,) = of(effects, ResendSpeech)
+    kept = b"".join(chunks)
+    # a frame posted before the pause took effect arrives only now, ahead of the copies: it waits its turn
+    late = SpeechAudio(turn, chunks[6], 1, 6 * 4800)
+    assert not sent_audio(d.at(0.0, late))
+    out = resent(d, effects, chunks[:7])  # the runtime's copies: 340 ms on, through the late frame
+    assert sent_audio(out) == kept[resend.start : 7 * 4800]
+    assert not sent_audio(d.at(0.0, late))  # a copy that comes twice is sent once
+    out = d.at(0.0, SpeechAudio(turn, chunks[7], 1, 7 * 4800))  # and new audio follows as usual
+    assert sent_audio(out) == chunks[7]
+
+
+def test_the_turn_is_not_over_while_its_audio_is_still_being_sent_again() -> None:
+    d = Driver(pause=True)
+    turn = start_turn(d)
+    chunks = reply_audio(10)
+    synthesize(d, turn, chunks)
+    d.at(0.2, Tick())
+    assert of(d.audio("SS"), PlaybackPause)
+    (final,) = requests(d.audio("." * 10))
+    effects = d.at(0.0, TranscriptReady(final, "Mm."))
+    assert of(effects, ResendSpeech)
+    # a client that takes the audio slowly: the clock passes the whole reply before its last frames are sent
+    out = resent(d, effects, chunks[:5])
+    out += d.at(3.0, Tick())
+    assert not of(out, TurnMetrics) and not of(out, AudioEnd)  # not heard to the end: it has not all been sent
+    kept = b"".join(chunks)
+    for position in range(5 * 4800, len(kept), 4800):
+        out += d.at(0.0, SpeechAudio(turn, kept[position : position + 4800], 1, position))
+    # once all of it was sent the turn ends as usual: the clock says it has been heard by now
+    notices = events(out)
+    (metrics,) = of(out, TurnMetrics)
+    assert notices.index(AudioEnd(turn)) == notices.index(metrics) - 1 and metrics.interrupted is False
+
+
+def test_a_far_end_that_cannot_drop_what_it_was_sent_resumes_after_the_lead_it_still_plays() -> None:
+    d = Driver(pause=True, pause_overrun_ms=100)  # AudioSocket: no clear, 100 ms sent ahead
+    turn = start_turn(d)
+    synthesize(d, turn, reply_audio())
+    d.at(0.5, PlaybackMark(turn, 500))
+    (pause,) = of(d.audio("SS"), PlaybackPause)
+    assert pause.played_ms == 640  # 540 ms heard by the clock, and the 100 ms lead it plays anyway
+    (final,) = requests(d.audio("." * 10))
+    assert ResendSpeech(turn, 640 * BYTES_PER_MS) in d.at(0.0, TranscriptReady(final, "Ahem."))
+
+
+def test_a_second_sound_while_the_audio_is_sent_again_pauses_it_where_it_got_to() -> None:
+    d = Driver(pause=True)
+    turn = start_turn(d)
+    chunks = reply_audio()
+    synthesize(d, turn, chunks)
+    d.at(0.2, Tick())
+    (first,) = of(d.audio("SS"), PlaybackPause)
+    (final,) = requests(d.audio("." * 10))
+    effects = d.at(0.0, TranscriptReady(final, "Hm."))
+    (resend,) = of(effects, ResendSpeech)
+    kept = b"".join(chunks)
+    d.at(0.0, SpeechAudio(turn, kept[resend.start : 6 * 4800], 0, resend.start))  # only this much was sent again
+    effects = d.at(1.0, Tick()) + d.audio("SS")  # a second after resuming: the clock is past what was sent
+    (second,) = of(effects, PlaybackPause)
+    assert HoldSpeech(turn) in effects
+    assert second.played_ms == 600  # what was sent, not what the clock says
+    (final,) = requests(d.audio("." * 10))
+    effects = resent(d, d.at(0.0, TranscriptReady(final, "Hm.")), chunks)
+    assert sent_audio(effects) == kept[600 * BYTES_PER_MS :]
+    assert first.played_ms < second.played_ms

@@ -90,6 +90,25 @@ class FinishSynthesis:
 
 
 @dataclass(frozen=True, slots=True)
+class HoldSpeech:
+    """The caller started speaking over ``turn``: post no more of its audio until ``ResendSpeech`` (what is being
+    synthesized waits, and so does synthesis once it is ahead)."""
+
+    turn: int
+
+
+@dataclass(frozen=True, slots=True)
+class ResendSpeech:
+    """``turn`` plays on from byte ``start`` of its audio: post its audio again from there (``SpeechAudio`` with
+    their ``offset``), each frame waiting for room like any other, and then the rest as it is synthesized."""
+
+    turn: int
+    start: int
+    keep: bool = True
+    """Keep the turn's audio after this (it may be paused again); ``False``: it never will, forget it."""
+
+
+@dataclass(frozen=True, slots=True)
 class CancelReply:
     """Stop generating the reply text of ``turn`` (it missed its deadline); its speech goes on."""
 
@@ -136,6 +155,8 @@ Effect = (
     | GenerateReply
     | Synthesize
     | FinishSynthesis
+    | HoldSpeech
+    | ResendSpeech
     | CancelReply
     | CancelTurn
     | PreemptionOutcome

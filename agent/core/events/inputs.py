@@ -75,6 +75,9 @@ class SpeechAudio:
     sentence: int = 0
     """Index of the ``Synthesize`` this audio speaks: the reply's sentences count from 0; fixed phrases
     outside the reply text use ``APOLOGY_SENTENCE`` (-1) and ``HOLD_SENTENCE`` (-2)."""
+    offset: int | None = None
+    """Where in the turn's audio (bytes from its first frame) this frame begins; the same frame may come again
+    after a ``ResendSpeech``. ``None``: right after the audio posted so far."""
 
 
 @dataclass(frozen=True, slots=True)

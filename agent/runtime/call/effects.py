@@ -3,7 +3,8 @@
 Its one reason to change is the set of effects the core can ask for (``agent.core.events.effects``): a
 ``Notify`` is encoded by the wire and queued on the outbox (a pause or a clear also drops the reply audio
 queued, and the echo gate's reference); the stage requests start, cancel or feed the turns' tasks
-(``agent.runtime.call.turn_tasks``); outcomes go to the session report; ``CloseSession`` ends the connection.
+(``agent.runtime.call.turn_tasks``), which also hold and resend a paused turn's audio; outcomes go to the
+session report; ``CloseSession`` ends the connection.
 What the connection learns from the events sent is here too: the session report, the server's forecast of
 work (``Occupant.speaking``), the end of a turn's bookkeeping. Dispatch on the loop: it never awaits.
 """
@@ -22,10 +23,12 @@ from agent.core.events import (
     Effect,
     FinishSynthesis,
     GenerateReply,
+    HoldSpeech,
     Notify,
     PlaybackClear,
     PlaybackPause,
     PreemptionOutcome,
+    ResendSpeech,
     ScoreTurn,
     ServerEvent,
     SpeechStarted,
@@ -95,6 +98,10 @@ class Effects:
                     turns.speech_for(turn).add(text, sentence, phrase, language)
                 case FinishSynthesis(turn=turn):
                     turns.speech_for(turn).finish()
+                case HoldSpeech(turn=turn):
+                    turns.hold(turn)
+                case ResendSpeech(turn=turn, start=start, keep=keep):
+                    turns.resend(turn, start, keep)
                 case CancelReply(turn=turn):
                     turns.cancel_reply(turn)
                 case CancelTurn(turn=turn):

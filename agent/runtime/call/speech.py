@@ -4,7 +4,15 @@ This is the one place a reply's sentences are pipelined: they are synthesized as
 ``depth`` at once (the next sentence is requested while the current one plays, which hides a remote
 voice's time to first audio between sentences), and are always played in order. Audio is resampled to the
 session's output rate and cut into fixed frames; each frame waits for room in the outbox (backpressure)
-before it is posted to the session. All the turn's requests share one ``RetryBudget``.
+before it is posted to the session, with its place in the turn's audio. All the turn's requests share one
+``RetryBudget``.
+
+Pause and resume (``hold``, ``resend``): while the caller makes a sound over the reply, no frame is posted (the
+sentence being synthesized waits in memory, and synthesis stops once it is ahead). When the reply plays on, the
+frames kept since the position heard (``keep``: the call can pause) are posted again, each waiting for room like
+any other, and then the rest follows as it is synthesized. So every frame of reply audio the caller gets, the
+first time or again, meets the same backpressure, and the outbox's hard bound is reached only by a client that
+really stopped reading.
 
 Each request says how urgent it is (``JobInfo``, ``agent.work.scheduling``): the first sentence and fixed phrases
 block the caller's first audio; a later sentence is needed only when playback reaches it, estimated from the
@@ -23,6 +31,7 @@ normally with ``SpeechEnded``, so the caller hears something and the session goe
 from __future__ import annotations
 
 import asyncio
+import bisect
 import logging
 from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
@@ -41,6 +50,9 @@ from agent.work.resilience import RetryBudget
 log = logging.getLogger(__name__)
 
 Post = Callable[[Event], Awaitable[None]]
+
+_LAST = 1 << 62
+"""Greater than any sentence index (a bisection key)."""
 
 SECONDS_PER_CHAR = 0.05
 """Speech per character of text, on the short side (~20 characters a second), for the audio a sentence will
@@ -109,7 +121,11 @@ class TurnSpeech:
         frame_ms: int,
         post: Post,
         wait_for_room: Callable[[], Awaitable[None]],
+        *,
+        keep: bool = False,
     ) -> None:
+        """``keep``: keep the frames posted, to post them again from where the caller stopped hearing them
+        (``resend``)."""
         self._turn = turn
         self._voicing = voicing
         self._depth = max(1, voicing.depth)
@@ -127,6 +143,17 @@ class TurnSpeech:
         self._sent_s = 0.0
         self._language = "en"
         """The language of the latest text queued (what an apology is said in)."""
+        self._keep = keep
+        self._kept = bytearray()
+        """The frames posted so far (with ``keep``), in order: byte ``n`` is the turn's audio at offset ``n``."""
+        self._runs: list[tuple[int, int]] = []
+        """Where each sentence's run of kept frames begins, and its sentence: ``(offset, sentence)``."""
+        self._posted = 0
+        """Bytes posted so far: the offset of the next new frame."""
+        self._open = asyncio.Event()
+        """Set while new frames may be posted (not held for the caller, nor behind frames being posted again)."""
+        self._open.set()
+        self._resending: asyncio.Task[None] | None = None
         self._task = asyncio.create_task(self._run(), name=f"speech-turn-{turn}")
 
     def add(self, text: str, sentence: int = 0, phrase: str | None = None, language: str = "en") -> None:
@@ -141,9 +168,44 @@ class TurnSpeech:
 
     def cancel(self) -> None:
         self._task.cancel()
+        self._stop_resending()
 
     async def wait(self) -> None:
-        await asyncio.gather(self._task, return_exceptions=True)
+        await asyncio.gather(self._task, *filter(None, [self._resending]), return_exceptions=True)
+
+    def hold(self) -> None:
+        """Post no more frames until ``resend`` (the caller is making a sound over the reply)."""
+        self._stop_resending()
+        self._open.clear()
+
+    def resend(self, start: int, keep: bool = True) -> None:
+        """Post the frames kept from byte ``start`` again, each as the outbox has room, then go on with new ones;
+        ``keep``: go on keeping them (the turn may pause again), else forget them once sent."""
+        self.hold()
+        self._keep = self._keep and keep
+        self._resending = asyncio.create_task(self._post_again(start), name=f"speech-resend-{self._turn}")
+
+    def _stop_resending(self) -> None:
+        if self._resending is not None:
+            self._resending.cancel()
+            self._resending = None
+
+    async def _post_again(self, start: int) -> None:
+        if start < self._posted and not self._kept:
+            log.error("turn %d: asked to send audio again that was not kept", self._turn)
+        position = start
+        while position < len(self._kept):
+            await self._wait_for_room()
+            end = min(position + self._framer.frame_bytes, len(self._kept))  # whole frames from the position heard
+            sentence = self._runs[bisect.bisect_right(self._runs, (position, _LAST)) - 1][1]
+            await self._post(SpeechAudio(self._turn, bytes(self._kept[position:end]), sentence, position))
+            position = end
+            await asyncio.sleep(0)  # the loop queues it before this looks for room again
+        if not self._keep:
+            self._kept.clear()
+            self._runs.clear()
+        self._resending = None
+        self._open.set()
 
     async def _run(self) -> None:
         voicing = self._voicing
@@ -280,11 +342,26 @@ class TurnSpeech:
         if last and self._framer.pending:  # pad the last partial frame with silence rather than drop it
             frames += self._framer.push(bytes(self._framer.frame_bytes - self._framer.pending))
         for frame in frames:
-            await self._wait_for_room()
+            await self._clear_to_post()
             if self._first_sent_at is None:
                 self._first_sent_at = asyncio.get_running_loop().time()
             self._sent_s += len(frame) / (2 * self._output_rate)
-            await self._post(SpeechAudio(self._turn, frame, self._sentence))
+            offset = self._posted
+            self._posted += len(frame)
+            if self._keep:
+                if not self._runs or self._runs[-1][1] != self._sentence:
+                    self._runs.append((offset, self._sentence))
+                self._kept += frame
+            await self._post(SpeechAudio(self._turn, frame, self._sentence, offset))
+            await asyncio.sleep(0)  # the loop queues it before the next frame looks for room
+
+    async def _clear_to_post(self) -> None:
+        """Wait until a new frame may go: not held, and room in the outbox."""
+        while True:
+            await self._open.wait()
+            await self._wait_for_room()
+            if self._open.is_set():
+                return
 
 
 async def _phrase(audio: Callable[[], Awaitable[bytes]]) -> AsyncIterator[bytes]:

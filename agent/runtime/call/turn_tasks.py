@@ -1,11 +1,11 @@
 """The asyncio tasks a session's turns run: transcriptions, reply text, speech (one per connection).
 
 The connection carries out the core's effects through it (``Transcribe`` → ``transcribe``, ``ScoreTurn`` →
-``score``, ``GenerateReply`` →
-``reply``, ``Synthesize`` → ``speech_for(turn).add``, ``CancelReply``/``CancelTurn``/``CancelTranscription``
-→ the cancels) and ``close``s it when the session ends. Every task posts its results to the connection's inbox
-and never raises (``agent.runtime.call.stages``); cancelling a transcription that is still queued for the model
-workers removes it from the queue, so it never runs.
+``score``, ``GenerateReply`` → ``reply``, ``Synthesize`` → ``speech_for(turn).add``, ``HoldSpeech`` and
+``ResendSpeech`` → ``hold`` and ``resend``, ``CancelReply``/``CancelTurn``/``CancelTranscription`` → the cancels)
+and ``close``s it when the session ends. Every task posts its results to the connection's inbox and never raises
+(``agent.runtime.call.stages``); cancelling a transcription that is still queued for the model workers removes
+it from the queue, so it never runs.
 
 A turn's results are posted ``Stamped`` with the run of that turn's work they belong to, and ``fresh`` lets
 through only those of its current run: a turn number can be started again after its work was cancelled (a
@@ -57,6 +57,7 @@ class TurnTasks:
         self._tasks: dict[int, set[asyncio.Task[None]]] = {}  # reply text, by turn
         self._asr: dict[int, asyncio.Task[None]] = {}  # by request
         self._speech: dict[int, TurnSpeech] = {}  # by turn
+        self._held: set[int] = set()  # turns whose speech posts nothing until it is resent (a speech yet to start)
         self._runs: dict[int, int] = {}  # the current run of each turn's work, by turn (0 when absent)
 
     def transcribe(self, request: int, pcm: bytes, purpose: str, over_agent: bool = False) -> None:
@@ -88,7 +89,24 @@ class TurnTasks:
         speech = self._speech.get(turn)
         if speech is None:
             speech = self._speech[turn] = self._new_speech(turn, self._stamping(turn))
+            if turn in self._held:
+                speech.hold()
         return speech
+
+    def hold(self, turn: int) -> None:
+        """The caller is making a sound over ``turn``: its speech posts no more audio until ``resend``."""
+        self._held.add(turn)
+        speech = self._speech.get(turn)
+        if speech is not None:
+            speech.hold()
+
+    def resend(self, turn: int, start: int, keep: bool = True) -> None:
+        """``turn`` plays on: its speech posts its audio again from byte ``start``, then goes on (``keep``: and
+        keeps it, for a later pause)."""
+        self._held.discard(turn)
+        speech = self._speech.get(turn)
+        if speech is not None:
+            speech.resend(start, keep)
 
     def fresh(self, item: Stamped) -> Event | None:
         """The result in ``item``, or ``None`` when its run of the turn's work was cancelled since."""
@@ -101,6 +119,7 @@ class TurnTasks:
     def cancel_turn(self, turn: int) -> None:
         """The turn is over or interrupted: its reply text and speech stop and are forgotten."""
         self.cancel_reply(turn)
+        self._held.discard(turn)
         self._runs[turn] = self._runs.get(turn, 0) + 1
         speech = self._speech.pop(turn, None)
         if speech is not None:
