@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import itertools
 import struct
 import urllib.request
 from collections.abc import AsyncIterator
@@ -20,7 +21,7 @@ import pytest
 from agent.runtime.components import Components
 from agent.runtime.server.listener import RunningServer, running_server
 from clients.audiosocket_client import AudioSocketCaller
-from testing.speech import silence, speech_pcm16
+from testing.speech import cough, silence, speech_pcm16
 from tests.integration.conftest import local_settings
 from tests.integration.scripted import scripted_server
 from tests.integration.test_barge_in import STORY
@@ -83,6 +84,37 @@ async def test_caller_hears_paced_audio_and_barge_in_stops_it(components: Compon
     full_story = "".join(STORY).strip()
     assert len(heard) == 1 and heard[0].startswith("Once upon a time"), heard
     assert len(heard[0]) < len(full_story) / 2, heard[0]
+
+
+async def test_a_cough_over_the_reply_stops_the_frames_at_once_and_the_reply_goes_on_after_it(
+    components: Components,
+) -> None:
+    """AudioSocket has no clear, but the server paces its audio: it can always pause, by sending no more frames,
+    and resume from what the caller heard (the lead already sent plays out). The issue: it waited for words."""
+    async with scripted_server(components, [STORY], local_settings(audiosocket={"port": 0})) as (server, _emulator):
+        caller = await caller_of(server)
+        await caller.begin()
+        caller.say(silence(300, 8000) + speech_pcm16("Please tell me a long story.", 8000))
+        got = caller.received
+        # 6 s of the story: by then the echo gate knows this call has no echo (before, a sound over the reply may
+        # be the agent's own voice, and it waits for a barge-in's length to yield)
+        assert await caller.run_until(lambda: len(got.audio_times) >= 300, 60)
+        caller.say(cough(8000))
+        coughed = len(got.audio_times)
+        pauses = server.state.metrics.playback_pauses_total
+        assert await caller.run_until(lambda: pauses.value(["resumed"]) >= 1, 20), "the reply never paused"
+        resumed = len(got.audio_times)
+        assert await caller.run_until(lambda: len(got.audio_times) >= resumed + 50, 20), "it did not go on"
+        await caller.hang_up()
+        barge_ins = server.state.metrics.barge_ins_total.value()
+
+    assert barge_ins == 0 and pauses.value(["interrupted"]) == 0  # a cough, not an interruption
+    # The frames stopped while the caller coughed, for at least the cough and the silence that tells it was no
+    # more than that (a lower bound: a loaded machine can only lengthen it), then the story went on.
+    times = got.audio_times[coughed - 1 : resumed + 50]
+    gaps = [later - earlier for earlier, later in itertools.pairwise(times)]
+    assert max(gaps) >= 0.3, max(gaps)
+    assert set(got.audio_sizes) == {320} and got.other == []
 
 
 def _get(url: str) -> str:

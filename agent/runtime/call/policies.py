@@ -9,8 +9,11 @@ from agent.core.turn_detector import TurnPolicy
 from agent.languages import LanguageChoice, parse_language
 
 
-def session_config(settings: Settings, output_rate: int, frame_ms: int = 40, can_pause: bool = False) -> SessionConfig:
-    """The session core's rules from the settings; ``can_pause``: the client can stop and resume playback."""
+def session_config(
+    settings: Settings, output_rate: int, frame_ms: int = 40, can_pause: bool = False, pause_overrun_ms: int = 0
+) -> SessionConfig:
+    """The session core's rules from the settings; ``can_pause``: the client can stop and resume playback, and
+    still plays ``pause_overrun_ms`` of what it was sent after a pause."""
     vad, turn = settings.vad, settings.turn
     return SessionConfig(
         output_sample_rate=output_rate,
@@ -42,6 +45,7 @@ def session_config(settings: Settings, output_rate: int, frame_ms: int = 40, can
             backchannels=tuple(turn.backchannels),
             backchannel_max_ms=turn.backchannel_max_ms,
             pause=can_pause and turn.pause_on_speech,
+            pause_overrun_ms=pause_overrun_ms,
             resume_after_ms=turn.resume_after_ms,
             continue_within_ms=turn.continue_within_ms,
         ),

@@ -102,6 +102,12 @@ class Wire(Protocol):
         ...
 
     @property
+    def pause_overrun_ms(self) -> int:
+        """Reply audio the far end still plays after a pause (it cannot drop what it was sent ahead): the resumed
+        reply goes on after it."""
+        ...
+
+    @property
     def phone_line(self) -> bool:
         """The caller is on a phone line, whose far end cancels no echo of what it plays: the echo gate listens
         whenever it is on (elsewhere only where ``echo.browser`` asks, ``agent.runtime.call.caller_audio``)."""

@@ -4,8 +4,9 @@
 Asterisk sends the call's UUID first, then 20 ms of 8 kHz signed linear audio per message, DTMF digits and
 a hangup. Replies leave as audio messages paced in real time by ``TelephonyWire`` (Asterisk plays them as
 they arrive). AudioSocket has neither marks nor a clear: what the caller heard comes from the core's playback
-clock (the pacer keeps Asterisk at most ``lead_ms`` ahead of it), and barge-in simply stops sending (the
-connection drops the audio queued); at most the lead already sent still plays.
+clock (the pacer keeps Asterisk at most ``lead_ms`` ahead of it), and barge-in and pauses simply stop sending (the
+connection drops the audio queued); at most the lead already sent still plays, and a resumed reply goes on after
+it.
 
 A byte stream has no resynchronisation: a stream that yields only bad messages for ``MAX_BAD_IN_A_ROW`` in a
 row is out of step (garbage, or a peer that is not Asterisk) and the call is hung up; single bad messages are
@@ -78,7 +79,7 @@ class AudioSocketGateway:
         return None  # AudioSocket has no marks: the core's playback clock says what was heard
 
     def clear(self) -> None:
-        return None  # nor a clear: what was sent plays; barge-in stops sending
+        return None  # nor a clear: what was sent plays; barge-in and pauses stop sending
 
 
 def _error(call: str, error: audiosocket.Error) -> HungUp:

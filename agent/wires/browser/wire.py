@@ -41,6 +41,10 @@ class BrowserWire:
     def can_pause(self) -> bool:
         return "playback.pause" in self._start.capabilities
 
+    @property
+    def pause_overrun_ms(self) -> int:
+        return 0  # the page drops what it buffered at once
+
     def opening(self, session_id: str, voice: str) -> list[Payload]:
         start = self._start
         rates = (self.input_rate, self._output_rate)

@@ -13,8 +13,10 @@ clear. ``TelephonyWire`` does the rest, the same for all of them:
   from its own playback clock;
 - **clear**: barge-in (``PlaybackClear``) and a pause (``PlaybackPause``, the caller started speaking over the
   reply) send the provider's clear; after a pause the reply is sent again from the paused position, its marks in
-  a new segment, so that the marks echoed for the cleared audio are told apart and dropped. A provider without a
-  clear (``Gateway.clear`` returns ``None``) cannot pause (``can_pause`` is false);
+  a new segment, so that the marks echoed for the cleared audio are told apart and dropped;
+- **pause**: every call can pause at the caller's onset, since the server paces the audio: it stops sending
+  frames. A provider without a clear (``Gateway.clear`` returns ``None``) still plays the lead it was sent, so
+  the reply resumes after it (``pause_overrun_ms``);
 - **bad input**: malformed or out-of-order messages are counted in ``dropped`` and refused (the connection
   logs and counts them; the call goes on); DTMF is logged. What a peer sent goes into log lines through
   ``agent.security.logsafe.shown`` (the codecs check ids and digits too): one record stays one line.
@@ -160,6 +162,7 @@ class TelephonyWire:
         self._cleared: set[int] = set()
         self._clears: deque[tuple[int, int] | None] = deque()  # per queued clear: the pause it is, if one
         self._clear = gateway.clear()
+        self._lead_ms = lead_ms
         self._bytes_per_ms = gateway.output_rate * 2 / 1000
 
     @property
@@ -172,7 +175,11 @@ class TelephonyWire:
 
     @property
     def can_pause(self) -> bool:
-        return self._clear is not None
+        return True  # the pacer stops sending at once; a clear also drops what the far end holds
+
+    @property
+    def pause_overrun_ms(self) -> int:
+        return 0 if self._clear is not None else self._lead_ms
 
     def opening(self, session_id: str, voice: str) -> list[Payload]:
         return []

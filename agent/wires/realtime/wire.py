@@ -73,6 +73,7 @@ class RealtimeWire:
     """One Realtime client: decode its events, name the core's turns as items and responses, encode ours."""
 
     can_pause = False
+    pause_overrun_ms = 0
     phone_line = False
 
     def __init__(self, view: SessionView, frame_ms: int, *, beta: bool) -> None:
