@@ -23,13 +23,16 @@ has no capability: it runs ``yield`` and ``off``.
 **The callers**: on /ws, 16 kHz PCM16 in 20 ms frames at real-time pace, the reply played by a simulated player
 in real time (``playback.mark`` every 100 ms; on ``playback.pause`` it drops its buffer and goes on from
 ``played_ms``; on ``playback.clear`` it stops); on /twilio, the simulated Twilio caller of
-``clients/twilio_client.py`` (μ-law 8 kHz, marks echoed as they play, ``clear`` honoured).
+``clients/twilio_client.py`` (μ-law 8 kHz, marks echoed as they play, ``clear`` honoured); on AudioSocket
+(``--paths audiosocket``), the simulated Asterisk of ``clients/audiosocket_client.py`` (8 kHz PCM, no marks, no
+clear: the reply stops when its paced frames stop coming, a gap of 100 ms or more).
 
 **Measured** from the sound's onset (when its first frame was sent, plus the offset of its first frame above
 -40 dBFS):
 
 - ``stop``: onset → the reply stopped at the caller: ``playback.pause`` on /ws (``playback.clear`` without the
-  capability or with yielding off), the first ``clear`` on /twilio (target p95 <= 150 ms);
+  capability or with yielding off), the first ``clear`` on /twilio (target p95 <= 150 ms), the last frame before
+  the gap on AudioSocket (whose far end still plays the lead it was sent, 100 ms);
 - ``barge-in``: the reply was cut for a new turn: ``playback.clear`` (or a transcript for turn 2) on /ws; on
   /twilio the ``clear`` before the first ``mark`` of turn 2's reply. ``barge`` = onset → that clear. Expected
   for every talk-over, never for a cough or an uh-huh;
@@ -75,10 +78,12 @@ from agent.audio.pcm import float_to_pcm16
 from agent.audio.resample import resample
 from agent.config import LlmSettings, Settings
 from agent.runtime.components import Components
-from agent.runtime.server.listener import running_server
+from agent.runtime.server.listener import RunningServer, running_server
 from agent.wires.phone.twilio import codec as twilio
 from agent.wiring import build_components
 from bench.eot_corpus import Voice, _trimmed, speaker
+from clients.audiosocket_client import AudioSocketCaller
+from clients.audiosocket_client import Received as AudioSocketReceived
 from clients.framing import frame_dbfs
 from clients.twilio_client import TwilioCaller
 from testing.emulators.openai import OpenAIEmulator
@@ -107,7 +112,9 @@ UH_HUHS = (
     ("Yeah.", Voice("en-gb 140", "espeak", "en-gb", 140)),
 )
 SOUNDS = ("talk-over", "cough", "uh-huh")
-PATHS = ("ws", "twilio")
+PATHS = ("ws", "twilio", "audiosocket")
+GAP_S = 0.1
+"""AudioSocket: a pause in the paced frames (20 ms apart) this long means the reply stopped."""
 MODES = ("yield", "no-cap", "off")
 SETTLE_S = 3.0  # after the sound: time for a resume, a barge-in or a new turn's reply to show
 
@@ -426,6 +433,46 @@ async def twilio_trial(url: str, sound: Sound, listen_ms: int, trial: Trial) -> 
     twilio_analyse(trial, caller)
 
 
+# --- AudioSocket -------------------------------------------------------------------------------------
+
+
+def audiosocket_analyse(trial: Trial, got: AudioSocketReceived, barged: bool, resumed: bool) -> None:
+    """AudioSocket has neither marks nor a clear: the reply stops when its frames stop coming (they come every
+    20 ms, paced), and goes on when they come again; the server's counters say whether that was a barge-in."""
+    onset = trial.onset or 0.0
+    times = got.audio_times
+    trial.barged = barged
+    first = next((i for i, t in enumerate(times) if t >= onset), len(times))
+    for i in range(max(first, 1), len(times)):
+        if times[i] - times[i - 1] >= GAP_S:
+            trial.stop_ms = (times[i - 1] - onset) * 1000  # the last frame before the gap (its lead still plays)
+            if not barged:  # (a barge-in's own moment does not show on this wire: no clear)
+                trial.pauses.append(Pause(at=times[i - 1], heard_ms=0.0, resumed_at=times[i] if resumed else None))
+            return
+
+
+async def audiosocket_trial(server: RunningServer, sound: Sound, listen_ms: int, trial: Trial) -> None:
+    pcm = sound.pcm(8000)
+    metrics = server.state.metrics
+    barge_ins, resumes = metrics.barge_ins_total.value(), metrics.playback_pauses_total.value(["resumed"])
+    port = server.audiosocket_port
+    assert port is not None
+    caller = await AudioSocketCaller.connect("127.0.0.1", port)
+    await caller.begin()
+    caller.say(bytes(8000 * 2 * 300 // 1000) + speech_question(8000))
+    got = caller.received
+    if not await caller.run_until(lambda: len(got.audio_times) >= listen_ms // 20, 60):
+        await caller.hang_up()
+        raise RuntimeError("no reply to listen to")
+    caller.say(pcm)
+    await caller.run_until(lambda: len(caller.speech_onsets) >= 2, 5)
+    trial.onset = caller.speech_onsets[1] + onset_offset_s(pcm, 8000)
+    await caller.run_until(lambda: False, len(pcm) / 16000 + SETTLE_S)  # whatever happens, it shows by then
+    await caller.hang_up()
+    barged = metrics.barge_ins_total.value() > barge_ins
+    audiosocket_analyse(trial, got, barged, metrics.playback_pauses_total.value(["resumed"]) > resumes)
+
+
 # --- rows ---------------------------------------------------------------------------------------------
 
 
@@ -469,7 +516,7 @@ MODE_LABEL = {
 
 
 def label(row: Row) -> str:
-    if row.path == "twilio" and row.mode == "yield":
+    if row.path in ("twilio", "audiosocket") and row.mode == "yield":
         return "yield (pause on)"  # telephony has no capability: it can always pause
     return MODE_LABEL[row.mode]
 
@@ -505,7 +552,9 @@ async def run_server(
     async with OpenAIEmulator(default_reply=STORY) as emulator:
         llm = OpenAICompatLLM(LlmSettings(backend="openai", model="m", base_url=emulator.base_url))
         served = dataclasses.replace(components, llm=llm)
-        settings = Settings(server={"port": 0, "admission_wait_ms": 0}, turn={"pause_on_speech": pause_on})
+        settings = Settings(
+            server={"port": 0, "admission_wait_ms": 0}, turn={"pause_on_speech": pause_on}, audiosocket={"port": 0}
+        )
         try:
             async with running_server(settings, lambda: served) as server:
                 await server.wait_ready()
@@ -518,8 +567,10 @@ async def run_server(
                             try:
                                 if path == "ws":
                                     await ws_trial(server.ws_url, mode, sound, args.listen_ms, trial)
-                                else:
+                                elif path == "twilio":
                                     await twilio_trial(server.url("twilio"), sound, args.listen_ms, trial)
+                                else:
+                                    await audiosocket_trial(server, sound, args.listen_ms, trial)
                             except Exception as exc:  # one failed call is reported, the run goes on
                                 trial.error = f"{type(exc).__name__}: {exc}"
                             row.trials.append(trial)
@@ -547,7 +598,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python bench/yield_latency.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--trials", type=int, default=5, help="calls per path, row and sound (default 5)")
-    parser.add_argument("--paths", type=csv_of(PATHS), default=list(PATHS), help="ws,twilio (default both)")
+    parser.add_argument("--paths", type=csv_of(PATHS), default=list(PATHS), help="ws,twilio,audiosocket (default all)")
     parser.add_argument(
         "--sounds", type=csv_of(SOUNDS), default=list(SOUNDS), help="talk-over,cough,uh-huh (default all)"
     )
@@ -612,7 +663,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     plans: dict[bool, list[tuple[str, str]]] = {True: [], False: []}
     for path in args.paths:
         for mode in args.modes:
-            if path == "twilio" and mode == "no-cap":
+            if path != "ws" and mode == "no-cap":
                 continue
             plans[mode != "off"].append((path, mode))
     progress(
