@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
 from agent.config.addresses import cidrs
 from agent.security.origins import normalize_origin
@@ -36,11 +36,26 @@ class ServerSettings(BaseModel):
         description="Connections whose session has not started yet (before session.start or a phone call's "
         "start, authenticated or not), in total; more are refused with 503. They are never counted as load.",
     )
+    max_opening_anonymous: int | None = Field(
+        None,
+        ge=0,
+        description="Of max_opening, how many may be connections with no valid credential at the upgrade (no "
+        "bearer token: a browser sends its token in session.start; with auth off, every connection); more are "
+        "refused with 503. The rest is kept for upgrades whose credential checked out, so sockets without one, "
+        "from anywhere, never refuse those. Default (unset): max_opening less a quarter (48 of 64).",
+    )
     max_opening_per_peer: int = Field(
         8,
         ge=0,
-        description="Connections whose session has not started yet, per client address (IPv6: per /64); more are "
-        "refused with 429. 0 = no bound per address. Behind your own proxies, set trusted_proxies.",
+        description="Connections with no valid credential at the upgrade whose session has not started yet, per "
+        "client address (IPv6: per /64); more are refused with 429. 0 = no bound per address. Behind your own "
+        "proxies, set trusted_proxies.",
+    )
+    max_opening_per_tenant: int = Field(
+        16,
+        ge=0,
+        description="Connections whose upgrade carried a valid bearer token and whose session has not started "
+        "yet, per tenant (never per address); more are refused with 429. 0 = no bound per tenant.",
     )
     trusted_proxies: list[str] = Field(
         default_factory=list,
@@ -95,6 +110,22 @@ class ServerSettings(BaseModel):
         description="Browser origins (scheme://host[:port]) allowed on the WebSocket paths, besides the "
         "server's own address and localhost; any other Origin gets HTTP 403.",
     )
+
+    @property
+    def opening_anonymous(self) -> int:
+        """How many connections still opening may have no valid credential (``max_opening_anonymous``)."""
+        if self.max_opening_anonymous is not None:
+            return self.max_opening_anonymous
+        return self.max_opening - self.max_opening // 4
+
+    @model_validator(mode="after")
+    def _anonymous_share(self) -> ServerSettings:
+        if self.max_opening_anonymous is not None and self.max_opening_anonymous > self.max_opening:
+            raise ValueError(
+                f"server.max_opening_anonymous ({self.max_opening_anonymous}) must not exceed server.max_opening "
+                f"({self.max_opening}): it is the share of those that connections without a credential may take"
+            )
+        return self
 
     @field_validator("trusted_proxies")
     @classmethod

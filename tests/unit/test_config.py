@@ -48,6 +48,14 @@ def test_documented_local_env_matches_defaults() -> None:
     assert documented == Settings()
 
 
+def test_connections_without_a_credential_take_a_share_of_those_opening() -> None:
+    assert Settings().server.opening_anonymous == 48  # of 64: a quarter is kept for credentialed upgrades
+    assert Settings(server={"max_opening": 10}).server.opening_anonymous == 8
+    assert Settings(server={"max_opening": 10, "max_opening_anonymous": 10}).server.opening_anonymous == 10
+    with pytest.raises(ValidationError, match="max_opening_anonymous"):
+        Settings(server={"max_opening": 10, "max_opening_anonymous": 11})
+
+
 @pytest.mark.parametrize(
     ("env", "value"),
     [("AGENT_AUDIO__OUTPUT_SAMPLE_RATE", "44100"), ("AGENT_VAD__BACKEND", "magic"), ("AGENT_SERVER__PORT", "70000")],

@@ -1,8 +1,17 @@
-"""Who holds the server: sockets opening (bounded per peer and in total, never load), sessions, speakers (pure)."""
+"""Who holds the server: sockets opening (bounded per peer, per tenant, to an anonymous share and in total, never
+load), sessions, speakers (pure)."""
 
 from __future__ import annotations
 
-from agent.runtime.server.occupancy import OPENING_FULL, PEER_LIMIT, Limits, Occupancy, Occupant
+from agent.runtime.server.occupancy import (
+    ANONYMOUS_FULL,
+    OPENING_FULL,
+    PEER_LIMIT,
+    TENANT_LIMIT,
+    Limits,
+    Occupancy,
+    Occupant,
+)
 
 
 def occupancy(max_sessions: int = 4, max_opening: int = 6, per_peer: int = 3) -> Occupancy:
@@ -76,3 +85,42 @@ def test_a_trusted_peer_is_held_to_the_total_bound_only() -> None:
     for _ in range(3):
         occ.open("10.0.0.1")
     assert occ.refusal_to_open("10.0.0.1", per_peer=False) is OPENING_FULL
+
+
+def test_a_credentialed_socket_is_bounded_per_tenant_never_by_its_address() -> None:
+    occ = Occupancy(Limits(max_sessions=4, max_opening=8, max_opening_per_peer=2, max_opening_per_tenant=2))
+    for _ in range(2):
+        occ.open("10.0.0.1")  # anonymous sockets fill the address's bound
+    assert occ.refusal_to_open("10.0.0.1") is PEER_LIMIT
+    assert occ.refusal_to_open("10.0.0.1", tenant="acme") is None  # a caller with a token from that address
+    acme = [occ.open("10.0.0.1", tenant="acme") for _ in range(2)]
+    assert occ.refusal_to_open("10.0.0.9", tenant="acme") is TENANT_LIMIT and TENANT_LIMIT.status == 429
+    assert occ.refusal_to_open("10.0.0.1", tenant="beta") is None  # another tenant is not touched
+    assert (occ.opening, occ.anonymous) == (4, 2)
+    assert occ.refusal_to_open("10.0.0.1") is PEER_LIMIT  # and the tenant's sockets never count against the address
+    occ.start(acme[0])
+    occ.close(acme[1])
+    assert occ.refusal_to_open("10.0.0.9", tenant="acme") is None
+    assert (occ.opening, occ.anonymous, occ.sessions) == (2, 2, 1)
+
+
+def test_anonymous_sockets_take_only_their_share_of_the_total() -> None:
+    occ = Occupancy(Limits(4, max_opening=6, max_opening_per_peer=0, max_opening_per_tenant=0, max_opening_anonymous=4))
+    anonymous = [occ.open(f"10.0.0.{i}") for i in range(4)]
+    assert occ.refusal_to_open("10.0.1.1") is ANONYMOUS_FULL and ANONYMOUS_FULL.status == 503
+    assert ANONYMOUS_FULL.reason == OPENING_FULL.reason == "opening_full"
+    assert occ.refusal_to_open("10.0.1.1", tenant="acme") is None  # the rest is kept for credentialed upgrades
+    occ.open("10.0.1.1", tenant="acme")
+    occ.open("10.0.1.1", per_peer=False)  # a trusted peer (a phone provider) may use it too
+    assert occ.refusal_to_open("10.0.1.1", tenant="beta") is OPENING_FULL  # the total bounds everyone
+    occ.close(anonymous[0])
+    assert occ.refusal_to_open("10.0.1.1") is None and occ.anonymous == 3
+
+
+def test_a_trusted_peer_is_neither_bounded_per_tenant_nor_counted_as_anonymous() -> None:
+    occ = Occupancy(Limits(4, max_opening=4, max_opening_per_peer=1, max_opening_per_tenant=1, max_opening_anonymous=1))
+    for _ in range(3):
+        assert occ.refusal_to_open("10.0.0.1", tenant="default", per_peer=False) is None
+        occ.open("10.0.0.1", tenant="default", per_peer=False)
+    assert (occ.opening, occ.anonymous) == (3, 0)
+    assert occ.refusal_to_open("10.0.0.1") is None and occ.refusal_to_open("10.0.0.2", tenant="default") is None

@@ -43,7 +43,7 @@ from agent.runtime.call.prestart import Credentials, Opened, Opening, PreStart, 
 from agent.runtime.call.rate_limit import InputRateLimiter, Verdict, carried_audio_ms
 from agent.runtime.call.report import RefusalLog, SessionReport
 from agent.runtime.call.setup import CallSetup
-from agent.runtime.call.socket import CallSocket
+from agent.runtime.call.socket import CallSocket, reset_on_close
 from agent.runtime.call.speech import TurnSpeech
 from agent.runtime.call.turn_tasks import Stamped, TurnTasks
 from agent.runtime.call.wire import Aside, Reconfigure, SideChannel, SideChannels, Wire
@@ -365,8 +365,12 @@ class Connection:
             self._log.info("%s", summary)
 
     async def _close_socket(self, close: CloseSession) -> None:
-        """Close with ``close``; a client that does not read cannot even take the close frame: drop it."""
+        """Close with ``close``; a client that does not read cannot even take the close frame: drop it, and what it
+        left unread goes with it (a reset: the kernel must not keep it for a peer that never takes it)."""
+        if close is NOT_READING:
+            reset_on_close(self._ws.transport)
         try:
             await asyncio.wait_for(self._ws.close(close.code, close.reason), self._settings.server.close_timeout_s)
         except TimeoutError:
+            reset_on_close(self._ws.transport)
             self._ws.transport.abort()

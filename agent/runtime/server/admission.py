@@ -17,7 +17,7 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
-Reason = Literal["loading", "failed", "draining", "full", "busy", "peer_limit", "opening_full"]
+Reason = Literal["loading", "failed", "draining", "full", "busy", "peer_limit", "tenant_limit", "opening_full"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,7 +27,7 @@ class Refusal:
     retry_after_s: int
     """Sent as ``Retry-After``: when trying this server again may succeed."""
     status: int = 503
-    """The HTTP status of a refused upgrade (429 for a peer over its own bound)."""
+    """The HTTP status of a refused upgrade (429 for a peer or a tenant over its own bound)."""
 
 
 LOADING = Refusal("loading", "server is still loading models", 5)

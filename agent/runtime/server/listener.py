@@ -8,7 +8,8 @@ answers 503 until they are loaded, then 200; 503 again while the server is full 
 (``agent.runtime.server.admission``; upgrades are then refused with 503 and ``Retry-After``).
 ``RunningServer.drain`` lets the live calls finish (``agent.runtime.server.drain``); leaving ``running_server``
 closes whatever is still open with 1001. WebSocket limits are explicit: no compression, ``max_size``,
-``max_queue``, ping interval/timeout, open/close timeouts, no server header.
+``max_queue``, open/close timeouts, no server header; the keepalive and the socket options that find a peer
+that does not read are ``agent.runtime.server.liveness``'s.
 """
 
 from __future__ import annotations
@@ -129,8 +130,8 @@ async def running_server(settings: Settings, load: Callable[[], Components]) -> 
         compression=None,
         max_size=cfg.max_message_bytes,
         max_queue=cfg.max_queue,
-        ping_interval=cfg.ping_interval_s,
-        ping_timeout=cfg.ping_timeout_s,
+        ping_interval=None,  # the keepalive is the routes' own (agent.runtime.server.liveness): it has deadlines
+        ping_timeout=None,
         open_timeout=cfg.open_timeout_s,
         close_timeout=cfg.close_timeout_s,
         server_header=None,

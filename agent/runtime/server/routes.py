@@ -2,17 +2,19 @@
 
 Its one reason to change is how a request reaches its endpoint. An upgrade to an endpoint's path is checked
 (``agent.runtime.server.upgrade``: method, Origin, the endpoint's credential check), then admitted by load
-(``ServerState.refusal``: 503 with ``Retry-After``) and by the sockets still opening (429 past the bound per
-address, which a phone provider whose credential checked out is spared: it carries many callers from a few
-addresses); its handler runs a ``Connection`` with the endpoint's opening. Any other path is plain HTTP, GET and
-HEAD only: ``/healthz``, ``/metrics`` and the browser page (``agent.runtime.server.static``).
+(``ServerState.refusal``: 503 with ``Retry-After``) and by the sockets still opening
+(``agent.runtime.server.occupancy``: one with no credential at the upgrade is bounded per address, 429; one whose
+credential checked out per tenant, 429, never by the address's anonymous sockets; a phone provider's, which
+carries many callers from a few addresses, by the total only); its handler runs a ``Connection`` with the
+endpoint's opening, beside the keepalive (``agent.runtime.server.liveness``). Any other path is plain HTTP, GET
+and HEAD only: ``/healthz``, ``/metrics`` and the browser page (``agent.runtime.server.static``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
-import socket
 from http import HTTPStatus
 
 from websockets.asyncio.server import ServerConnection
@@ -27,10 +29,11 @@ from agent.runtime.call.prestart import Credentials
 from agent.runtime.metrics.registry import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from agent.runtime.server.admission import Refusal
 from agent.runtime.server.forwarded import client_address, networks, peer_key
+from agent.runtime.server.liveness import Liveness
 from agent.runtime.server.responses import READ_METHODS, for_method, json_response, method_not_allowed, secured
 from agent.runtime.server.state import ServerState
 from agent.runtime.server.static import StaticFiles
-from agent.runtime.server.upgrade import UpgradeGate
+from agent.runtime.server.upgrade import Admission, UpgradeGate
 from agent.wires.endpoints import ENDPOINTS, PATHS
 
 log = logging.getLogger(__name__)
@@ -47,14 +50,6 @@ def _refused(refused: Refusal) -> Response:
     )
 
 
-def _bound_send_buffer(connection: ServerConnection, size: int) -> None:
-    """A small kernel send buffer: a client that stops reading blocks our next send soon (``send_timeout_s``)."""
-    sock = connection.transport.get_extra_info("socket") if size > 0 else None
-    if sock is not None:
-        with contextlib.suppress(OSError):
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, size)
-
-
 def _path(request: Request) -> str:
     return request.path.split("?", 1)[0]
 
@@ -68,6 +63,7 @@ class Routes:
         self._static = StaticFiles()
         self._gate = UpgradeGate(settings, state.auth)
         self._proxies = networks(settings.server.trusted_proxies)
+        self._liveness = Liveness(settings.server, lambda: state.metrics.error("keepalive_timeout"))
 
     def process_request(self, connection: ServerConnection, request: Request) -> Response | None:
         path = _path(request)
@@ -84,17 +80,27 @@ class Routes:
         remote = connection.remote_address
         client = str(remote[0]) if remote else ""
         peer = peer_key(client_address(client, request.headers.get_all("X-Forwarded-For"), self._proxies))
-        # A phone provider whose credential checked out carries many callers from a few addresses: total bound only.
-        refused = refused or state.occupancy.refusal_to_open(peer, per_peer=not admission.provider)
+        # A valid credential is counted against its tenant, never against the address's anonymous sockets; a phone
+        # provider whose credential checked out carries many callers from a few addresses: total bound only.
+        tenant, per_peer = self._credited_tenant(admission), not admission.provider
+        refused = refused or state.occupancy.refusal_to_open(peer, tenant=tenant, per_peer=per_peer)
         if refused is not None:
             state.metrics.refused(refused.reason)
             if refused.status == HTTPStatus.TOO_MANY_REQUESTS:
-                log.info("refused an upgrade from %s: %s", peer, refused.message)
+                log.info("refused an upgrade from %s (tenant %s): %s", peer, tenant or "none", refused.message)
             return _refused(refused)
         state.admissions[connection] = admission
-        state.seat(connection, peer)
-        _bound_send_buffer(connection, server.send_buffer_bytes)
+        state.seat(connection, peer, tenant=tenant, per_peer=per_peer)
+        self._liveness.tune(connection)
         return None
+
+    def _credited_tenant(self, admission: Admission) -> str | None:
+        """The tenant a credential checked at the upgrade names (a bearer token while auth is on, a phone
+        provider's signature); ``None``: the socket is anonymous (no header yet, or auth off)."""
+        principal = admission.principal
+        if principal is None or admission.error is not None:
+            return None
+        return principal.tenant if admission.provider or self._state.auth.enabled else None
 
     def _http(self, request: Request, path: str) -> Response:
         """The plain HTTP routes: ``/healthz``, ``/metrics`` and the page; GET and HEAD only."""
@@ -150,6 +156,7 @@ class Routes:
             state.occupancy.close(seat)
             await ws.close(1013, "server not ready")
             return
+        keepalive = asyncio.create_task(self._liveness.watch(ws), name="keepalive")
         try:
             try:
                 credentials = Credentials(state.auth, state.header_principal(ws))
@@ -178,4 +185,6 @@ class Routes:
             with contextlib.suppress(Exception):
                 await ws.close(1011, "internal error")
         finally:
+            keepalive.cancel()
+            await asyncio.gather(keepalive, return_exceptions=True)
             state.occupant(seat).left()

@@ -27,7 +27,13 @@ from agent.security.auth import Authenticator, Principal
 
 def limits(server: ServerSettings) -> Limits:
     """The bounds of sockets a server holds, from its settings."""
-    return Limits(server.max_sessions, server.max_opening, server.max_opening_per_peer)
+    return Limits(
+        server.max_sessions,
+        server.max_opening,
+        server.max_opening_per_peer,
+        server.max_opening_per_tenant,
+        server.opening_anonymous,
+    )
 
 
 @dataclass(slots=True)
@@ -76,10 +82,11 @@ class ServerState:
             max_wait_s=server.admission_wait_ms / 1000,
         )
 
-    def seat(self, socket: CallSocket, peer: str) -> Seat:
-        """A place for a socket that starts opening (``Occupancy.open``), given back when the socket is
-        collected if no handler ever closes it (a handshake that failed after the upgrade's checks)."""
-        seat = self.occupancy.open(peer)
+    def seat(self, socket: CallSocket, peer: str, *, tenant: str | None = None, per_peer: bool = True) -> Seat:
+        """A place for a socket that starts opening (``Occupancy.open``: ``tenant`` and ``per_peer`` as its
+        ``refusal_to_open`` was asked), given back when the socket is collected if no handler ever closes it (a
+        handshake that failed after the upgrade's checks)."""
+        seat = self.occupancy.open(peer, tenant=tenant, per_peer=per_peer)
         self.seats[socket] = seat
         weakref.finalize(socket, self.occupancy.close, seat)
         return seat

@@ -206,7 +206,7 @@ class AudioSocketListener:
             state.metrics.refused(reason)
             await stream.close()
             return
-        occupant = state.occupant(state.seat(stream, peer))
+        occupant = state.occupant(state.seat(stream, peer, per_peer=False))
         try:
             principal = Principal(DEFAULT_TENANT, frozenset({"call"}), f"audiosocket:{host}")
             connection = Connection(
