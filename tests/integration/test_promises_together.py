@@ -1,0 +1,274 @@
+"""Every promise at once, over real sockets with real tiny.en, Piper and Smart Turn (issue 28).
+
+Each promise has its own test elsewhere; this one keeps them together, because each change that made one broke
+another: a caller on /ws who plays a 60 s reply in real time makes every kind of sound over it (a cough, an
+"uh-huh", another cough: each pauses the reply, which resumes from where it was heard), hears it to the end,
+then interrupts the next reply for real and is answered; meanwhile a Realtime caller coughs over the same long
+story, a slow reader takes it at the pace of its playout, 10 sessions sit idle, and 20 anonymous sockets from the
+callers' own address are held open and re-opened as they are closed. Every real caller is answered, nobody who
+reads is closed, and the server's bound for anonymous sockets never refuses a caller with a valid token.
+Waits only guard against a hang; nothing is timed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import json
+import socket
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed, InvalidStatus
+
+from agent.adapters.openai_compat_llm import OpenAICompatLLM
+from agent.config import LlmSettings
+from agent.runtime.components import Components
+from agent.runtime.server.listener import RunningServer, running_server
+from agent.security.auth import mint_token
+from clients.realtime_client import RealtimeCaller
+from testing.emulators.openai import OpenAIEmulator
+from testing.listener import Listener
+from testing.sockets import next_json, until
+from testing.speech import cough, silence, speech_pcm16
+from tests.integration.conftest import local_settings
+from tests.integration.test_barge_in import STORY
+
+pytestmark = pytest.mark.models
+
+SECRET = "promises-together-secret-0123456789abcd"
+LONG_STORY = [
+    *STORY,
+    "The next spring the river rose higher than anyone could remember. ",
+    "The fox woke one night to the sound of water running past her den. ",
+    "She climbed the hill behind the forest and watched the fields turn into a lake. ",
+    "At dawn she saw the duck family far out on the water, paddling in circles. ",
+    "They could not find the old willow tree, because only its top was above the flood. ",
+    "The fox called to them from the hill until her voice was hoarse. ",
+    "At last the mother duck heard her and led the little ones to the shore. ",
+    "They stayed with the fox on the hill for a week while the water went down. ",
+    "When the river was back in its bed, the willow was still standing. ",
+    "And every spring after that, the ducks sang two songs instead of one. ",
+]
+"""About 60 s of Piper's speech."""
+FOLLOW_UP = "And what happened after that?"
+QUESTION = "Wait, what time is it now?"
+
+
+def token() -> str:
+    return mint_token(SECRET.encode(), "default", ("call",), 3600, now=time.time(), max_ttl_s=86400)
+
+
+def bearer() -> dict[str, str]:
+    return {"Authorization": f"Bearer {token()}"}
+
+
+def answer(body: dict[str, Any]) -> list[str]:
+    """The language model: the long story when asked for a story, the short one when asked what happened next
+    (it is interrupted), the time otherwise."""
+    said = str(body["messages"][-1]["content"]).lower()
+    if "story" in said:
+        return LONG_STORY
+    if "happened" in said:
+        return STORY
+    return ["It is ", "half past three."]
+
+
+@contextlib.asynccontextmanager
+async def served(components: Components) -> AsyncIterator[RunningServer]:
+    settings = local_settings(
+        auth={"secret": SECRET},
+        # the keepalive on (it must close only those who do not read), and anonymous sockets closed quickly, so
+        # that they are re-opened many times over the call
+        server={"ping_interval_s": 2.0, "ping_timeout_s": 2.0, "start_timeout_s": 2.0},
+        turn={"idle_end_s": 0},  # the idle sessions stay for the whole call (they are prompted once)
+    )
+    async with OpenAIEmulator(reply=answer) as emulator:
+        llm = OpenAICompatLLM(LlmSettings(backend="openai", model="m", base_url=emulator.base_url))
+        try:
+            answering = dataclasses.replace(components, llm=llm)
+            async with running_server(settings, lambda: answering) as server:
+                await server.wait_ready()
+                yield server
+        finally:
+            await llm.aclose()
+
+
+class Crowd:
+    """The sockets that are not callers: idle sessions, and anonymous sockets held open and re-opened."""
+
+    def __init__(self, server: RunningServer) -> None:
+        self.server = server
+        self.idle: list[ClientConnection] = []
+        self.anonymous_opened = 0
+        self.anonymous_refused: dict[int, int] = {}
+        self._stop = asyncio.Event()
+        self._tasks: list[asyncio.Task[None]] = []
+
+    async def start(self, idle: int, anonymous: int) -> None:
+        for _ in range(idle):
+            ws = await connect(self.server.ws_url, additional_headers=bearer())
+            await ws.send(json.dumps({"type": "session.start", "sample_rate": 16000}))
+            started = await next_json(ws)
+            assert started["type"] == "session.started", started
+            self.idle.append(ws)
+            self._tasks.append(asyncio.create_task(self._read(ws)))
+        self._tasks += [asyncio.create_task(self._anonymous()) for _ in range(anonymous)]
+        await until(lambda: self.anonymous_opened >= anonymous, 30, "the anonymous sockets")
+
+    @staticmethod
+    async def _read(ws: ClientConnection) -> None:
+        """An idle page still takes what it is sent (the agent's "are you still there?")."""
+        with contextlib.suppress(ConnectionClosed):
+            async for _ in ws:
+                pass
+
+    async def _anonymous(self) -> None:
+        """One anonymous socket at a time: open, say nothing until the server closes it, open again."""
+        while not self._stop.is_set():
+            try:
+                async with connect(self.server.ws_url, open_timeout=10) as ws:
+                    self.anonymous_opened += 1
+                    with contextlib.suppress(ConnectionClosed):
+                        await ws.wait_closed()
+            except InvalidStatus as refused:
+                status = refused.response.status_code
+                self.anonymous_refused[status] = self.anonymous_refused.get(status, 0) + 1
+                await asyncio.sleep(0.2)
+
+    def idle_closed(self) -> list[int | None]:
+        """Close codes of the idle sessions the server closed (none should be)."""
+        return [ws.close_code for ws in self.idle if ws.close_code is not None]
+
+    async def stop(self) -> None:
+        self._stop.set()
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        for ws in self.idle:
+            await ws.close()
+
+
+async def slow_reader(server: RunningServer, done: asyncio.Event) -> tuple[int, tuple[int, str] | None]:
+    """A /ws caller on a slow link (a 16 KiB receive buffer) that asks for the story and takes each message only
+    as its playout needs it (a frame of 40 ms every 40 ms): slower than the server can send. Returns the reply
+    audio it took and the server's close.
+
+    (Its pongs wait behind the audio it has not read yet; the keepalive keeps it while its TCP goes on taking
+    that audio. A client whose kernel swallows half a minute of audio, and takes more only in bursts further
+    apart than the ping timeout, would not be told from one that stopped: docs/security.md.)"""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16384)
+    sock.setblocking(False)
+    await asyncio.get_running_loop().sock_connect(sock, ("127.0.0.1", server.port))
+    async with connect(server.ws_url, additional_headers=bearer(), sock=sock) as ws:
+        await ws.send(json.dumps({"type": "session.start", "sample_rate": 16000}))
+        started = await next_json(ws)
+        listener = Listener(ws, started["output_sample_rate"])
+        sender = asyncio.create_task(listener.sender.run())
+        listener.say(silence(300) + speech_pcm16("Please tell me a long story."))
+        taken = 0
+        closed: tuple[int, str] | None = None
+        try:
+            while not done.is_set():
+                try:
+                    message = await asyncio.wait_for(ws.recv(), 0.5)
+                except TimeoutError:
+                    continue
+                if isinstance(message, bytes):
+                    taken += len(message)
+                    await asyncio.sleep(len(message) / started["output_sample_rate"] / 2)
+        except ConnectionClosed as gone:
+            closed = (gone.rcvd.code, gone.rcvd.reason) if gone.rcvd is not None else (1006, "")
+        finally:
+            sender.cancel()
+            await asyncio.gather(sender, return_exceptions=True)
+        return taken, closed
+
+
+async def realtime_caller(server: RunningServer) -> RealtimeCaller:
+    """An OpenAI Realtime app that asks for the story and coughs over it; returned once the story is done. Like
+    OpenAI's own examples, it stops playing at ``speech_started`` and truncates the item to what it played."""
+    ws = await connect(server.url("realtime"), additional_headers=bearer(), max_size=None)
+    caller = RealtimeCaller(ws)
+    await caller.begin()
+    await caller.stream(speech_pcm16("Please tell me a long story.", 24000), trailing_s=1.0)
+    def heard(ms: float) -> bool:
+        return any(r.played_ms(time.monotonic()) >= ms for r in caller.responses.values())
+
+    assert await caller.wait(lambda: heard(3000), 60), "no story"
+    await caller.stream(cough(24000), trailing_s=1.0)
+    assert await caller.wait(lambda: any(r.status for r in caller.responses.values()), 120), "the story never ended"
+    assert ws.close_code is None, f"closed {ws.close_code} {ws.close_reason}"
+    return caller
+
+
+async def test_a_long_reply_with_every_sound_over_it_beside_idle_anonymous_and_slow_peers(
+    components: Components,
+) -> None:
+    async with served(components) as server:
+        crowd = Crowd(server)
+        await crowd.start(idle=10, anonymous=20)
+        done = asyncio.Event()
+        slow = asyncio.create_task(slow_reader(server, done))
+        realtime = asyncio.create_task(realtime_caller(server))
+        try:
+            async with connect(server.ws_url, additional_headers=bearer()) as ws:  # from the anonymous' address
+                start = {"type": "session.start", "sample_rate": 16000, "capabilities": ["playback.pause"]}
+                await ws.send(json.dumps(start))
+                started = await next_json(ws)
+                assert started["type"] == "session.started", started
+                listener = Listener(ws, started["output_sample_rate"])
+                running = asyncio.create_task(listener.run())
+                got = listener.got
+
+                def at(ms: float) -> bool:
+                    return running.done() or (listener.turn == 1 and listener.played_ms() >= ms)
+
+                listener.say(silence(300) + speech_pcm16("Please tell me a long story."))
+                for ms, sound in ((3000, cough()), (20000, speech_pcm16("Uh-huh.")), (40000, cough())):
+                    await until(lambda ms=ms: at(ms), 90, f"{ms} ms of the story")  # type: ignore[misc]
+                    listener.say(sound)
+                await until(lambda: running.done() or bool(got.of("turn.metrics", 1)), 90, "the end of the story")
+                listener.say(speech_pcm16(FOLLOW_UP))
+                await until(lambda: running.done() or (listener.turn >= 2 and listener.played_ms() >= 2000), 60, "2")
+                listener.say(speech_pcm16(QUESTION))  # a real interruption
+                await until(lambda: running.done() or bool(got.of("reply.done", 3)), 60, "the answer")
+                listener.stop()
+                await running
+            story = await realtime
+            await story.close()
+            done.set()
+            taken, slow_closed = await slow
+            idle_closed = crowd.idle_closed()
+        finally:
+            done.set()
+            for task in (slow, realtime):
+                task.cancel()
+            await asyncio.gather(slow, realtime, return_exceptions=True)
+            await crowd.stop()
+
+    # the caller on /ws: three pauses, each resumed from where it was heard, the story heard to its end
+    assert got.closed is None, f"closed {got.closed}"
+    assert got.of("turn.metrics", 1)[0]["interrupted"] is False
+    resumed = [p for p in got.pauses if p.turn == 1]
+    assert len(resumed) >= 3 and all(p.exact and p.played_ms <= p.heard_ms + 2 for p in resumed), resumed
+    assert not got.of("playback.clear", 1)
+    # ... then the next reply was interrupted for real and the question answered
+    assert got.of("turn.metrics", 2)[0]["interrupted"] is True
+    assert got.of("reply.done", 3)
+    # the Realtime app's story was done, cut where the app stopped it at the cough, with no error; the slow reader
+    # took all of its story at its pace; nobody was closed
+    (response,) = [r for r in story.responses.values() if r.status]
+    assert response.status == "completed" and not story.errors, story.errors
+    assert response.truncated_ms is not None and response.truncated_ms >= 3000, response.truncated_ms
+    assert slow_closed is None and taken >= 48 * 10_000, (slow_closed, taken)
+    assert idle_closed == []
+    # the anonymous sockets were held open and re-opened many times over, their address's bound full all along
+    # (429 for the rest of them), and still every caller with a token from that address was let in
+    assert crowd.anonymous_opened >= 40, crowd.anonymous_opened
+    assert crowd.anonymous_refused.get(429, 0) > 0, crowd.anonymous_refused
