@@ -64,7 +64,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -410,19 +410,41 @@ def twilio_analyse(trial: Trial, caller: TwilioCaller) -> None:
             resumed.exact = (resumed.exact is not False) and known == frame[: len(known)]
 
 
+class PhoneCaller(Protocol):
+    """What the simulated Twilio caller and the simulated Asterisk share."""
+
+    speech_onsets: list[float]
+
+    async def begin(self) -> None: ...
+
+    def say(self, pcm: bytes) -> None: ...
+
+    async def run_until(self, done: Callable[[], bool], timeout_s: float) -> bool: ...
+
+    async def hang_up(self) -> None: ...
+
+
+async def ask_then_sound(
+    caller: PhoneCaller, frames: Callable[[], int], pcm: bytes, listen_ms: int, trial: Trial
+) -> None:
+    """The phone caller asks for the story, hears ``listen_ms`` of it (``frames``: the 20 ms frames received so
+    far), then makes the sound ``pcm`` (8 kHz), whose onset goes into ``trial``."""
+    await caller.begin()
+    caller.say(bytes(8000 * 2 * 300 // 1000) + speech_question(8000))
+    if not await caller.run_until(lambda: frames() >= listen_ms // 20, 60):
+        await caller.hang_up()
+        raise RuntimeError("no reply to listen to")
+    caller.say(pcm)
+    await caller.run_until(lambda: len(caller.speech_onsets) >= 2, 5)
+    trial.onset = caller.speech_onsets[1] + onset_offset_s(pcm, 8000)
+
+
 async def twilio_trial(url: str, sound: Sound, listen_ms: int, trial: Trial) -> None:
     pcm = sound.pcm(8000)
     async with connect(url) as ws:
         caller = TwilioCaller(ws)
-        await caller.begin()
-        caller.say(bytes(8000 * 2 * 300 // 1000) + speech_question(8000))
         got = caller.received
-        if not await caller.run_until(lambda: len(got.media_times) >= listen_ms // 20, 60):
-            await caller.hang_up()
-            raise RuntimeError("no reply to listen to")
-        caller.say(pcm)
-        await caller.run_until(lambda: len(caller.speech_onsets) >= 2, 5)
-        trial.onset = caller.speech_onsets[1] + onset_offset_s(pcm, 8000)
+        await ask_then_sound(caller, lambda: len(got.media_times), pcm, listen_ms, trial)
 
         def turn2() -> bool:
             return any(not name.startswith("1:") for _, name in got.marks)
@@ -458,15 +480,8 @@ async def audiosocket_trial(server: RunningServer, sound: Sound, listen_ms: int,
     port = server.audiosocket_port
     assert port is not None
     caller = await AudioSocketCaller.connect("127.0.0.1", port)
-    await caller.begin()
-    caller.say(bytes(8000 * 2 * 300 // 1000) + speech_question(8000))
     got = caller.received
-    if not await caller.run_until(lambda: len(got.audio_times) >= listen_ms // 20, 60):
-        await caller.hang_up()
-        raise RuntimeError("no reply to listen to")
-    caller.say(pcm)
-    await caller.run_until(lambda: len(caller.speech_onsets) >= 2, 5)
-    trial.onset = caller.speech_onsets[1] + onset_offset_s(pcm, 8000)
+    await ask_then_sound(caller, lambda: len(got.audio_times), pcm, listen_ms, trial)
     await caller.run_until(lambda: False, len(pcm) / 16000 + SETTLE_S)  # whatever happens, it shows by then
     await caller.hang_up()
     barged = metrics.barge_ins_total.value() > barge_ins

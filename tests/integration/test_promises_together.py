@@ -197,6 +197,7 @@ async def realtime_caller(server: RunningServer) -> RealtimeCaller:
     caller = RealtimeCaller(ws)
     await caller.begin()
     await caller.stream(speech_pcm16("Please tell me a long story.", 24000), trailing_s=1.0)
+
     def heard(ms: float) -> bool:
         return any(r.played_ms(time.monotonic()) >= ms for r in caller.responses.values())
 
