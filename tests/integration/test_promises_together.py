@@ -203,7 +203,8 @@ async def realtime_caller(server: RunningServer) -> RealtimeCaller:
 
     assert await caller.wait(lambda: heard(3000), 60), "no story"
     await caller.stream(cough(24000), trailing_s=1.0)
-    assert await caller.wait(lambda: any(r.status for r in caller.responses.values()), 120), "the story never ended"
+    # every turn answered (the story, and the cough if the recogniser made words of it) and every response done
+    assert await caller.settle(120), f"not every turn was answered: {[r.status for r in caller.responses.values()]}"
     assert ws.close_code is None, f"closed {ws.close_code} {ws.close_reason}"
     return caller
 
@@ -262,11 +263,15 @@ async def test_a_long_reply_with_every_sound_over_it_beside_idle_anonymous_and_s
     # ... then the next reply was interrupted for real and the question answered
     assert got.of("turn.metrics", 2)[0]["interrupted"] is True
     assert got.of("reply.done", 3)
-    # the Realtime app's story was done, cut where the app stopped it at the cough, with no error; the slow reader
-    # took all of its story at its pace; nobody was closed
-    (response,) = [r for r in story.responses.values() if r.status]
-    assert response.status == "completed" and not story.errors, story.errors
-    assert response.truncated_ms is not None and response.truncated_ms >= 3000, response.truncated_ms
+    # the Realtime app's story was played until the app stopped it at the cough, every response was done, with no
+    # error; the slow reader took all of its story at its pace; nobody was closed
+    first, *_ = story.responses.values()
+    statuses = [r.status for r in story.responses.values()]
+    assert all(status in ("completed", "cancelled") for status in statuses) and not story.errors, (
+        statuses,
+        story.errors,
+    )
+    assert first.truncated_ms is not None and first.truncated_ms >= 3000, first.truncated_ms
     assert slow_closed is None and taken >= 48 * 10_000, (slow_closed, taken)
     assert idle_closed == []
     # the anonymous sockets were held open and re-opened many times over, their address's bound full all along
