@@ -74,6 +74,7 @@ class SageMakerEmulator:
     requests: list[Recorded] = field(default_factory=list)
     _faults: deque[str] = field(default_factory=deque)
     _cache: dict[str, bytes] = field(default_factory=dict)
+    _making: dict[str, asyncio.Lock] = field(default_factory=dict)
     _runner: web.AppRunner | None = None
     _closing: asyncio.Event | None = None
     url: str = ""
@@ -89,13 +90,17 @@ class SageMakerEmulator:
         self._faults.clear()
 
     async def audio(self, text: str) -> bytes:
-        """The PCM16 at 24 kHz the emulator answers for ``text`` (synthesized once, then cached)."""
-        if text not in self._cache:
-            chunks = [chunk async for chunk in self.tts.synthesize(text, self.voice)]
-            pcm = b"".join(chunks)
-            self._cache[text] = (
-                float_to_pcm16(resample(pcm16_to_float(pcm), self.tts.sample_rate, MODEL_RATE)) if pcm else b""
-            )
+        """The PCM16 at 24 kHz the emulator answers for ``text`` (synthesized once, then cached).
+
+        Once even when two requests for the same text arrive together: the voice (Piper) draws its noise anew on
+        every synthesis, so a second synthesis would answer one request with audio the cache does not hold."""
+        async with self._making.setdefault(text, asyncio.Lock()):
+            if text not in self._cache:
+                chunks = [chunk async for chunk in self.tts.synthesize(text, self.voice)]
+                pcm = b"".join(chunks)
+                self._cache[text] = (
+                    float_to_pcm16(resample(pcm16_to_float(pcm), self.tts.sample_rate, MODEL_RATE)) if pcm else b""
+                )
         return self._cache[text]
 
     # ----- lifecycle ----------------------------------------------------------------------------------------
