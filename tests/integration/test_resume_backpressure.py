@@ -1,6 +1,6 @@
 """A reply resumed after a cough goes through the same backpressure as synthesis, over a real socket with real
 tiny.en and Piper: a client that reads every message and plays the reply in real time is never closed as "not
-reading", however much of the reply was kept while it was paused.
+reading", however much of the reply was kept while it was paused: all of it waits for room in the outbox.
 
 The issue this guards: resuming emitted all the audio kept since the pause at once, past the outbox's bound for
 clients that really stop reading, and the server closed a listening caller ``1008 client is not reading``.
@@ -38,19 +38,22 @@ async def test_a_cough_over_a_long_reply_resumes_it_to_the_end_without_closing_a
         running = asyncio.create_task(listener.run())
         got = listener.got
         listener.say(silence(300) + speech_pcm16("Please tell me a long story."))
-        await until(lambda: listener.turn == 1 and listener.played_ms() >= 2000, 60, "2 s of the story")
+        await until(lambda: running.done() or (listener.turn == 1 and listener.played_ms() >= 2000), 60, "2 s")
+        # (the story's first sentence, prepared before the end of turn and released at it, is 4 s: it meets the same
+        # bound, and goes through the same backpressure)
+        assert got.closed is None, f"closed {got.closed} before the cough"
         listener.say(cough())
         await until(lambda: bool(got.pauses) or running.done(), 10, "a pause at the cough")
-        # the rest of the story (19 s) is heard to its end, or the call is closed
-        await until(lambda: bool(got.of("turn.metrics", 1)) or running.done(), 60, "the end of the story")
+        # the rest of the story (19 s, all kept while paused: far past the bound) goes on being heard, or the call
+        # is closed at the resume (heard to its end in tests/integration/test_promises_together.py)
+        resumed = 6000 * 48
+        await until(lambda: running.done() or got.pauses[0].resent_bytes >= resumed, 30, "6 s of the rest")
         listener.stop()
         await running
 
     assert got.closed is None, f"closed {got.closed}"
     assert not got.of("error"), got.of("error")
-    (metrics,) = got.of("turn.metrics", 1)
-    assert metrics["interrupted"] is False
     pause = got.pauses[0]
     assert pause.played_ms <= pause.heard_ms + 2  # nothing skipped
-    assert pause.exact and pause.resent_bytes >= 15_000 * 48  # the rest of it, byte for byte, from there
-    assert len(got.pauses) == 1 and not got.of("playback.clear")
+    assert pause.exact and pause.resent_bytes >= resumed  # the rest of it, byte for byte, from there
+    assert len(got.pauses) == 1 and not got.of("playback.clear") and not got.of("turn.metrics")
