@@ -43,7 +43,7 @@ def send(turn: Turn, pcm: bytes, sentence: int, offset: int | None, config: Sess
     turn.sent_bytes = end_at
     turn.playback.send_until(end_at / per_ms, now)
     effects.append(Notify(AudioChunk(turn=turn.number, pcm=pcm)))
-    return effects + _ended(turn)
+    return effects + ended(turn)
 
 
 def start(turn: Turn, config: SessionConfig) -> list[Effect]:
@@ -59,7 +59,7 @@ def synthesized(turn: Turn) -> list[Effect]:
     if not turn.reply_finished or turn.speech_finished:
         return []
     turn.speech_finished = True
-    return _ended(turn)
+    return ended(turn)
 
 
 def all_sent(turn: Turn) -> bool:
@@ -67,7 +67,7 @@ def all_sent(turn: Turn) -> bool:
     return not turn.withheld and turn.sent_bytes >= turn.audio_bytes
 
 
-def _ended(turn: Turn) -> list[Effect]:
+def ended(turn: Turn) -> list[Effect]:
     """``audio.end`` once synthesis is over and its last frame was sent."""
     return end(turn) if turn.speech_finished and all_sent(turn) else []
 

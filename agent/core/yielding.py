@@ -48,9 +48,7 @@ def resume(turn: Turn | None, config: SessionConfig, now: float) -> list[Effect]
     if start < turn.audio_bytes and not turn.announced:
         turn.first_audio_at = now  # the caller's first audio, not the synthesizer's
     effects.append(ResendSpeech(turn.number, start))
-    if turn.speech_finished:
-        effects += reply_audio.end(turn) if reply_audio.all_sent(turn) else []
-    return effects
+    return effects + reply_audio.ended(turn)
 
 
 def interrupted(turn: Turn) -> list[Effect]:

@@ -51,9 +51,6 @@ log = logging.getLogger(__name__)
 
 Post = Callable[[Event], Awaitable[None]]
 
-_LAST = 1 << 62
-"""Greater than any sentence index (a bisection key)."""
-
 SECONDS_PER_CHAR = 0.05
 """Speech per character of text, on the short side (~20 characters a second), for the audio a sentence will
 make before it is made: it errs towards less slack for the sentences after it."""
@@ -146,8 +143,9 @@ class TurnSpeech:
         self._keep = keep
         self._kept = bytearray()
         """The frames posted so far (with ``keep``), in order: byte ``n`` is the turn's audio at offset ``n``."""
-        self._runs: list[tuple[int, int]] = []
-        """Where each sentence's run of kept frames begins, and its sentence: ``(offset, sentence)``."""
+        self._run_starts: list[int] = []
+        """Where each run of kept frames of one sentence begins (its sentence at the same index of ``_run_of``)."""
+        self._run_of: list[int] = []
         self._posted = 0
         """Bytes posted so far: the offset of the next new frame."""
         self._open = asyncio.Event()
@@ -197,13 +195,14 @@ class TurnSpeech:
         while position < len(self._kept):
             await self._wait_for_room()
             end = min(position + self._framer.frame_bytes, len(self._kept))  # whole frames from the position heard
-            sentence = self._runs[bisect.bisect_right(self._runs, (position, _LAST)) - 1][1]
+            sentence = self._run_of[bisect.bisect_right(self._run_starts, position) - 1]
             await self._post(SpeechAudio(self._turn, bytes(self._kept[position:end]), sentence, position))
             position = end
             await asyncio.sleep(0)  # the loop queues it before this looks for room again
         if not self._keep:
             self._kept.clear()
-            self._runs.clear()
+            self._run_starts.clear()
+            self._run_of.clear()
         self._resending = None
         self._open.set()
 
@@ -349,8 +348,9 @@ class TurnSpeech:
             offset = self._posted
             self._posted += len(frame)
             if self._keep:
-                if not self._runs or self._runs[-1][1] != self._sentence:
-                    self._runs.append((offset, self._sentence))
+                if not self._run_of or self._run_of[-1] != self._sentence:
+                    self._run_starts.append(offset)
+                    self._run_of.append(self._sentence)
                 self._kept += frame
             await self._post(SpeechAudio(self._turn, frame, self._sentence, offset))
             await asyncio.sleep(0)  # the loop queues it before the next frame looks for room
