@@ -80,6 +80,7 @@ ANALYSIS_MS = 10
 Split = Literal["dev", "test"]
 SPLITS: tuple[Split, ...] = ("dev", "test")
 Category = Literal["short", "long", "question", "breath", "thinking"]
+Source = Literal["synthetic", "human"]
 CATEGORIES: tuple[Category, ...] = ("short", "long", "question", "breath", "thinking")
 PAUSED: tuple[Category, ...] = ("breath", "thinking")
 """The categories said in parts: the turn must not end in their pauses (where splits are counted)."""
@@ -248,6 +249,10 @@ class Utterance:
     audible_end_ms: float
     pauses: tuple[tuple[float, float], ...]
     """Audible gaps between parts: (start, end) in ms."""
+    source: Source = "synthetic"
+    """Who said it: a speech engine (``synthetic``) or a person, recorded (``human``)."""
+    language: str = "en"
+    """The language it is said in (ISO 639-1)."""
 
     @property
     def duration_ms(self) -> float:
@@ -280,6 +285,8 @@ class Utterance:
             "audible_start_ms": round(self.audible_start_ms, 1),
             "audible_end_ms": round(self.audible_end_ms, 1),
             "pauses_ms": [[round(s, 1), round(e, 1)] for s, e in self.pauses],
+            "source": self.source,
+            "language": self.language,
         }
 
 
