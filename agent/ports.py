@@ -173,6 +173,21 @@ class TurnCompletion(Protocol):
     async def complete_probability(self, pcm16k: bytes, job: JobInfo | None = None) -> float: ...
 
 
+class TextCompletion(Protocol):
+    """Tells from the words of an utterance whether the caller has finished (a text end-of-turn model).
+
+    ``reads(language)``: the model judges text in that language (ISO 639-1); for another language the turn is
+    judged without it. ``complete_probability`` takes the speculative transcript so far, as the recogniser wrote
+    it, and gives the probability (0..1) that the turn is complete. It runs off the event loop; ``job`` says how
+    urgent it is (end-of-turn work, droppable like a speculative transcript). Raises ``ProviderError`` on model
+    failure and ``WorkDropped`` when the server is too busy to run it.
+    """
+
+    def reads(self, language: str) -> bool: ...
+
+    async def complete_probability(self, text: str, language: str, job: JobInfo | None = None) -> float: ...
+
+
 class LanguageModel(Protocol):
     """Streams reply text for a conversation.
 
