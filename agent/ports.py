@@ -26,6 +26,8 @@ class Work(StrEnum):
     LATER_SENTENCE = "later_sentence"
     SPECULATIVE_TRANSCRIPT = "speculative_transcript"
     QUICK_TRANSCRIPT = "quick_transcript"
+    TURN_SCORE = "turn_score"
+    """A score of a pause (the sound's or the words'): end-of-turn work like the speculative transcript."""
 
 
 @dataclass(frozen=True, slots=True)

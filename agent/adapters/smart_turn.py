@@ -170,7 +170,7 @@ class SmartTurn:
         if self._closed:
             raise ProviderUnavailable("smart-turn", "closed")
         audio = pcm16_to_float(pcm16k)
-        info = job if job is not None else JobInfo(Work.SPECULATIVE_TRANSCRIPT)
+        info = job if job is not None else JobInfo(Work.TURN_SCORE)
         future = self._pool.submit(self.MODEL, info, WINDOW_S, lambda: self._run(audio))
         result: float = await asyncio.wrap_future(future)
         return result

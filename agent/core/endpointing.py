@@ -126,17 +126,30 @@ class EndpointPolicy:
     """The wait of a sentence that reads finished but sounds unfinished (0: ``fragment_ms``)."""
     sure_fragments: bool = False
     """A sure sound ends a fragment at ``hangover_min_ms`` too ("Hello world."); off: it waits ``hangover_ms``."""
+    words: bool = False
+    """Ask the text end-of-turn model (``ScoreWords``) once each speculative transcript is back."""
+    words_sure: float = 0.2
+    """Text score at or above which the words read finished, whatever the rules for fragments say."""
+    words_unsure: float = 0.02
+    """Text score at or below which the words read unfinished: a fragment ("The quick brown fox.")."""
 
-    def hangover_for(self, text: str | None, probability: float | None = None, *, language: str = "en") -> int:
+    def hangover_for(
+        self, text: str | None, probability: float | None = None, *, language: str = "en", words: float | None = None
+    ) -> int:
         """The trailing silence that ends the turn, given its speculative transcript (``None``: not known yet)
-        in ``language`` and the acoustic model's probability that it is finished (``None``: no score: the text
-        rules alone)."""
+        in ``language``, the acoustic model's probability that it is finished (``None``: no score: the text
+        rules alone) and the text model's (``words``; ``None``: the rules alone read the words). Words that
+        trail off by the rules ("for, um,") wait longest whatever the models say."""
         if text is None:
             return self.hangover_ms
         verdict = completeness(text, self.trailing_words, language=language)
         if verdict is Completeness.TRAILING:
             return self.hangover_max_ms
         fragment = self._fragment(text, rules_for(language))
+        if words is not None and words >= self.words_sure:
+            verdict, fragment = Completeness.COMPLETE, False
+        elif words is not None and words <= self.words_unsure:
+            fragment = True
         fragment_ms = max(self.fragment_ms or self.hangover_max_ms, self.hangover_ms)
         if probability is None:
             if fragment:

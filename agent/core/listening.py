@@ -10,8 +10,9 @@
 - ``CancelTranscription``: a request it asked for is no longer wanted (a newer speculation replaces it,
   or its utterance ended or was discarded), so the runtime can stop it instead of letting superseded
   transcriptions pile up;
-- ``ScoreTurn``: with each speculative transcript, when the endpointing policy uses the acoustic model, the
-  sound of the same snapshot is scored (its answer comes back through ``answer_score``);
+- ``ScoreTurn``, ``ScoreWords``: with each speculative transcript the sound of the same snapshot is scored,
+  and once it is back its words, when the policy uses those models (answers come back through ``answer_score``;
+  while any is on its way the pause is not judged blind, ``agent.core.turn_end``);
 - ``Guessed``: the speculative transcript of everything said so far is known while the caller is silent and
   the turn has not ended yet (a reply can start from it, ``agent.core.preemption``);
 - ``Ended``: the utterance is over, with its transcript when the speculative one covers every voiced
@@ -24,9 +25,8 @@ caller while it is judged, and the judgement can wait for the words: a sound mad
 any utterance (even one shorter than a turn's minimum, so that a quick "wait" or "no" is heard), after only
 ``resume_after_ms`` of silence when its speculative transcript has no words or only acknowledgements, and
 its whole transcript decides (``Ended``: the session resumes the reply, or makes it a barge-in, a turn of
-its own); only speech that goes on for
-``backchannel_max_ms`` takes the floor before it ends. Quick transcripts of the first syllables ("Uh" of
-"uh-huh", "All" of "all right", "Run!" of "right") are not needed then, and not asked for.
+its own); only speech that goes on for ``backchannel_max_ms`` takes the floor before it ends. Quick
+transcripts of the first syllables ("Uh" of "uh-huh", "Run!" of "right") are not needed then, nor asked for.
 
 Transcripts of the requests it asked for come back through ``answer``. One reason to change: how the caller's
 speech is heard and judged. Pure: no I/O, no clock.
@@ -38,9 +38,10 @@ from dataclasses import dataclass, replace
 from typing import Literal, assert_never
 
 from agent.core.endpointing import EndpointPolicy, claims_floor, is_backchannel, no_bid, normalise_phrase
-from agent.core.events import AudioFrame, CancelTranscription, ScoreTurn, Transcribe
+from agent.core.events import AudioFrame, CancelTranscription, ScoreTurn, ScoreWords, Transcribe
 from agent.core.policies import BargeInPolicy
 from agent.core.turn_detector import Discarded, EndOfTurn, Onset, TurnDetector, TurnPolicy
+from agent.core.turn_end import evidence_of, hangover, reads_words
 from agent.core.turn_state import AsrRequest, Said, Utterance
 
 
@@ -92,7 +93,7 @@ class Passed:
     """A sound made while the agent held the floor is over and did not take it."""
 
 
-Heard = Began | Yield | Interrupt | Guessed | Ended | Passed | Transcribe | ScoreTurn | CancelTranscription
+Heard = Began | Yield | Interrupt | Guessed | Ended | Passed | Transcribe | ScoreTurn | ScoreWords | CancelTranscription
 
 
 class Listener:
@@ -175,21 +176,26 @@ class Listener:
             utterance.spec_text = text
             taken = self._taken_by_words(utterance, text, busy)
             busy = busy and not taken
+            asked = self._ask_words(utterance, text, busy)
             heard = self._maybe_end(utterance, busy)
             fresh = utterance.spec_voiced_until == self._detector.voiced_until_ms
             if not heard and fresh and text.strip():
                 heard = [Guessed(text, utterance.spec_voiced_until)]
-            return taken + heard
+            return taken + asked + heard
         return []
 
     def answer_score(self, request: int, probability: float | None, busy: bool) -> list[Heard]:
-        """The acoustic score of a snapshot this listener asked for (unknown or stale ones are ignored)."""
+        """A score (of the sound, or of the words) this listener asked for (unknown or stale ones are ignored)."""
         req = self._asr.pop(request, None)
         utterance = self._utterance
-        if req is None or utterance is None or utterance.score_request != request:
+        if req is None or utterance is None:
             return []
-        utterance.score_request = None
-        utterance.spec_score = probability
+        if utterance.score_request == request:
+            utterance.score_request, utterance.spec_score = None, probability
+        elif utterance.words_request == request:
+            utterance.words_request, utterance.spec_words = None, probability
+        else:
+            return []
         return self._maybe_end(utterance, busy)
 
     def reconfigure(self, policy: TurnPolicy, endpointing: EndpointPolicy, barge_in: BargeInPolicy) -> None:
@@ -218,8 +224,6 @@ class Listener:
         utterance = self._utterance
         if utterance is not None and utterance.probe_request == request:
             utterance.probe_request = None  # so that the next look can be taken
-
-    # ------------------------------------------------------------------------------------------------
 
     def _judge_interruption(self, utterance: Utterance) -> list[Heard]:
         """Caller speech while the agent holds the floor: interrupt it, or let it pass.
@@ -258,12 +262,13 @@ class Listener:
         heard: list[Heard] = []
         voiced_until = detector.voiced_until_ms
         if ep.speculative_ms and silence >= ep.speculative_ms and utterance.spec_voiced_until != voiced_until:
-            for superseded in (utterance.spec_request, utterance.score_request):
+            for superseded in (utterance.spec_request, utterance.score_request, utterance.words_request):
                 if superseded is not None and self._asr.pop(superseded, None) is not None:
                     heard.append(CancelTranscription(superseded))  # the caller went on
             utterance.spec_request = self._request(utterance, "spec")
             utterance.spec_voiced_until = voiced_until
             utterance.spec_text, utterance.score_request, utterance.spec_score = None, None, None
+            utterance.words_request, utterance.spec_words = None, None
             snapshot = detector.snapshot(self._frame_ms)
             heard.append(Transcribe(utterance.spec_request, snapshot, "speculative", over_agent=utterance.over_agent))
             if ep.acoustic and not (busy and not utterance.barged_in):  # a sound over the agent: its words decide
@@ -271,16 +276,26 @@ class Listener:
                 heard.append(ScoreTurn(utterance.score_request, snapshot))
         return heard + self._maybe_end(utterance, busy)
 
+    def _ask_words(self, utterance: Utterance, text: str, busy: bool) -> list[Heard]:
+        """Ask the text model about the pause's transcript ``text`` (``reads_words``); not for a sound made over
+        the agent, whose words are judged as a bid for the floor."""
+        if (busy and not utterance.barged_in) or not reads_words(self._endpointing, text, self.language):
+            return []
+        utterance.words_request = self._request(utterance, "words")
+        return [ScoreWords(utterance.words_request, text, self.language)]
+
     def _maybe_end(self, utterance: Utterance, busy: bool) -> list[Heard]:
-        """End the utterance if the trailing silence is as long as what has been said calls for."""
+        """End the utterance if the trailing silence is as long as what has been said, and what is still on its
+        way about it, call for (``agent.core.turn_end``)."""
         detector, barge = self._detector, self._barge
         fresh = utterance.spec_voiced_until == detector.voiced_until_ms
         text = utterance.spec_text if fresh else None
-        hangover = self._endpointing.hangover_for(text, utterance.spec_score if fresh else None, language=self.language)
+        evidence = evidence_of(utterance, fresh, in_flight=utterance.spec_request in self._asr)
+        wait = hangover(self._endpointing, evidence, self.language)
         paused = busy and barge.pause and not utterance.barged_in
         if busy and not utterance.barged_in and self._passing(utterance, text):
-            hangover = min(hangover, barge.resume_after_ms)  # the agent is waiting, paused or not, to go on
-        if detector.silence_ms < hangover:
+            wait = min(wait, barge.resume_after_ms)  # the agent is waiting, paused or not, to go on
+        if detector.silence_ms < wait:
             return []
         end = detector.end_now(self._frame_ms, self._policy.onset_ms if paused else None)
         if end is None:  # too short to be an utterance at all
@@ -350,11 +365,12 @@ class Listener:
         self._detector.prepend(said.end.audio)
         heard: list[Heard] = [
             CancelTranscription(request)
-            for request in (utterance.spec_request, utterance.score_request)
+            for request in (utterance.spec_request, utterance.score_request, utterance.words_request)
             if request is not None and self._asr.pop(request, None) is not None
         ]
         utterance.spec_request, utterance.spec_voiced_until, utterance.spec_text = None, -1, None
         utterance.score_request, utterance.spec_score = None, None
+        utterance.words_request, utterance.spec_words = None, None
         return [*heard, Interrupt(continues=said.turn)]
 
     def _passing(self, utterance: Utterance, text: str | None) -> bool:
@@ -377,7 +393,7 @@ class Listener:
         self._asr.clear()
         return moot
 
-    def _request(self, utterance: Utterance, purpose: Literal["spec", "probe", "score"]) -> int:
+    def _request(self, utterance: Utterance, purpose: Literal["spec", "probe", "score", "words"]) -> int:
         self._requests += 1
         self._asr[self._requests] = AsrRequest(utterance.id, self._detector.voiced_until_ms, purpose)
         return self._requests

@@ -42,6 +42,7 @@ from agent.core.events import (
     ReplyDelta,
     ReplyEnded,
     ScoreTurn,
+    ScoreWords,
     SessionEnded,
     SpeechAudio,
     SpeechEnded,
@@ -193,7 +194,7 @@ class Session:
                 return yielding.pause(self._speaker.active, self._config, now) if self._agent_busy() else []
             case Passed():
                 return self._resume(now)
-            case Transcribe() | ScoreTurn() | CancelTranscription():
+            case Transcribe() | ScoreTurn() | ScoreWords() | CancelTranscription():
                 return [heard]
             case Interrupt(continues=continues):
                 return self._interrupt(now) + ([] if continues is None else self._continue(continues))

@@ -34,6 +34,10 @@ class Utterance:
     """The acoustic score asked for with the speculative transcript (``ScoreTurn``), while it is awaited."""
     spec_score: float | None = None
     """Its answer: the probability that the caller has finished (``None``: none yet, or none to be had)."""
+    words_request: int | None = None
+    """The text model's score of the speculative transcript (``ScoreWords``), while it is awaited."""
+    spec_words: float | None = None
+    """Its answer: the probability, from the words, that the caller has finished."""
     probe_request: int | None = None
     probes: int = 0
     backchannel: bool = False
@@ -66,7 +70,7 @@ class Said:
 class AsrRequest:
     utterance: int
     voiced_until: int
-    purpose: Literal["spec", "probe", "final", "score"]
+    purpose: Literal["spec", "probe", "final", "score", "words"]
 
 
 @dataclass(slots=True)

@@ -1,11 +1,18 @@
-"""Which model job runs next: earliest deadline first, first audio before slack work (pure).
+"""Which model job runs next: end-of-turn work, then first audio, then slack work; earliest deadline first (pure).
 
-Local models (faster-whisper, Piper) share a few worker threads, and a remote voice a few endpoint slots; when
-several callers want them at once, arrival order is the wrong order. A job that blocks someone's first audio
-(the final transcript of an ended turn, the first sentence of a reply, a fixed phrase) goes before work that
-has slack (a later sentence, needed only when playback reaches it; a speculative or quick transcript, which
-may be dropped and recomputed). Within each tier the earliest deadline goes first. A slack job whose deadline
-has passed joins the first tier: its caller would hear a gap, or its turn now waits on it.
+Local models (faster-whisper, Piper, the turn scorers) share a few worker threads, and a remote voice a few
+endpoint slots; when several callers want them at once, arrival order is the wrong order. Three tiers:
+
+1. **end-of-turn work** (``END_OF_TURN``): the speculative transcript of a pause and its scores (the sound's,
+   the words'), and the final transcript of an ended turn. The end of turn waits for them (it is never judged
+   blind, ``agent.core.turn_end``), so each millisecond they queue is a millisecond of every caller's wait, and
+   of a thinking caller's risk of being cut off when they come too late;
+2. **first audio**: the first sentence of a reply, a fixed phrase;
+3. **slack** work: a later sentence, needed only when playback reaches it; a quick transcript (a look at a
+   sound made over the agent). A slack job whose deadline has passed joins the second tier: its caller would
+   hear a gap.
+
+Within each tier the earliest deadline goes first.
 
 A droppable job (speculative or quick transcript) is refused at ``submit`` when the estimated wait before it
 could start exceeds how long it may wait (``JobInfo.drop_after_s``, by default its latest start): its waiter
@@ -36,7 +43,8 @@ T = TypeVar("T")
 
 
 FIRST_AUDIO = frozenset({Work.FINAL_TRANSCRIPT, Work.FIRST_SENTENCE, Work.PHRASE})
-DROPPABLE = frozenset({Work.SPECULATIVE_TRANSCRIPT, Work.QUICK_TRANSCRIPT})
+END_OF_TURN = frozenset({Work.FINAL_TRANSCRIPT, Work.SPECULATIVE_TRANSCRIPT, Work.TURN_SCORE})
+DROPPABLE = frozenset({Work.SPECULATIVE_TRANSCRIPT, Work.QUICK_TRANSCRIPT, Work.TURN_SCORE})
 
 
 Dropped = WorkDropped
@@ -191,14 +199,16 @@ class Scheduler(Generic[T]):
 
     def stats(self, now: float, pending_turns: int = 0) -> QueueStats:
         """The queues now; the wait is a new first-audio job's, behind ``pending_turns`` turns not queued yet."""
-        new_first_audio = (0, now, 1 << 62)
+        new_first_audio = (1, now, 1 << 62)  # a first sentence: behind all end-of-turn work and urgent audio
         turn_cost = self.turn_cost()
         wait = self._wait_before(new_first_audio, now) + max(pending_turns, 0) * turn_cost / self.capacity
         return QueueStats({model: _copy(s) for model, s in self._stats.items()}, wait, turn_cost)
 
     def _rank(self, job: Job[T], now: float) -> tuple[int, float, int]:
+        if job.info.work in END_OF_TURN:
+            return (0, job.deadline, job.id)
         urgent = job.first_audio or job.deadline <= now
-        return (0 if urgent else 1, job.deadline, job.id)
+        return (1 if urgent else 2, job.deadline, job.id)
 
     def _wait_before(self, rank: tuple[int, float, int], now: float) -> float:
         """Estimated wait before a job of ``rank`` starts: the work ahead of it spread over the workers."""

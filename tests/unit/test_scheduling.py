@@ -29,7 +29,21 @@ def test_first_audio_runs_before_slack_work_that_arrived_earlier() -> None:
     scheduler.submit("tts", later(6.0), "A3", 50, now=0.0)
     scheduler.submit("tts", FIRST, "B1", 50, now=0.1)
     scheduler.submit("asr", FINAL, "C-final", 2, now=0.2)
-    assert run_all(scheduler, now=0.3) == ["B1", "C-final", "A2", "A3"]
+    assert run_all(scheduler, now=0.3) == ["C-final", "B1", "A2", "A3"]  # a transcript is end-of-turn work
+
+
+def test_end_of_turn_work_runs_before_first_audio_that_arrived_earlier() -> None:
+    # Three callers: one's reply is ready to be spoken; two others have paused, and their end of turn waits on a
+    # speculative transcript and on the scores of their pause. Those go first: the reply's first sentence waits
+    # the few tens of milliseconds they cost, where a turn judged without them could cut a caller off.
+    scheduler: Scheduler[str] = Scheduler(1, {"tts": 0.002, "asr": 0.1, "turn": 0.01})
+    scheduler.submit("tts", FIRST, "A-first", 100, now=0.0)
+    scheduler.submit("asr", JobInfo(Work.SPECULATIVE_TRANSCRIPT, 0.3), "B-spec", 2, now=0.1)
+    scheduler.submit("turn", JobInfo(Work.TURN_SCORE, 0.2, drop_after_s=1.0), "B-sound", 1, now=0.1)
+    scheduler.submit("asr", FINAL, "C-final", 2, now=0.2)
+    scheduler.submit("turn", JobInfo(Work.TURN_SCORE, 0.2, drop_after_s=1.0), "B-words", 1, now=0.25)
+    # Among themselves by deadline: B-spec and C-final are due at 0.2 s, the scores by 0.29 and 0.44 s.
+    assert run_all(scheduler, now=0.3) == ["B-spec", "C-final", "B-sound", "B-words", "A-first"]
 
 
 def test_slack_work_runs_by_deadline_and_an_overdue_one_joins_the_first_tier() -> None:
@@ -83,7 +97,7 @@ def test_speculative_work_is_dropped_when_it_could_not_start_within_its_slack() 
     assert stats.models["tts"].queued == 3
 
 
-def test_a_patient_speculative_transcript_is_kept_and_becomes_first_audio_work_when_its_turn_ends() -> None:
+def test_a_patient_speculative_transcript_is_kept_and_runs_as_end_of_turn_work() -> None:
     # The server's speculative transcripts may wait past their slack (0.3 s) by up to the admission budget: when
     # the caller stays silent, the queued speculative job is the turn's final transcript, ahead of later work.
     scheduler: Scheduler[str] = Scheduler(1, {"asr": 0.2, "tts": 0.002})
@@ -97,9 +111,8 @@ def test_a_patient_speculative_transcript_is_kept_and_becomes_first_audio_work_w
         scheduler.submit("asr", JobInfo(Work.SPECULATIVE_TRANSCRIPT, 0.3, drop_after_s=0.5), "spec-2", 1.0, now=1.0)
     scheduler.submit("tts", later(5.0), "a2", 100, now=1.0)  # a later sentence with slack
     scheduler.finish(running, 1.4)
-    # By 1.4 s the speculative job's latest start (1.0 + 0.3 - 0.2) has passed: it now runs before the slack
-    # sentence, after the first sentences that were due before it.
-    assert run_all(scheduler, now=1.4) == ["b1", "c1", "spec", "a2"]
+    # End-of-turn work: it runs first (its turn waits on it), then the first sentences, then the slack sentence.
+    assert run_all(scheduler, now=1.4) == ["spec", "b1", "c1", "a2"]
     assert scheduler.stats(1.4).models["asr"].dropped == 1
 
 

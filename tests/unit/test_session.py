@@ -161,15 +161,16 @@ def test_speculative_transcript_is_discarded_when_the_caller_goes_on() -> None:
     effects = d.audio("." * 5)
     (spec2,) = requests(effects)  # a fresh speculation for the longer utterance
     assert spec2 != spec
-    d.audio("." * 15)  # 400 ms of silence, transcript not back yet: ends with the default hangover
+    assert not of(d.audio("." * 15), SpeechStopped)  # 400 ms of silence, transcript not back yet: it waits
     effects = d.at(0.01, TranscriptReady(spec2, "I would like a table for two."))
-    assert events(effects)[0] == TranscriptText(1, "I would like a table for two.")
+    assert [type(e) for e in events(effects)][:2] == [SpeechStopped, TranscriptText]  # then ends at once
+    assert of(effects, TranscriptText)[0] == TranscriptText(1, "I would like a table for two.")
 
 
 def test_turn_ending_while_speculation_is_in_flight_waits_for_it_instead_of_asking_again() -> None:
-    d = Driver(speculative_ms=100)
+    d = Driver(speculative_ms=100)  # hangover_max_ms 800
     (spec,) = requests(d.audio("S" * 10 + "." * 5))
-    effects = d.audio("." * 15)
+    effects = d.audio("." * 35)  # the longest wait (800 ms) ends the turn, the transcript still on its way
     assert of(effects, SpeechStopped) and requests(effects) == []
     effects = d.at(0.2, TranscriptReady(spec, "Hello."))
     assert events(effects)[0] == TranscriptText(1, "Hello.")

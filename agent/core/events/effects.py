@@ -52,6 +52,17 @@ class ScoreTurn:
 
 
 @dataclass(frozen=True, slots=True)
+class ScoreWords:
+    """Judge from its words whether the utterance so far is finished (the text end-of-turn model): ``text`` is
+    its speculative transcript, in ``language``; post ``TurnScored``. Asked once that transcript is back;
+    droppable (the rules and the sound decide without it)."""
+
+    request: int
+    text: str
+    language: str
+
+
+@dataclass(frozen=True, slots=True)
 class CancelTranscription:
     """The answer to ``Transcribe(request)`` is no longer wanted (superseded): stop it, or never start it."""
 
@@ -151,6 +162,7 @@ Effect = (
     Notify
     | Transcribe
     | ScoreTurn
+    | ScoreWords
     | CancelTranscription
     | GenerateReply
     | Synthesize

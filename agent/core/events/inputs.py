@@ -40,8 +40,9 @@ class TranscriptReady:
 
 @dataclass(frozen=True, slots=True)
 class TurnScored:
-    """The result of ``ScoreTurn(request)``: the probability (0..1) that the caller has finished, from the sound
-    of the utterance; ``None`` when there is no score (the model is busy, failed or off): the words decide."""
+    """The result of ``ScoreTurn(request)`` or ``ScoreWords(request)``: the probability (0..1) that the caller
+    has finished, from the sound of the utterance or from its words; ``None`` when there is no score (the model
+    is busy, failed or off): the other evidence decides."""
 
     request: int
     probability: float | None

@@ -1,0 +1,202 @@
+"""The end of turn is never judged blind: evidence on its way holds the pause (simulated clock, no threads).
+
+The session is driven as the server drives it, 20 ms frames with the speculative transcript, the sound's score
+(``ScoreTurn``) and the words' score (``ScoreWords``) answered at chosen moments, late ones included: on a busy
+2-core server the transcript of a pause often arrives after the default hangover has passed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent.core.endpointing import EndpointPolicy
+from agent.core.events import (
+    GenerateReply,
+    ReplyDelta,
+    ScoreTurn,
+    ScoreWords,
+    SpeechAudio,
+    SpeechStopped,
+    TranscriptFailed,
+    TranscriptReady,
+    TurnScored,
+)
+from agent.core.turn_end import Evidence, hangover, reads_words
+from tests.session_driver import AUDIO_100MS, Driver, events, of, requests
+
+# Driver: hangover_min 200, hangover (default) 400, hangover_max 800 ms; the pause is looked at after 100 ms.
+
+
+def driver(**endpointing: Any) -> Driver:
+    settings: dict[str, Any] = {"fragment_words": 3, "fragment_ms": 600}
+    settings.update(endpointing)
+    return Driver(speculative_ms=100, preemption="llm+tts", endpointing=settings)
+
+
+def silence_until_stopped(d: Driver, limit_frames: int = 100) -> int:
+    """Frames of silence fed until the turn ends."""
+    for frame in range(1, limit_frames + 1):
+        if of(d.audio("."), SpeechStopped):
+            return frame
+    raise AssertionError(f"the turn did not end within {limit_frames} frames of silence")
+
+
+def pause(d: Driver) -> list[Any]:
+    """200 ms of speech, then 100 ms of silence: the effects of that (the speculative transcript is asked)."""
+    return d.audio("S" * 10 + "." * 5)
+
+
+# --- the transcript ---------------------------------------------------------------------------------------
+
+
+def test_a_transcript_in_flight_holds_the_turn_past_the_default_hangover_up_to_the_maximum() -> None:
+    d = driver()
+    (spec,) = requests(pause(d))
+    assert not of(d.audio("." * 30), SpeechStopped)  # 700 ms of silence: the old rule ended it at 400 ms
+    frames = silence_until_stopped(d)
+    assert 100 + 20 * (30 + frames) == 800  # only the longest wait overrides evidence still on its way
+    assert spec
+
+
+def test_a_late_transcript_that_trails_off_keeps_the_turn() -> None:
+    d = driver()
+    (spec,) = requests(pause(d))
+    d.audio("." * 25)  # 600 ms: past the default hangover, the transcript is not back
+    effects = d.at(0.0, TranscriptReady(spec, "I would like to book a table for, um,"))
+    assert not of(effects, SpeechStopped)
+    assert not of(d.audio("." * 9), SpeechStopped)  # 780 ms
+    effects = d.audio("S" * 10)  # the caller goes on after thinking: still the same turn
+    assert not of(effects, SpeechStopped)
+    (spec2,) = requests(d.audio("." * 5))
+    d.at(0.0, TranscriptReady(spec2, "I would like to book a table for, um, four people tomorrow night."))
+    frames = silence_until_stopped(d)
+    assert 100 + 20 * frames == 200  # a sentence that reads finished: the minimum
+    assert d.session.active_turn == 1  # one turn of both parts, not two
+
+
+def test_a_late_transcript_that_reads_finished_ends_the_turn_at_once() -> None:
+    d = driver()
+    (spec,) = requests(pause(d))
+    d.audio("." * 25)  # 600 ms
+    effects = d.at(0.0, TranscriptReady(spec, "What time is it?"))
+    assert of(effects, SpeechStopped)
+
+
+def test_a_transcript_that_failed_is_decided_without_at_the_default_hangover() -> None:
+    d = driver()
+    (spec,) = requests(pause(d))
+    d.audio("." * 5)  # 200 ms
+    d.at(0.0, TranscriptFailed(spec, "transcription skipped: busy"))
+    frames = silence_until_stopped(d)
+    assert 200 + 20 * frames == 400
+
+
+# --- the sound's and the words' scores --------------------------------------------------------------------
+
+
+def scored_pause(d: Driver, text: str) -> tuple[int, int | None]:
+    """The pause's transcript comes back at 100 ms; returns the sound's and the words' score requests."""
+    effects = pause(d)
+    (spec,) = requests(effects)
+    sound = of(effects, ScoreTurn)
+    asked = of(d.at(0.0, TranscriptReady(spec, text)), ScoreWords)
+    assert len(asked) <= 1
+    if asked:
+        assert asked[0].text == text and asked[0].language == "en"
+    return sound[0].request, asked[0].request if asked else None
+
+
+def test_a_sure_finished_turn_answers_at_the_minimum() -> None:
+    d = driver(acoustic=True, words=True)
+    sound, words = scored_pause(d, "What time do you open tomorrow?")
+    assert words is not None
+    d.at(0.0, TurnScored(sound, 0.95))
+    d.at(0.0, TurnScored(words, 0.6))
+    frames = silence_until_stopped(d)
+    assert 100 + 20 * frames == 200  # hangover_min_ms
+
+
+def test_the_words_score_on_its_way_holds_the_turn_then_ends_it_at_once() -> None:
+    d = driver(acoustic=True, words=True)
+    sound, words = scored_pause(d, "Please cancel my order.")
+    assert words is not None
+    d.at(0.0, TurnScored(sound, 0.95))
+    assert not of(d.audio("." * 20), SpeechStopped)  # 500 ms: the words' score is not back
+    assert of(d.at(0.0, TurnScored(words, 0.5)), SpeechStopped)
+
+
+def test_words_the_model_reads_unfinished_make_a_fragment_that_waits() -> None:
+    d = driver(acoustic=True, words=True)
+    sound, words = scored_pause(d, "The quick brown fox.")  # four words: no fragment by the rules
+    assert words is not None
+    d.at(0.0, TurnScored(sound, 0.95))  # its falling pitch sounds finished
+    d.at(0.0, TurnScored(words, 0.01))
+    frames = silence_until_stopped(d)
+    assert 100 + 20 * frames == 400  # a fragment that sounds sure: the default, not the minimum
+
+
+def test_words_the_model_reads_finished_are_no_fragment() -> None:
+    d = driver(acoustic=True, words=True, sure_fragments=False)
+    sound, words = scored_pause(d, "Hello world.")  # two words: a fragment by the word count
+    assert words is not None
+    d.at(0.0, TurnScored(sound, 0.95))
+    d.at(0.0, TurnScored(words, 0.6))
+    frames = silence_until_stopped(d)
+    assert 100 + 20 * frames == 200
+
+
+def test_words_that_trail_off_are_not_sent_to_the_model_and_wait_longest() -> None:
+    d = driver(acoustic=True, words=True)
+    sound, words = scored_pause(d, "I need it by the, uh,")
+    assert words is None
+    d.at(0.0, TurnScored(sound, 0.99))
+    frames = silence_until_stopped(d)
+    assert 100 + 20 * frames == 800
+
+
+def test_a_failed_words_score_leaves_the_rules_and_the_sound_to_decide() -> None:
+    d = driver(acoustic=True, words=True)
+    sound, words = scored_pause(d, "Please cancel my order.")
+    assert words is not None
+    d.at(0.0, TurnScored(sound, 0.95))
+    d.at(0.0, TurnScored(words, None))
+    frames = silence_until_stopped(d)
+    assert 100 + 20 * frames == 200
+
+
+def test_the_prepared_reply_is_held_while_the_transcript_is_late() -> None:
+    d = driver(acoustic=True, words=True)
+    effects = pause(d)
+    (spec,) = requests(effects)
+    (sound,) = of(effects, ScoreTurn)
+    d.at(0.0, TurnScored(sound.request, 0.9))
+    d.audio("." * 20)  # 500 ms
+    effects = d.at(0.0, TranscriptReady(spec, "I want the red one and"))
+    (gen,) = of(effects, GenerateReply)  # prepared from the late transcript ...
+    held = d.at(0.01, ReplyDelta(gen.turn, "The red one."))
+    held += d.at(0.01, SpeechAudio(gen.turn, AUDIO_100MS, 0))
+    held += d.audio("." * 5)
+    assert events(held) == []  # ... and nothing of it reaches the caller, who is thinking
+
+
+# --- the rule itself ----------------------------------------------------------------------------------------
+
+
+POLICY = EndpointPolicy(hangover_min_ms=200, hangover_ms=400, hangover_max_ms=1500, acoustic=True, words=True)
+
+
+def test_pending_evidence_waits_the_maximum_unless_the_words_already_trail_off() -> None:
+    assert hangover(POLICY, Evidence()) == 400  # nothing asked, nothing coming: the default
+    assert hangover(POLICY, Evidence(text_pending=True)) == 1500
+    assert hangover(POLICY, Evidence("Please cancel my order.", sound_pending=True)) == 1500
+    assert hangover(POLICY, Evidence("Please cancel my order.", 0.9, words_pending=True)) == 1500
+    assert hangover(POLICY, Evidence("Please cancel my order.", 0.9, 0.5)) == 200
+    assert hangover(POLICY, Evidence("for, um,", sound_pending=True)) == 1500
+
+
+def test_the_words_are_worth_reading_only_when_they_can_change_the_wait() -> None:
+    assert reads_words(POLICY, "Hello world.", "en")
+    assert not reads_words(POLICY, "I was going to, um,", "en")
+    assert not reads_words(POLICY, "...", "en")
+    off = EndpointPolicy(words=False)
+    assert not reads_words(off, "Hello world.", "en")
