@@ -10,7 +10,15 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from agent.config import Settings
-from agent.ports import LanguageModel, SpeechDetector, SpeechToText, TextToSpeech, TurnCompletion, VoiceStore
+from agent.ports import (
+    LanguageModel,
+    SpeechDetector,
+    SpeechToText,
+    TextCompletion,
+    TextToSpeech,
+    TurnCompletion,
+    VoiceStore,
+)
 from agent.runtime.call.fidelity import FidelitySampler
 from agent.runtime.call.phrases import PhraseBook
 from agent.runtime.call.voicing import Fallback, Voicing
@@ -50,6 +58,8 @@ class Components:
     """Other scarce resources run by the policy (a remote voice endpoint's slots)."""
     turn_model: TurnCompletion | None = None
     """Scores each pause from its sound (``ScoreTurn``); ``None``: the words alone decide (``TurnScored(None)``)."""
+    text_model: TextCompletion | None = None
+    """Scores each pause from its words (``ScoreWords``); ``None``: the rules read them (``TurnScored(None)``)."""
     fidelity: FidelitySampler | None = None
     """Samples replies of cloned voices for their similarity to the voice (``/metrics``); ``None``: off."""
 

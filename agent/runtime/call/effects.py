@@ -30,6 +30,7 @@ from agent.core.events import (
     PreemptionOutcome,
     ResendSpeech,
     ScoreTurn,
+    ScoreWords,
     ServerEvent,
     SpeechStarted,
     SpeechStopped,
@@ -90,6 +91,8 @@ class Effects:
                     turns.transcribe(request, pcm, purpose, over_agent)
                 case ScoreTurn(request=request, pcm=pcm):
                     turns.score(request, pcm)
+                case ScoreWords(request=request, text=text, language=language):
+                    turns.score_words(request, text, language)
                 case CancelTranscription(request=request):
                     turns.cancel_transcription(request)
                 case GenerateReply(turn=turn, history=history, language=language):

@@ -12,7 +12,8 @@ is posted as failed too (the core then waits for the final one), logged at DEBUG
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any
 
 from agent.config import Settings
 from agent.core.events import (
@@ -26,7 +27,7 @@ from agent.core.events import (
 )
 from agent.errors import AgentError, WorkDropped
 from agent.languages import LanguageHint
-from agent.ports import ChatMessage, JobInfo, LanguageModel, SpeechToText, TurnCompletion, Work
+from agent.ports import ChatMessage, JobInfo, LanguageModel, SpeechToText, TextCompletion, TurnCompletion, Work
 
 Post = Callable[[Event], Awaitable[None]]
 Log = logging.Logger | logging.LoggerAdapter[logging.Logger]
@@ -81,25 +82,41 @@ async def transcribe(
 
 
 def score_job(settings: Settings) -> JobInfo:
-    """How urgent a pause's sound score is: like the speculative transcript asked with it (its answer is wanted
-    before the shortest hangover), and dropped by an overloaded server (the words then decide alone)."""
+    """How urgent a pause's score (its sound's or its words') is: end-of-turn work like the speculative transcript
+    (its answer is wanted before the shortest hangover), and dropped by an overloaded server (the other evidence
+    then decides)."""
     slack = max(settings.turn.hangover_min_ms - settings.speculative_ms, 0) / 1000
-    return JobInfo(Work.SPECULATIVE_TRANSCRIPT, slack, slack + settings.server.admission_wait_ms / 1000)
+    return JobInfo(Work.TURN_SCORE, slack, slack + settings.server.admission_wait_ms / 1000)
 
 
 async def score(model: TurnCompletion | None, request: int, pcm: bytes, job: JobInfo, post: Post, log: Log) -> None:
     """Post ``TurnScored`` for ``request``: the probability, or ``None`` when there is no model, or it was busy or
     failed (the words then decide alone)."""
+    asked = None if model is None else model.complete_probability(pcm, job)
+    await _post_score(request, "turn score", asked, post, log)
+
+
+async def score_words(
+    model: TextCompletion | None, request: int, text: str, language: str, job: JobInfo, post: Post, log: Log
+) -> None:
+    """Post ``TurnScored`` for ``request``: the text model's probability that ``text`` (in ``language``) is a
+    finished turn, or ``None`` when there is no model for that language, or it was busy or failed."""
+    reads = model is not None and model.reads(language)
+    asked = model.complete_probability(text, language, job) if model is not None and reads else None
+    await _post_score(request, "words score", asked, post, log)
+
+
+async def _post_score(request: int, what: str, asked: Coroutine[Any, Any, float] | None, post: Post, log: Log) -> None:
     probability: float | None = None
     try:
-        if model is not None:
-            probability = await model.complete_probability(pcm, job)
+        if asked is not None:
+            probability = await asked
     except WorkDropped as exc:
-        log.debug("turn score %d skipped: %s", request, exc)
+        log.debug("%s %d skipped: %s", what, request, exc)
     except AgentError as exc:
-        log.warning("turn score %d failed: %s", request, exc)
+        log.warning("%s %d failed: %s", what, request, exc)
     except Exception:
-        log.exception("turn score %d raised an unexpected error", request)
+        log.exception("%s %d raised an unexpected error", what, request)
     await post(TurnScored(request, probability))
 
 

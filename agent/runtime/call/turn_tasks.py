@@ -1,8 +1,9 @@
 """The asyncio tasks a session's turns run: transcriptions, reply text, speech (one per connection).
 
 The connection carries out the core's effects through it (``Transcribe`` → ``transcribe``, ``ScoreTurn`` →
-``score``, ``GenerateReply`` → ``reply``, ``Synthesize`` → ``speech_for(turn).add``, ``HoldSpeech`` and
-``ResendSpeech`` → ``hold`` and ``resend``, ``CancelReply``/``CancelTurn``/``CancelTranscription`` → the cancels)
+``score``, ``ScoreWords`` → ``score_words``, ``GenerateReply`` → ``reply``, ``Synthesize`` →
+``speech_for(turn).add``, ``HoldSpeech`` and ``ResendSpeech`` → ``hold`` and ``resend``,
+``CancelReply``/``CancelTurn``/``CancelTranscription`` → the cancels)
 and ``close``s it when the session ends. Every task posts its results to the connection's inbox and never raises
 (``agent.runtime.call.stages``); cancelling a transcription that is still queued for the model workers removes
 it from the queue, so it never runs.
@@ -74,6 +75,14 @@ class TurnTasks:
         model = self._components.turn_model
         task = asyncio.create_task(stages.score(model, request, pcm, job, self._post, self._log))
         self._asr[request] = task  # cancelled as a transcription is (CancelTranscription)
+        task.add_done_callback(lambda _: self._asr.pop(request, None) if self._asr.get(request) is task else None)
+
+    def score_words(self, request: int, text: str, language: str) -> None:
+        """Score the pause's words (``ScoreWords``) on the model workers; ``TurnScored(None)`` without a model."""
+        job = stages.score_job(self._settings)
+        model = self._components.text_model
+        task = asyncio.create_task(stages.score_words(model, request, text, language, job, self._post, self._log))
+        self._asr[request] = task
         task.add_done_callback(lambda _: self._asr.pop(request, None) if self._asr.get(request) is task else None)
 
     def cancel_transcription(self, request: int) -> None:
