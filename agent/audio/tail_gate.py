@@ -6,6 +6,12 @@ speaker's own level says better where the words stopped: ``TailGate`` follows th
 frames (a peak that decays slowly in time, so one loud syllable does not mute a sentence) and takes back a
 voiced verdict on a frame more than ``floor_db`` below it. Frames the detector calls unvoiced stay so.
 ``floor_db`` 0 turns it off.
+
+It also says whether each frame is **audible** (``TailGate.audible``): voiced, within ``AUDIBLE_DB`` of that
+level and ``AUDIBLE_OVER_NOISE_DB`` above the line's noise (the quietest recent frames, followed as they rise
+slowly). The end of the last audible frame is where a caller hears their own words stop; what the detector
+still calls voice after it is the tail the end of turn waits on, which the caller never hears
+(``TurnMetrics.tail_ms``).
 """
 
 from __future__ import annotations
@@ -13,6 +19,12 @@ from __future__ import annotations
 from agent.audio.pcm import rms_dbfs
 
 _QUIETEST_DB = -90.0
+AUDIBLE_DB = 40.0
+"""A voiced frame this far below the speaker's level is the word's fading end, not heard as the word."""
+AUDIBLE_OVER_NOISE_DB = 6.0
+"""A voiced frame less than this above the line's noise is not heard apart from it."""
+NOISE_RISE_DB_PER_S = 3.0
+"""How fast the noise estimate follows the line up (it follows it down at once)."""
 
 
 class TailGate:
@@ -20,14 +32,19 @@ class TailGate:
         self._floor_db = floor_db
         self._decay_db_per_ms = decay_db_per_s / 1000.0
         self._peak_db = _QUIETEST_DB
+        self._noise_db: float | None = None
+        self.audible = False
+        """The last frame judged was voiced and heard as such (see the module's docstring)."""
 
     def voiced(self, pcm: bytes, voiced: bool, duration_ms: int) -> bool:
         """The verdict on ``pcm`` (``duration_ms`` long) that the detector called ``voiced``."""
-        if not self._floor_db:
-            return voiced
-        self._peak_db = max(_QUIETEST_DB, self._peak_db - self._decay_db_per_ms * duration_ms)
-        if not voiced:
-            return False
         level = rms_dbfs(pcm)
-        self._peak_db = max(self._peak_db, level)
+        rise = NOISE_RISE_DB_PER_S * duration_ms / 1000.0
+        self._noise_db = level if self._noise_db is None else min(level, self._noise_db + rise)
+        self._peak_db = max(_QUIETEST_DB, self._peak_db - self._decay_db_per_ms * duration_ms)
+        if voiced:
+            self._peak_db = max(self._peak_db, level)
+        self.audible = voiced and level >= max(self._peak_db - AUDIBLE_DB, self._noise_db + AUDIBLE_OVER_NOISE_DB)
+        if not self._floor_db or not voiced:
+            return voiced
         return level >= self._peak_db - self._floor_db

@@ -130,7 +130,7 @@ class Listener:
     def push(self, frame: AudioFrame, now: float, busy: bool) -> list[Heard]:
         self._frame_ms = frame.duration_ms
         detector = self._detector
-        signal = detector.push(frame.pcm, frame.voiced, frame.duration_ms)
+        signal = detector.push(frame.pcm, frame.voiced, frame.duration_ms, frame.audible)
         if frame.voiced and (detector.speaking or isinstance(signal, Onset)):
             self.last_voice_at = now
         match signal:

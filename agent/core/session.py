@@ -230,7 +230,8 @@ class Session:
             if busy and self._no_bid(ended.text, ended.end.speech_ms):
                 return effects + self._resume(now)
             effects += self._drop_pending(now) + self._announce(ended.end, now)
-            turn = speaker.new_turn(ended.end.utterance_ms, ended.last_voice_at, now, speculative=True)
+            end = ended.end
+            turn = speaker.new_turn(end.utterance_ms, ended.last_voice_at, now, speculative=True, tail_ms=end.tail_ms)
             return effects + speaker.answer(turn, ended.text, now)
         effects += self._drop_pending(now)
         if not busy:
@@ -265,7 +266,7 @@ class Session:
         effects: list[Effect] = [CancelTranscription(pending.request)]
         if pending.only_if_not_backchannel:
             return effects
-        turn = self._speaker.new_turn(pending.end.utterance_ms, pending.last_voice_at, pending.ended_at, pending.turn)
+        turn = self._speaker.new_turn(*pending.opening, pending.turn, tail_ms=pending.end.tail_ms)
         return effects + self._speaker.finish(turn, now, interrupted=True)
 
     def _commit(self, audio: bytes | None, now: float) -> list[Effect]:
@@ -310,7 +311,7 @@ class Session:
                 return self._resume(now)
             effects += self._announce(pending.end, now)
         number = pending.turn if not pending.only_if_not_backchannel else None
-        turn = self._speaker.new_turn(pending.end.utterance_ms, pending.last_voice_at, pending.ended_at, number)
+        turn = self._speaker.new_turn(*pending.opening, number, tail_ms=pending.end.tail_ms)
         return effects + self._speaker.answer(turn, text, now)
 
     def _on_transcript_failed(self, event: TranscriptFailed, now: float) -> list[Effect]:
@@ -325,7 +326,7 @@ class Session:
         self._pending = None
         if pending.only_if_not_backchannel:
             return self._resume(now)  # said while the agent talked: maybe "uh-huh"; it goes on
-        turn = self._speaker.new_turn(pending.end.utterance_ms, pending.last_voice_at, pending.ended_at, pending.turn)
+        turn = self._speaker.new_turn(*pending.opening, pending.turn, tail_ms=pending.end.tail_ms)
         return self._speaker.misheard(turn, code, message, now)
 
     # ------------------------------------------------------------------------------ turn boundaries

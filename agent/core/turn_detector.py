@@ -52,6 +52,15 @@ class EndOfTurn:
     reason: Literal["silence", "max_length"]
     voiced_until_ms: int = 0
     """Stream position where the last voiced frame ended."""
+    audible_until_ms: int | None = None
+    """Stream position where the last voiced frame heard as words ended (``AudioFrame.audible``); before
+    ``voiced_until_ms`` by the tail the detector calls voice. ``None``: as ``voiced_until_ms``."""
+
+    @property
+    def tail_ms(self) -> int:
+        """Voice after the audible end: what the end of turn waited on that the caller did not hear."""
+        audible = self.voiced_until_ms if self.audible_until_ms is None else self.audible_until_ms
+        return max(self.voiced_until_ms - audible, 0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +89,7 @@ class TurnDetector:
         self._speech_ms = 0
         self._silence_ms = 0
         self._silence_frames = 0
+        self._audible_until_ms = 0
 
     @property
     def speaking(self) -> bool:
@@ -116,8 +126,11 @@ class TurnDetector:
         signal = self._finish("silence", frame_ms, min_utterance_ms)
         return signal if isinstance(signal, EndOfTurn) else None
 
-    def push(self, frame: bytes, voiced: bool, duration_ms: int) -> TurnSignal | None:
+    def push(self, frame: bytes, voiced: bool, duration_ms: int, audible: bool = True) -> TurnSignal | None:
+        """One frame and the verdicts on it: ``voiced`` (speech), ``audible`` (heard as words, not a tail)."""
         self._position_ms += duration_ms
+        if voiced and audible:
+            self._audible_until_ms = self._position_ms
         if self._speaking:
             return self._push_speaking(frame, voiced, duration_ms)
         return self._push_idle(frame, voiced, duration_ms)
@@ -147,6 +160,7 @@ class TurnDetector:
         if self._run_ms < self.policy.onset_ms and self.policy.onset_ms > 0:
             return None
         onset_at = self._position_ms - self._run_ms
+        self._audible_until_ms = max(self._audible_until_ms, onset_at)
         self._speaking = True
         self._utterance = [f for f, _ in self._preroll] + self._run
         self._utterance_ms = self._preroll_ms + self._run_ms
@@ -191,6 +205,7 @@ class TurnDetector:
             audio_ms=self._position_ms,
             reason=reason,
             voiced_until_ms=self._position_ms - self._silence_ms,
+            audible_until_ms=min(self._audible_until_ms, self._position_ms - self._silence_ms),
         )
         self._begin_idle()
         return signal

@@ -85,6 +85,11 @@ class PendingTurn:
     turn: int | None = None
     """The turn number it was announced as (``None``: not announced yet, said while the agent talked)."""
 
+    @property
+    def opening(self) -> tuple[int, float | None, float]:
+        """What a turn made of it starts from: its length (ms), when the caller's voice stopped, when it ended."""
+        return self.end.utterance_ms, self.last_voice_at, self.ended_at
+
 
 @dataclass(slots=True)
 class Turn:
@@ -95,6 +100,8 @@ class Turn:
     speculative: bool = False
     preemptive: bool = False
     """Started from the speculative transcript before the end of turn, released at it."""
+    tail_ms: int = 0
+    """Voice the detector heard after the caller's audible end (``EndOfTurn.tail_ms``)."""
     system: bool = False
     """Started by the agent (greeting, idle prompt, apology): it never apologises for itself."""
     held: bool = False
@@ -150,6 +157,8 @@ def turn_metrics(turn: Turn, interrupted: bool, heard_ms: float | None) -> TurnM
         llm_total_ms=ms_between(transcript_at, reply_done_at),
         tts_first_audio_ms=ms_between(first_synthesis_at, turn.first_audio_at),
         voice_to_voice_ms=ms_between(turn.last_voice_at, turn.first_audio_at),
+        tail_ms=turn.tail_ms,
+        caller_voice_to_voice_ms=_plus(ms_between(turn.last_voice_at, turn.first_audio_at), turn.tail_ms),
         utterance_ms=turn.utterance_ms,
         reply_audio_ms=round(turn.playback.total_ms),
         interrupted=interrupted,
@@ -157,6 +166,10 @@ def turn_metrics(turn: Turn, interrupted: bool, heard_ms: float | None) -> TurnM
         heard_ms=None if heard_ms is None else round(heard_ms),
         preemptive=turn.preemptive,
     )
+
+
+def _plus(ms: float | None, more: int) -> float | None:
+    return None if ms is None else ms + more
 
 
 def _not_before(floor: float | None, t: float | None) -> float | None:

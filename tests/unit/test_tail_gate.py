@@ -35,3 +35,25 @@ def test_the_reference_level_decays_so_a_quieter_next_utterance_counts() -> None
     for _ in range(150):  # 3 s of silence: the reference falls 18 dB
         gate.voiced(bytes(640), False, 20)
     assert gate.voiced(tone(-40), True, 20)
+
+
+def test_audible_follows_the_level_of_the_words_not_the_detector_alone() -> None:
+    gate = TailGate(30.0)
+    for _ in range(10):  # the line's noise, 60 dB down
+        gate.voiced(tone(-60), False, 20)
+    gate.voiced(tone(-12), True, 20)
+    assert gate.audible
+    assert gate.voiced(tone(-40), True, 20) and gate.audible  # 28 dB down: still the word, and heard
+    assert not gate.voiced(tone(-56), True, 20)  # the fading tail: taken back ...
+    assert not gate.audible  # ... and not heard apart from the noise (4 dB above it)
+    gate.voiced(tone(-12), False, 20)
+    assert not gate.audible  # what the detector calls unvoiced is never audible
+
+
+def test_audible_needs_the_voice_above_the_noise_even_with_the_gate_off() -> None:
+    gate = TailGate(0.0)
+    for _ in range(10):
+        gate.voiced(tone(-45), False, 20)  # a noisy line
+    assert gate.voiced(tone(-20), True, 20) and gate.audible
+    assert gate.voiced(tone(-42), True, 20)  # the gate is off: the detector's verdict stands ...
+    assert not gate.audible  # ... but 3 dB above the noise is not heard as words

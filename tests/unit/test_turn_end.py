@@ -11,18 +11,23 @@ from typing import Any
 
 from agent.core.endpointing import EndpointPolicy
 from agent.core.events import (
+    AudioFrame,
     GenerateReply,
     ReplyDelta,
+    ReplyEnded,
     ScoreTurn,
     ScoreWords,
     SpeechAudio,
+    SpeechEnded,
     SpeechStopped,
+    Tick,
     TranscriptFailed,
     TranscriptReady,
+    TurnMetrics,
     TurnScored,
 )
 from agent.core.turn_end import Evidence, hangover, reads_words
-from tests.session_driver import AUDIO_100MS, Driver, events, of, requests
+from tests.session_driver import AUDIO_100MS, FRAME, Driver, events, of, requests
 
 # Driver: hangover_min 200, hangover (default) 400, hangover_max 800 ms; the pause is looked at after 100 ms.
 
@@ -200,3 +205,24 @@ def test_the_words_are_worth_reading_only_when_they_can_change_the_wait() -> Non
     assert not reads_words(POLICY, "...", "en")
     off = EndpointPolicy(words=False)
     assert not reads_words(off, "Hello world.", "en")
+
+
+def test_the_metrics_count_the_tail_the_caller_did_not_hear() -> None:
+    d = Driver()
+    for _ in range(10):
+        d.at(0.02, AudioFrame(FRAME, True, 20))
+    for _ in range(3):  # the fading end of the last word: voice to the detector, not to the caller
+        d.at(0.02, AudioFrame(FRAME, True, 20, audible=False))
+    (request,) = requests(d.audio("." * 20))
+    d.at(0.1, TranscriptReady(request, "Hello."))
+    turn = d.session.active_turn
+    assert turn is not None
+    d.at(0.01, ReplyDelta(turn, "Hi."))
+    d.at(0.01, ReplyEnded(turn))
+    effects = d.at(0.05, SpeechAudio(turn, AUDIO_100MS, 0))
+    effects += d.at(0.01, SpeechEnded(turn))
+    effects += d.at(0.2, Tick()) + d.at(2.0, Tick())
+    (metrics,) = of(effects, TurnMetrics)
+    assert metrics.tail_ms == 60
+    assert metrics.voice_to_voice_ms is not None and metrics.caller_voice_to_voice_ms is not None
+    assert metrics.caller_voice_to_voice_ms == metrics.voice_to_voice_ms + 60

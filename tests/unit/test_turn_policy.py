@@ -114,3 +114,23 @@ def test_zero_onset_starts_on_first_voiced_frame() -> None:
     ((_, onset),) = feed(d, "..S")
     assert isinstance(onset, Onset)
     assert onset.audio_ms == 40
+
+
+def test_the_tail_is_the_voice_after_the_last_audible_frame() -> None:
+    d = TurnDetector(policy())
+    out = []
+    for i, ch in enumerate("..SSSSSSSStt.........."):  # 't': voiced by the detector, below the words' level
+        signal = d.push(frame(i), ch in "St", FRAME_MS, audible=ch == "S")
+        if signal is not None:
+            out.append(signal)
+    end = out[-1]
+    assert isinstance(end, EndOfTurn)
+    assert end.voiced_until_ms == 12 * FRAME_MS and end.audible_until_ms == 10 * FRAME_MS
+    assert end.tail_ms == 2 * FRAME_MS
+
+
+def test_no_tail_when_every_voiced_frame_is_audible_or_nothing_says() -> None:
+    d = TurnDetector(policy())
+    (_, _), (_, end) = feed(d, "..SSSSSS" + "." * 12)
+    assert isinstance(end, EndOfTurn) and end.tail_ms == 0
+    assert EndOfTurn(b"", 0, 0, 0, "silence", voiced_until_ms=400).tail_ms == 0

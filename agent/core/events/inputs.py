@@ -23,6 +23,9 @@ class AudioFrame:
     echo_unsure: bool = False
     """The echo gate has just found the echo of the reply being played and is still learning its level: a voiced
     frame may be a leak of that echo."""
+    audible: bool = True
+    """A voiced frame the caller hears as their words, by its level (``agent.audio.tail_gate``); false for the
+    fading tail the detector still calls voice. Where the audible end is (``EndOfTurn.audible_until_ms``)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -96,6 +96,11 @@ class TurnMetrics:
     """Reply audio the caller heard before interrupting (interrupted turns only)."""
     preemptive: bool = False
     """The reply was started from the speculative transcript before the end of turn and released at it."""
+    tail_ms: int = 0
+    """Voice the detector heard after the caller's audible end, as the server estimates it from the level: time
+    the end of turn waited on that the caller does not hear (``agent.audio.tail_gate``)."""
+    caller_voice_to_voice_ms: float | None = None
+    """``voice_to_voice_ms`` from the audible end: what the caller waits, less the network (``tail_ms`` more)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -62,6 +62,7 @@ class CallerAudio:
                     pcm=frame,
                     voiced=gate.voiced(frame, detector.speech_probability(frame) >= threshold, frame_ms),
                     duration_ms=frame_ms,
+                    audible=gate.audible,
                 )
                 for frame in frames
             ]
@@ -72,7 +73,7 @@ class CallerAudio:
             voiced = echo.voice(frame, reference) and voiced
             unsure = echo.settling  # the echo's gain per band is not known yet
             voiced = gate.voiced(frame, voiced, frame_ms)
-            out.append(AudioFrame(pcm=frame, voiced=voiced, duration_ms=frame_ms, echo_unsure=unsure))
+            out.append(AudioFrame(frame, voiced, frame_ms, echo_unsure=unsure, audible=gate.audible))
         return out
 
     def played(self, pcm: bytes, sample_rate: int, now: float) -> None:

@@ -313,6 +313,8 @@ def encode(event: TurnEvent) -> str | bytes:
                 "speculative_asr": event.speculative_asr,
                 "heard_ms": event.heard_ms,
                 "preemptive": event.preemptive,
+                "tail_ms": event.tail_ms,
+                "caller_voice_to_voice_ms": event.caller_voice_to_voice_ms,
             }
         case ErrorNotice():
             body = error_body(event.code, event.message, event.turn)
