@@ -36,6 +36,11 @@ hears a line that is never digitally silent. test: room noise at 20, 25, 30 or 3
 the audible speech), pink, brown, a mains hum (50 or 60 Hz and two harmonics) or pink noise with a hum, seeded
 per utterance.
 
+**German** (``plan(split, languages=("de",))``, ids ``dde001``/``tde001``; the English plan is unchanged by default):
+the sentences and espeak-ng voices of ``bench/eot_german.py`` (the same five categories and pause ranges; other
+sentences and voice variants for dev and test), ``language="de"`` on the utterances; test adds the same room noise
+as the English test. Recorded human speech (``source="human"``) is ``bench/eot_recorded.py``.
+
 Each sentence is said by ``renditions`` voices of its set (3 by default), rotating through them so that every
 sentence gets exactly one Piper rendition and the first utterances (``--limit``) cover every category.
 
@@ -56,7 +61,7 @@ import functools
 import itertools
 import subprocess
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -66,6 +71,7 @@ import numpy.typing as npt
 from agent.audio.pcm import float_to_pcm16
 from agent.audio.resample import resample
 from agent.audio.wav import read_audio
+from bench.eot_german import SENTENCES_DE, VOICES_DE
 from testing.speech import piper_voice
 
 RATE = 16000
@@ -180,11 +186,12 @@ SENTENCES: dict[Split, dict[Category, tuple[str, ...]]] = {
 @dataclass(frozen=True, slots=True)
 class Voice:
     """A way of saying text: ``engine`` piper (``speed`` = 1 / length_scale; ``noise``: Piper's sampling noise
-    on, seeded per utterance) or espeak (``name`` the espeak-ng voice, ``speed`` words per minute, ``pitch`` 0–99,
-    None = the voice's own)."""
+    on, seeded per utterance), espeak (``name`` the espeak-ng voice, ``speed`` words per minute, ``pitch`` 0–99,
+    None = the voice's own) or recorded (a person, ``name`` the speaker; nothing to say with, ``speaker`` refuses
+    it: ``bench/eot_recorded.py`` hands ``assemble`` the recorded parts)."""
 
     label: str
-    engine: Literal["piper", "espeak"]
+    engine: Literal["piper", "espeak", "recorded"]
     name: str
     speed: float
     pitch: int | None = None
@@ -302,6 +309,10 @@ class Plan:
     pause_ms: int
     noise: RoomNoise | None = None
     """Room noise (test); None: the white noise floor of ``build`` (dev)."""
+    language: str = "en"
+    """The language the text is in (ISO 639-1), copied into the ``Utterance``."""
+    source: Source = "synthetic"
+    """Copied into the ``Utterance``: ``human`` for the recordings of ``bench/eot_recorded.py``."""
 
     @property
     def seed(self) -> int:
@@ -314,17 +325,55 @@ def plain_text(text: str) -> str:
     return " ".join(part.strip() for part in text.split("|"))
 
 
-def plan(split: Split, renditions: int = 3) -> list[Plan]:
+def _interleaved(
+    sentences: Mapping[Category, tuple[str, ...]] | Mapping[str, tuple[str, ...]],
+) -> list[tuple[Category, int, str]]:
+    """Round-robin over the categories, so the sentence list interleaves them: (category, index, sentence)."""
+    by_category = [list(sentences[c]) for c in CATEGORIES]
+    out: list[tuple[Category, int, str]] = []
+    for j in range(max(len(s) for s in by_category)):
+        out += [(c, j, s[j]) for c, s in zip(CATEGORIES, by_category, strict=True) if j < len(s)]
+    return out
+
+
+def _room_noise(split: Split, n: int) -> RoomNoise | None:
+    if split != "test":
+        return None
+    return RoomNoise(ROOM_NOISES[n % len(ROOM_NOISES)], ROOM_SNRS_DB[(n // 4) % len(ROOM_SNRS_DB)])
+
+
+def plan_german(split: Split, renditions: int = 3) -> list[Plan]:
+    """Every German sentence of ``split`` (``bench/eot_german.py``) said by ``renditions`` of its espeak-ng voices
+    (1..len(VOICES_DE[split])), categories interleaved as in ``plan``; ids ``dde001``, ``tde001``..."""
+    voices = tuple(Voice(label, "espeak", name, speed, pitch) for label, name, speed, pitch in VOICES_DE[split])
+    if not 1 <= renditions <= len(voices):
+        raise ValueError(f"renditions must be 1..{len(voices)} for German {split}, got {renditions}")
+    plans: list[Plan] = []
+    for k in range(renditions):
+        for category, j, text in _interleaved(SENTENCES_DE[split]):
+            voice = voices[(CATEGORIES.index(category) + j + k) % len(voices)]
+            pauses = PAUSES_MS[split].get(category, (0,))
+            pause = pauses[(j + k) % len(pauses)] if "|" in text else 0
+            n = len(plans)
+            item_id = f"{split[0]}de{n + 1:03d}"
+            plans.append(Plan(item_id, split, category, text, voice, pause, _room_noise(split, n), language="de"))
+    return plans
+
+
+def plan(split: Split, renditions: int = 3, languages: Sequence[str] = ("en",)) -> list[Plan]:
     """Every sentence of ``split`` said by ``renditions`` of its voices (1..len(VOICES[split])), in an order that
-    mixes categories and voices, so the first few utterances (``--limit``) already cover all five categories."""
+    mixes categories and voices, so the first few utterances (``--limit``) already cover all five categories.
+    ``languages``: "en" (the English plan, ids ``d001``...) and/or "de" (``plan_german``), in that order."""
+    unknown = set(languages) - {"en", "de"}
+    if unknown:
+        raise ValueError(f"no synthetic sentences in {sorted(unknown)}: the languages are en and de")
+    german = plan_german(split, min(renditions, len(VOICES_DE[split]))) if "de" in languages else []
+    if "en" not in languages:
+        return german
     voices, step = VOICES[split], STEP[split]
     if not 1 <= renditions <= len(voices):
         raise ValueError(f"renditions must be 1..{len(voices)} for {split}, got {renditions}")
-    # Round-robin over the categories, so the sentence list interleaves them.
-    by_category = [list(SENTENCES[split][c]) for c in CATEGORIES]
-    sentences: list[tuple[Category, int, str]] = []
-    for j in range(max(len(s) for s in by_category)):
-        sentences += [(c, j, s[j]) for c, s in zip(CATEGORIES, by_category, strict=True) if j < len(s)]
+    sentences = _interleaved(SENTENCES[split])
     plans: list[Plan] = []
     cycle = len(voices) // step
     for k in range(renditions):
@@ -334,11 +383,8 @@ def plan(split: Split, renditions: int = 3) -> list[Plan]:
             pauses = PAUSES_MS[split].get(category, (0,))
             pause = pauses[(j + k) % len(pauses)] if "|" in text else 0
             n = len(plans)
-            noise = None
-            if split == "test":
-                noise = RoomNoise(ROOM_NOISES[n % len(ROOM_NOISES)], ROOM_SNRS_DB[(n // 4) % len(ROOM_SNRS_DB)])
-            plans.append(Plan(f"{split[0]}{n + 1:03d}", split, category, text, voice, pause, noise))
-    return plans
+            plans.append(Plan(f"{split[0]}{n + 1:03d}", split, category, text, voice, pause, _room_noise(split, n)))
+    return plans + german
 
 
 # --- speech engines -----------------------------------------------------------------------------------
@@ -400,6 +446,8 @@ def _espeak(text: str, voice: Voice) -> tuple[npt.NDArray[np.float32], int]:
 
 def speaker(voice: Voice, seed: int) -> Callable[[str], npt.NDArray[np.float32]]:
     """Says text with ``voice`` (float32 at 16 kHz, untrimmed); one per utterance, its parts said in order."""
+    if voice.engine == "recorded":
+        raise ValueError(f"{voice.label} is a recording: there is nothing to say it with")
     model = _piper_voice(voice, seed) if voice.engine == "piper" else None
 
     def say(text: str) -> npt.NDArray[np.float32]:
@@ -519,6 +567,8 @@ def assemble(item: Plan, said: list[npt.NDArray[np.float32]], noise_dbfs: float 
         audible_start_ms=spans[0][0] * ms,
         audible_end_ms=spans[-1][1] * ms,
         pauses=tuple((a[1] * ms, b[0] * ms) for a, b in itertools.pairwise(spans)),
+        source=item.source,
+        language=item.language,
     )
 
 

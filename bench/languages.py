@@ -5,6 +5,7 @@
     python bench/languages.py --rounds 5                 # more latency samples (English turns, base vs tiny.en)
     python bench/languages.py --window-min-s 3 --window-pad-s 0.5  # other fit windows (detection and decoding)
     python bench/languages.py --json > languages.json    # every utterance, with its transcripts
+    python bench/languages.py --recorded                 # language ID on recorded Asterisk prompts (en es fr it ru)
 
 **The speech** is made at run time by espeak-ng (nothing downloaded): for each of the ten languages of
 ``agent.languages`` the same eight sentences a caller might say (a booking, a question, a complaint; 1.5-6 s),
@@ -33,6 +34,10 @@ get.
 - Latency: the same English turns transcribed by Whisper base (detecting the language, as a call with none
   given does on every turn; and with English given) and by the bundled tiny.en, ``--rounds`` times, one thread
   (``asr.cpu_threads`` 1, the server's default), one at a time: p50, p95 and base's extra p50.
+
+``--recorded``: the same first-turn identification (``LanguageHint(None, detect=True)``) on recorded human
+telephone prompts (``bench/eot_recorded.py``: Debian's Asterisk prompt packages, 8 kHz, both splits' speakers),
+a table per language (n, correct, confusions) beside the espeak-ng figure (69 % per call on the synthetic speech).
 
 Progress goes to stderr.
 """
@@ -375,7 +380,57 @@ def latency_table(times: dict[str, list[float]], reference: str) -> str:
     return "\n".join(lines)
 
 
+RECORDED_LANGUAGES = ("en", "es", "fr", "it", "ru")
+ESPEAK_ID_PERCENT = 69
+"""Per-call language identification on the espeak-ng speech above (the figure the recorded prompts stand beside)."""
+
+
+async def recorded_main(args: argparse.Namespace) -> int:
+    from bench.eot_recorded import recorded
+
+    window = {"window_min_s": args.window_min_s, "window_pad_s": args.window_pad_s}
+    base = FasterWhisperASR.load(AsrSettings(model="base", **window))
+    base.warm_up()
+    rows: list[tuple[str, str, str, float]] = []  # language, speaker, detected, seconds
+    try:
+        for split in ("dev", "test"):
+            for u in recorded(split, progress, RECORDED_LANGUAGES):
+                if u.language == "en" and u.category in ("breath", "thinking"):
+                    continue  # complete prompts only
+                detected = await base.transcribe(u.pcm, hint=LanguageHint(None, detect=True))
+                rows.append((u.language, u.voice, detected.language, (u.audible_end_ms - u.audible_start_ms) / 1000))
+    finally:
+        base.close()
+    if not rows:
+        print("no recorded prompts: python bench/eot_recorded.py install")
+        return 1
+    print("## Language identification on recorded telephone prompts (Whisper base, first turn, detect)")
+    print()
+    print("| language | speakers | n | correct | >=2 s correct | mistaken for | espeak-ng per call |")
+    print("|---|---|---|---|---|---|---|")
+    for code in RECORDED_LANGUAGES:
+        mine = [r for r in rows if r[0] == code]
+        if not mine:
+            continue
+        right = sum(r[2] == code for r in mine)
+        long = [r for r in mine if r[3] >= 2.0]
+        right_long = sum(r[2] == code for r in long)
+        wrong = Counter(r[2] for r in mine if r[2] != code)
+        who = "; ".join(sorted({r[1] for r in mine}))
+        print(
+            f"| {code} | {who} | {len(mine)} | {right}/{len(mine)} ({100 * right / len(mine):.0f} %) | "
+            f"{right_long}/{len(long)} ({100 * right_long / max(len(long), 1):.0f} %) | "
+            f"{', '.join(f'{c} {n}' for c, n in wrong.most_common(4)) or '—'} | {ESPEAK_ID_PERCENT} % |"
+        )
+    right = sum(r[0] == r[2] for r in rows)
+    share = f"{right}/{len(rows)} ({100 * right / len(rows):.1f} %)"
+    print(f"| **all** | | {len(rows)} | {share} | | | {ESPEAK_ID_PERCENT} % |")
+    return 0
+
+
 async def main_async(args: argparse.Namespace) -> int:
+    if args.recorded:
+        return await recorded_main(args)
     languages = [c.strip() for c in args.languages.split(",")] if args.languages else list(LANGUAGES)
     unknown = [c for c in languages if c not in LANGUAGES]
     if unknown:
@@ -455,6 +510,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--window-pad-s", type=float, default=AsrSettings().window_pad_s, help="asr.window_pad_s")
     parser.add_argument("--no-plain", action="store_true", help="skip the unprompted WER column (faster)")
     parser.add_argument("--show-wrong", action="store_true", help="list every misidentified utterance")
+    parser.add_argument("--recorded", action="store_true", help="language ID on the recorded Asterisk prompts only")
     parser.add_argument("--json", action="store_true", help="every utterance and latency as JSON instead of tables")
     return asyncio.run(main_async(parser.parse_args(argv)))
 
