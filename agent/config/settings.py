@@ -65,6 +65,8 @@ class Settings(BaseSettings):
             raise ValueError("need turn.hangover_min_ms <= vad.hangover_ms <= turn.hangover_max_ms")
         if self.turn.acoustic_unsure > self.turn.acoustic_sure:
             raise ValueError("need turn.acoustic_unsure <= turn.acoustic_sure")
+        if self.turn.text_unsure > self.turn.text_sure:
+            raise ValueError("need turn.text_unsure <= turn.text_sure")
         return self
 
 

@@ -90,6 +90,27 @@ class TurnSettings(BaseModel):
         False,
         description="A sure sound ends a fragment at HANGOVER_MIN_MS too; false = it waits AGENT_VAD__HANGOVER_MS.",
     )
+    text_model: Literal["smollm2", "off"] = Field(
+        "smollm2",
+        description="Text end-of-turn model: SmolLM2-135M (installed by make) reads the speculative transcript of "
+        "each pause (English) and its probability that the turn is over joins the rules and the sound; off = the "
+        "rules alone read the words.",
+    )
+    text_model_dir: str = Field(
+        "", description="Directory of the built text model; empty = the one the install step built in the environment."
+    )
+    text_sure: float = Field(
+        0.2,
+        ge=0.0,
+        le=1.0,
+        description="Text score at or above which the words read finished (no fragment, whatever the word count).",
+    )
+    text_unsure: float = Field(
+        0.02,
+        ge=0.0,
+        le=1.0,
+        description='Text score at or below which the words read unfinished: a fragment ("The quick brown fox.").',
+    )
     preemption: Literal["off", "llm", "llm+tts"] = Field(
         "llm+tts",
         description="Start the reply (llm) and its first sentence's speech (llm+tts) from the speculative "

@@ -2,8 +2,9 @@
 
 The waits that are not the one under test are made long (3 s) so that which rule ended a turn shows in the
 audio position of ``speech.stopped`` alone: a short question ends at the minimum; "Hello world." (two words:
-a fragment by the words alone) ends at the minimum when the acoustic model is sure and may end fragments
-(``ACOUSTIC_SURE_FRAGMENTS``), and waits the long fragment hangover when the model is off; a caller who
+a fragment by the rules alone) ends at the minimum when the acoustic model is sure and may end fragments
+(``ACOUSTIC_SURE_FRAGMENTS``) or the text model reads it finished, and waits the long fragment hangover when
+both models are off; a caller who
 pauses to think after "for, um," gets one turn of the whole sentence and hears nothing of the reply before they
 have finished. The audio is streamed at real-time pace; every wait fails loudly.
 """
@@ -92,19 +93,21 @@ async def test_a_short_question_is_answered_at_the_minimum(components: Component
     assert waited < LONG_MS // 2  # HANGOVER_MIN_MS (320) after the last voiced frame, not one of the long waits
 
 
-@pytest.mark.parametrize("acoustic", ["smart-turn", "off"])
-async def test_a_sure_sound_spares_two_words_the_fragment_wait(components: Components, acoustic: str) -> None:
+@pytest.mark.parametrize(("acoustic", "text_model"), [("smart-turn", "off"), ("off", "off"), ("off", "smollm2")])
+async def test_a_sure_sound_or_a_sure_reading_spares_two_words_the_fragment_wait(
+    components: Components, acoustic: str, text_model: str
+) -> None:
     speech = speech_pcm16("Hello world.")
     voiced_end_ms = LEAD_MS + len(speech) // 32
-    served = settings(acoustic, acoustic_sure_fragments=True)
+    served = settings(acoustic, acoustic_sure_fragments=True, text_model=text_model)
     async with scripted_server(components, [["Hello to you too."]], served) as (server, _):
         call = await _call(server.ws_url, silence(LEAD_MS) + speech)
     waited = _one(call, "speech.stopped")["audio_ms"] - voiced_end_ms
     assert "hello world" in _one(call, "transcript")["text"].lower().replace(",", "")
-    if acoustic == "off":
-        assert waited >= LONG_MS - 200  # the words alone: two words may be a fragment
+    if acoustic == "off" and text_model == "off":
+        assert waited >= LONG_MS - 200  # the rules alone: two words may be a fragment
     else:
-        assert waited < LONG_MS // 2  # the sound is sure: the minimum
+        assert waited < LONG_MS // 2  # the sound is sure, or the text model reads it finished: the minimum
 
 
 async def test_a_thinking_pause_gets_one_answer_to_the_whole_sentence_and_no_audio_in_the_pause(

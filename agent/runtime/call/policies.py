@@ -38,6 +38,9 @@ def session_config(
             unsure=turn.acoustic_unsure,
             unsure_ms=turn.acoustic_unsure_ms,
             sure_fragments=turn.acoustic_sure_fragments,
+            words=turn.text_model != "off",
+            words_sure=turn.text_sure,
+            words_unsure=turn.text_unsure,
         ),
         barge_in=BargeInPolicy(
             enabled=turn.barge_in,
