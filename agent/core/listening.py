@@ -34,66 +34,18 @@ speech is heard and judged. Pure: no I/O, no clock.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Literal, assert_never
 
 from agent.core.endpointing import EndpointPolicy, claims_floor, is_backchannel, no_bid, normalise_phrase
 from agent.core.events import AudioFrame, CancelTranscription, ScoreTurn, ScoreWords, Transcribe
+from agent.core.heard import Began, Ended, Guessed, Heard, Interrupt, Passed, Yield
 from agent.core.policies import BargeInPolicy
 from agent.core.turn_detector import Discarded, EndOfTurn, Onset, TurnDetector, TurnPolicy
 from agent.core.turn_end import evidence_of, hangover, reads_words
 from agent.core.turn_state import AsrRequest, Said, Utterance
 
-
-@dataclass(frozen=True, slots=True)
-class Began:
-    audio_ms: int
-    unsure: bool = False
-    """It may be the agent's own echo (``AudioFrame.echo_unsure``): the agent yields only once it goes on."""
-
-
-@dataclass(frozen=True, slots=True)
-class Yield:
-    """A sound that began as possibly the agent's echo has gone on as long as a barge-in needs: yield to it."""
-
-
-@dataclass(frozen=True, slots=True)
-class Interrupt:
-    """The caller is taking the floor from the agent. ``continues``: the turn whose words the utterance goes on
-    with (``Listener.continuable``); its audio now comes first in the utterance's."""
-
-    continues: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Ended:
-    """An utterance is over.
-
-    ``text`` is its transcript when already known (the speculative one covers it all); otherwise the answer
-    to ``request`` will be. ``interrupted``: the utterance already took the floor from the agent.
-    """
-
-    end: EndOfTurn
-    last_voice_at: float | None
-    text: str | None
-    request: int
-    interrupted: bool
-
-
-@dataclass(frozen=True, slots=True)
-class Guessed:
-    """``text`` transcribes the utterance up to ``voiced_until_ms``, and the caller has been silent since."""
-
-    text: str
-    voiced_until_ms: int
-
-
-@dataclass(frozen=True, slots=True)
-class Passed:
-    """A sound made while the agent held the floor is over and did not take it."""
-
-
-Heard = Began | Yield | Interrupt | Guessed | Ended | Passed | Transcribe | ScoreTurn | ScoreWords | CancelTranscription
+__all__ = ["Began", "Ended", "Guessed", "Heard", "Interrupt", "Listener", "Passed", "Yield"]
 
 
 class Listener:
@@ -103,6 +55,7 @@ class Listener:
         self._policy = policy
         self._detector = TurnDetector(replace(policy, hangover_ms=endpointing.hangover_max_ms))
         self._frame_ms = 20
+        self._now = 0.0  # the time of the event being handled: when evidence was asked for, and came back
         self._utterances = 0
         self._requests = 0
         self.language = "en"
@@ -128,6 +81,7 @@ class Listener:
         return self._detector.voiced_until_ms
 
     def push(self, frame: AudioFrame, now: float, busy: bool) -> list[Heard]:
+        self._now = now
         self._frame_ms = frame.duration_ms
         detector = self._detector
         signal = detector.push(frame.pcm, frame.voiced, frame.duration_ms, frame.audible)
@@ -159,8 +113,9 @@ class Listener:
             heard += self._speculate(utterance, busy)
         return heard
 
-    def answer(self, request: int, text: str, busy: bool) -> list[Heard]:
+    def answer(self, request: int, text: str, busy: bool, now: float = 0.0) -> list[Heard]:
         """The transcript of a request this listener asked for (unknown or stale ones are ignored)."""
+        self._now = now
         req = self._asr.pop(request, None)
         utterance = self._utterance
         if req is None or utterance is None or utterance.id != req.utterance:
@@ -174,6 +129,7 @@ class Listener:
             return self._judge_interruption(utterance) if busy and not utterance.barged_in else []
         if request == utterance.spec_request:
             utterance.spec_text = text
+            utterance.waited_ms = (self._since(0, utterance), *utterance.waited_ms[1:])
             taken = self._taken_by_words(utterance, text, busy)
             busy = busy and not taken
             asked = self._ask_words(utterance, text, busy)
@@ -184,18 +140,23 @@ class Listener:
             return taken + asked + heard
         return []
 
-    def answer_score(self, request: int, probability: float | None, busy: bool) -> list[Heard]:
+    def answer_score(self, request: int, probability: float | None, busy: bool, now: float = 0.0) -> list[Heard]:
         """A score (of the sound, or of the words) this listener asked for (unknown or stale ones are ignored)."""
+        self._now = now
         req = self._asr.pop(request, None)
         utterance = self._utterance
         if req is None or utterance is None:
             return []
+        spec, sound, words = utterance.waited_ms
         if utterance.score_request == request:
             utterance.score_request, utterance.spec_score = None, probability
+            sound = self._since(0, utterance) if probability is not None else None
         elif utterance.words_request == request:
             utterance.words_request, utterance.spec_words = None, probability
+            words = self._since(1, utterance) if probability is not None else None
         else:
             return []
+        utterance.waited_ms = (spec, sound, words)
         return self._maybe_end(utterance, busy)
 
     def reconfigure(self, policy: TurnPolicy, endpointing: EndpointPolicy, barge_in: BargeInPolicy) -> None:
@@ -269,6 +230,7 @@ class Listener:
             utterance.spec_voiced_until = voiced_until
             utterance.spec_text, utterance.score_request, utterance.spec_score = None, None, None
             utterance.words_request, utterance.spec_words = None, None
+            utterance.asked_at, utterance.waited_ms = (self._now, self._now), (None, None, None)
             snapshot = detector.snapshot(self._frame_ms)
             heard.append(Transcribe(utterance.spec_request, snapshot, "speculative", over_agent=utterance.over_agent))
             if ep.acoustic and not (busy and not utterance.barged_in):  # a sound over the agent: its words decide
@@ -282,6 +244,7 @@ class Listener:
         if (busy and not utterance.barged_in) or not reads_words(self._endpointing, text, self.language):
             return []
         utterance.words_request = self._request(utterance, "words")
+        utterance.asked_at = (utterance.asked_at[0], self._now)
         return [ScoreWords(utterance.words_request, text, self.language)]
 
     def _maybe_end(self, utterance: Utterance, busy: bool) -> list[Heard]:
@@ -311,6 +274,9 @@ class Listener:
             return [*self._cancel_all(), Passed()]  # an acknowledgement or a noise while the agent talks
         covered = utterance.spec_request is not None and utterance.spec_voiced_until == end.voiced_until_ms
         text = utterance.spec_text if covered else None
+        if covered:
+            spec_ms, score_ms, words_ms = utterance.waited_ms
+            end = replace(end, spec_ms=spec_ms, score_ms=score_ms, words_ms=words_ms)
         if covered and text is None and utterance.spec_request in self._asr:
             request = utterance.spec_request  # in flight and covering it all: its answer is the transcript
             del self._asr[request]
@@ -392,6 +358,10 @@ class Listener:
         moot: list[Heard] = [CancelTranscription(request) for request in self._asr]
         self._asr.clear()
         return moot
+
+    def _since(self, which: int, utterance: Utterance) -> float:
+        """Milliseconds since the evidence ``which`` (0: the transcript and the sound, 1: the words) was asked."""
+        return (self._now - utterance.asked_at[which]) * 1000
 
     def _request(self, utterance: Utterance, purpose: Literal["spec", "probe", "score", "words"]) -> int:
         self._requests += 1

@@ -119,7 +119,7 @@ class Preemptor:
         effects = speaker.announce(end, now)
         turn = guess.turn
         turn.utterance_ms, turn.last_voice_at, turn.ended_at = end.utterance_ms, last_voice_at, now
-        turn.tail_ms = end.tail_ms
+        turn.heard = end
         speaker.adopt(turn, guess.text)
         effects.append(PreemptionOutcome(turn.number, hit=True, synthesized_ms=turn.playback.total_ms))
         return effects + guess.release(now, speaker.config.barge_in.pause)

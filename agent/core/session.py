@@ -231,7 +231,7 @@ class Session:
                 return effects + self._resume(now)
             effects += self._drop_pending(now) + self._announce(ended.end, now)
             end = ended.end
-            turn = speaker.new_turn(end.utterance_ms, ended.last_voice_at, now, speculative=True, tail_ms=end.tail_ms)
+            turn = speaker.new_turn(end.utterance_ms, ended.last_voice_at, now, speculative=True, heard=end)
             return effects + speaker.answer(turn, ended.text, now)
         effects += self._drop_pending(now)
         if not busy:
@@ -266,7 +266,7 @@ class Session:
         effects: list[Effect] = [CancelTranscription(pending.request)]
         if pending.only_if_not_backchannel:
             return effects
-        turn = self._speaker.new_turn(*pending.opening, pending.turn, tail_ms=pending.end.tail_ms)
+        turn = self._speaker.new_turn(*pending.opening, pending.turn, heard=pending.end)
         return effects + self._speaker.finish(turn, now, interrupted=True)
 
     def _commit(self, audio: bytes | None, now: float) -> list[Effect]:
@@ -294,13 +294,13 @@ class Session:
             return self._pending_transcribed(pending, text, now)
         effects: list[Effect] = []
         self._listener.continuable = self._continuable()
-        for heard in self._listener.answer(request, text, self._agent_busy()):
+        for heard in self._listener.answer(request, text, self._agent_busy(), now):
             effects += self._on_heard(heard, now)
         return effects
 
     def _on_score(self, scored: TurnScored, now: float) -> list[Effect]:
         self._listener.continuable = self._continuable()
-        heard = self._listener.answer_score(scored.request, scored.probability, self._agent_busy())
+        heard = self._listener.answer_score(scored.request, scored.probability, self._agent_busy(), now)
         return [effect for item in heard for effect in self._on_heard(item, now)]
 
     def _pending_transcribed(self, pending: PendingTurn, text: str, now: float) -> list[Effect]:
@@ -311,7 +311,7 @@ class Session:
                 return self._resume(now)
             effects += self._announce(pending.end, now)
         number = pending.turn if not pending.only_if_not_backchannel else None
-        turn = self._speaker.new_turn(*pending.opening, number, tail_ms=pending.end.tail_ms)
+        turn = self._speaker.new_turn(*pending.opening, number, heard=pending.end)
         return effects + self._speaker.answer(turn, text, now)
 
     def _on_transcript_failed(self, event: TranscriptFailed, now: float) -> list[Effect]:
@@ -326,7 +326,7 @@ class Session:
         self._pending = None
         if pending.only_if_not_backchannel:
             return self._resume(now)  # said while the agent talked: maybe "uh-huh"; it goes on
-        turn = self._speaker.new_turn(*pending.opening, pending.turn, tail_ms=pending.end.tail_ms)
+        turn = self._speaker.new_turn(*pending.opening, pending.turn, heard=pending.end)
         return self._speaker.misheard(turn, code, message, now)
 
     # ------------------------------------------------------------------------------ turn boundaries

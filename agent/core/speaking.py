@@ -121,12 +121,12 @@ class Speaker:
         number: int | None = None,
         *,
         speculative: bool = False,
-        tail_ms: int = 0,
+        heard: EndOfTurn | None = None,
     ) -> Turn:
         """The turn announced as ``number`` (default: the latest), its reply not started yet; ``speculative``: its
-        transcript is the one taken during the trailing silence; ``tail_ms``: ``EndOfTurn.tail_ms``."""
+        transcript is the one taken during the trailing silence; ``heard``: the utterance it answers."""
         number = self._number if number is None else number
-        return Turn(number, utterance_ms, last_voice_at, ended_at, speculative=speculative, tail_ms=tail_ms)
+        return Turn(number, utterance_ms, last_voice_at, ended_at, speculative=speculative, heard=heard)
 
     def answer(self, turn: Turn, text: str, now: float) -> list[Effect]:
         """``turn``'s transcript is ``text``: it becomes the active turn and its reply starts."""

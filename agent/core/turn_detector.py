@@ -55,6 +55,12 @@ class EndOfTurn:
     audible_until_ms: int | None = None
     """Stream position where the last voiced frame heard as words ended (``AudioFrame.audible``); before
     ``voiced_until_ms`` by the tail the detector calls voice. ``None``: as ``voiced_until_ms``."""
+    spec_ms: float | None = None
+    """How long the speculative transcript that covers the utterance took to come back (``None``: none did)."""
+    score_ms: float | None = None
+    """How long its sound's score took (``None``: none asked, or none came)."""
+    words_ms: float | None = None
+    """How long its words' score took, from the transcript's return (``None``: none asked, or none came)."""
 
     @property
     def tail_ms(self) -> int:

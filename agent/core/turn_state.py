@@ -38,6 +38,10 @@ class Utterance:
     """The text model's score of the speculative transcript (``ScoreWords``), while it is awaited."""
     spec_words: float | None = None
     """Its answer: the probability, from the words, that the caller has finished."""
+    asked_at: tuple[float, float] = (0.0, 0.0)
+    """When the speculative transcript (and the sound's score), and the words' score, were last asked for."""
+    waited_ms: tuple[float | None, float | None, float | None] = (None, None, None)
+    """How long their answers took: the transcript, the sound's score, the words' score."""
     probe_request: int | None = None
     probes: int = 0
     backchannel: bool = False
@@ -100,8 +104,8 @@ class Turn:
     speculative: bool = False
     preemptive: bool = False
     """Started from the speculative transcript before the end of turn, released at it."""
-    tail_ms: int = 0
-    """Voice the detector heard after the caller's audible end (``EndOfTurn.tail_ms``)."""
+    heard: EndOfTurn | None = None
+    """What was heard of the caller's utterance: the tail after its audible end, how long its evidence took."""
     system: bool = False
     """Started by the agent (greeting, idle prompt, apology): it never apologises for itself."""
     held: bool = False
@@ -149,6 +153,8 @@ def turn_metrics(turn: Turn, interrupted: bool, heard_ms: float | None) -> TurnM
         _not_before(turn.ended_at, t) if turn.preemptive else t
         for t in (turn.transcript_at, turn.first_text_at, turn.reply_done_at, turn.first_synthesis_at)
     )
+    heard = turn.heard
+    tail = heard.tail_ms if heard is not None else 0
     return TurnMetrics(
         turn=turn.number,
         endpoint_ms=ms_between(turn.last_voice_at, turn.ended_at),
@@ -157,8 +163,11 @@ def turn_metrics(turn: Turn, interrupted: bool, heard_ms: float | None) -> TurnM
         llm_total_ms=ms_between(transcript_at, reply_done_at),
         tts_first_audio_ms=ms_between(first_synthesis_at, turn.first_audio_at),
         voice_to_voice_ms=ms_between(turn.last_voice_at, turn.first_audio_at),
-        tail_ms=turn.tail_ms,
-        caller_voice_to_voice_ms=_plus(ms_between(turn.last_voice_at, turn.first_audio_at), turn.tail_ms),
+        tail_ms=tail,
+        caller_voice_to_voice_ms=_plus(ms_between(turn.last_voice_at, turn.first_audio_at), tail),
+        spec_asr_ms=_round(heard.spec_ms if heard else None),
+        score_ms=_round(heard.score_ms if heard else None),
+        words_ms=_round(heard.words_ms if heard else None),
         utterance_ms=turn.utterance_ms,
         reply_audio_ms=round(turn.playback.total_ms),
         interrupted=interrupted,
@@ -166,6 +175,10 @@ def turn_metrics(turn: Turn, interrupted: bool, heard_ms: float | None) -> TurnM
         heard_ms=None if heard_ms is None else round(heard_ms),
         preemptive=turn.preemptive,
     )
+
+
+def _round(ms: float | None) -> float | None:
+    return None if ms is None else round(ms, 1)
 
 
 def _plus(ms: float | None, more: int) -> float | None:

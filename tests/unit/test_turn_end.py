@@ -226,3 +226,22 @@ def test_the_metrics_count_the_tail_the_caller_did_not_hear() -> None:
     assert metrics.tail_ms == 60
     assert metrics.voice_to_voice_ms is not None and metrics.caller_voice_to_voice_ms is not None
     assert metrics.caller_voice_to_voice_ms == metrics.voice_to_voice_ms + 60
+
+
+def test_the_metrics_say_how_long_the_evidence_took_to_come_back() -> None:
+    d = driver(acoustic=True, words=True)
+    effects = pause(d)
+    (spec,) = requests(effects)
+    (sound,) = of(effects, ScoreTurn)
+    d.at(0.05, TurnScored(sound.request, 0.95))
+    effects = d.at(0.2, TranscriptReady(spec, "Please cancel my order."))
+    (words,) = of(effects, ScoreWords)
+    (prepared,) = of(effects, GenerateReply)
+    d.at(0.03, TurnScored(words.request, 0.5))
+    silence_until_stopped(d)
+    turn = prepared.turn
+    d.at(0.01, ReplyDelta(turn, "Done."))
+    d.at(0.01, ReplyEnded(turn))
+    effects = d.at(0.05, SpeechAudio(turn, AUDIO_100MS, 0)) + d.at(0.01, SpeechEnded(turn)) + d.at(2.0, Tick())
+    (metrics,) = of(effects, TurnMetrics)
+    assert (metrics.spec_asr_ms, metrics.score_ms, metrics.words_ms) == (250.0, 50.0, 30.0)

@@ -101,6 +101,12 @@ class TurnMetrics:
     the end of turn waited on that the caller does not hear (``agent.audio.tail_gate``)."""
     caller_voice_to_voice_ms: float | None = None
     """``voice_to_voice_ms`` from the audible end: what the caller waits, less the network (``tail_ms`` more)."""
+    spec_asr_ms: float | None = None
+    """How long the speculative transcript the turn was judged by took to come back (``None``: none was)."""
+    score_ms: float | None = None
+    """How long the sound's score of that pause took (``None``: none)."""
+    words_ms: float | None = None
+    """How long the words' score took, from the transcript's return (``None``: none)."""
 
 
 @dataclass(frozen=True, slots=True)

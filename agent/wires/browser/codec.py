@@ -315,6 +315,9 @@ def encode(event: TurnEvent) -> str | bytes:
                 "preemptive": event.preemptive,
                 "tail_ms": event.tail_ms,
                 "caller_voice_to_voice_ms": event.caller_voice_to_voice_ms,
+                "spec_asr_ms": event.spec_asr_ms,
+                "score_ms": event.score_ms,
+                "words_ms": event.words_ms,
             }
         case ErrorNotice():
             body = error_body(event.code, event.message, event.turn)
