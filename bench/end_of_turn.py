@@ -1,24 +1,31 @@
 """End-of-turn benchmark: false cut-offs, splits, end-of-turn latency and WER per policy, on a dev and a test set.
 
-    python bench/end_of_turn.py                          # dev + test, the default policies, tables on stdout
-    python bench/end_of_turn.py --limit 12               # a quick look (12 utterances of each set, every category)
-    python bench/end_of_turn.py --split dev              # the tuning set only
-    python bench/end_of_turn.py --policy 'sure70={"turn":{"acoustic_sure":0.7}}' --only current,sure70
-    python bench/end_of_turn.py --policy 'gate={"vad":{"tail_floor_db":20}}' --list-cutoffs
+    python bench/end_of_turn.py --split dev              # the tuning set, every default policy, tables on stdout
+    python bench/end_of_turn.py                          # dev + test, policy current only (test is sealed: below)
+    python bench/end_of_turn.py --split dev --limit 12   # a quick look (12 utterances per language, every category)
+    python bench/end_of_turn.py --split dev --policy 'sure70={"turn":{"acoustic_sure":0.7}}' --only current,sure70
+    python bench/end_of_turn.py --split dev --policy 'gate={"vad":{"tail_floor_db":20}}' --list-cutoffs
+    python bench/end_of_turn.py --split test --only max1200    # the one policy chosen on dev, scored on test
     python bench/end_of_turn.py --asr-latency-ms 150     # transcripts and sound scores arrive 150 ms later
+    python bench/end_of_turn.py --asr-latency /tmp/asr.json    # ... or as late as a live run measured
+    python bench/end_of_turn.py --languages en,de        # German sentences too; recorded speech in these languages
     python bench/end_of_turn.py --json > eot.json        # machine-readable, with every utterance
-    python bench/end_of_turn.py --plot /tmp/eot.png      # false cut-offs against latency, dev and test panels
+    python bench/end_of_turn.py --split dev --plot /tmp/eot.png   # false cut-offs against latency, per policy
     python bench/end_of_turn.py --save-wav /tmp/eot      # also write the sets as WAV files (never commit them)
+    python bench/end_of_turn.py --live --split dev --limit 10 --save-latency /tmp/asr.json   # a real server
 
-**Dev and test.** Thresholds and rules are chosen on the ``dev`` set; the ``test`` set is only ever scored,
-never tuned on. A change that moves a threshold or a rule reports dev and test side by side (the default,
-``--split both``): a gain on dev that does not show on test is a fit to dev. The sets share no sentence and no
-voice; test adds room noise (pink, brown, mains hum at 20-35 dB SNR), longer pauses (breath up to 400 ms,
-thinking up to 1.5 s) and Piper with its sampling noise on. Both are made at start-up, nothing downloaded, no
-audio committed (``bench/eot_corpus.py`` says how): about 110 utterances each, in five categories reported on
+**Dev and test.** Thresholds and rules are chosen on the ``dev`` set; the ``test`` set is only ever scored, never
+tuned on. A change that moves a threshold or a rule reports dev and test side by side (the default, ``--split
+both``): a gain on dev that does not show on test is a fit to dev. **The seal** (``bench/eot_seal.py``): a run
+that touches test runs one policy that is in the code (``--only NAME``; ``current`` without it) and refuses a grid
+or ``--policy``; every such run, offline or live, appends a line to ``docs/eot-test-log.md``. The sets share no
+sentence and no voice; test adds room noise (pink, brown, mains hum at 20-35 dB SNR), longer pauses (breath up to
+400 ms, thinking up to 1.5 s) and Piper with its sampling noise on. Both are made at start-up, nothing downloaded,
+no audio committed (``bench/eot_corpus.py`` says how): about 110 utterances each, in five categories reported on
 their own: ``short`` (1-3 word turns), ``long`` statements, ``question``s, ``breath`` (a 150-400 ms pause
 mid-sentence) and ``thinking`` (0.5-1.5 s after "um", "and", "to", "the", half a number, a list item, a spelled
-name). Both are synthetic speech (Piper and espeak-ng): neither measures real callers.
+name). Their utterances are synthetic speech (Piper and espeak-ng); where the packages of
+``bench/eot_recorded.py`` are installed, recorded human speech (other speakers per set) is added to each.
 
 **The pipeline** is the server's own, driven purely in audio time (no sockets, no clock): each utterance is cut
 into 20 ms chunks and fed to ``CallerAudio`` (the VAD from settings, exactly as a connection builds it), whose
@@ -26,7 +33,8 @@ frames go to a fresh ``agent.core.session.Session`` configured by ``agent.runtim
 bench carries out the effects the end of turn depends on: ``Transcribe`` (the real faster-whisper model,
 ``agent.wiring.build_stt``) posts ``TranscriptReady``; ``ScoreTurn`` (the acoustic turn-completion model,
 ``agent.adapters.smart_turn.SmartTurnModel``, when the settings turn it on) posts ``TurnScored``; both **at once
-in audio time** (zero latency; ``--asr-latency-ms`` delays both by that much audio); ``CancelTranscription``
+in audio time** (zero latency; ``--asr-latency-ms`` delays both by that much audio; ``--asr-latency FILE`` by
+delays drawn from a live run's measurements, ``bench/eot_delays.py``); ``CancelTranscription``
 drops a pending answer. Identical audio is transcribed and scored once, and reused across policies. Replies are
 never produced (the agent stays silent), so what is measured is the core's own decision, not a copy of it.
 
@@ -49,8 +57,14 @@ sentence that sounds unfinished waits 1.5 s, not 700 ms: the fewest cut-offs on 
 NAME=JSON`` adds one (or replaces a default of that name).
 
 **Output**: per policy one table by category, dev and test side by side; then one summary line per policy per
-set. Progress goes to stderr. The default run (both sets, 8 policies) takes about 2-3 minutes on 2 cores, most
-of it transcribing each distinct audio once.
+set, and rows by source (``human``: ``bench/eot_recorded.py``'s recordings, when installed; ``synthetic``) and
+language. Progress goes to stderr. A dev run of the 8 policies takes about 2-3 minutes on 2 cores, most of it
+transcribing each distinct audio once.
+
+**Live** (``--live``, ``bench/eot_live.py``): the same sets through a real server (``python -m agent``, one per
+policy, or ``--url``) over a socket in real time, one call per utterance, scored at the caller: reply audio
+before the audible end is a false cut-off, latency runs from the last audible frame sent to the first reply
+audio received; ``--load N`` adds N other callers.
 """
 
 from __future__ import annotations
@@ -69,7 +83,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 from pydantic import BaseModel, ValidationError
@@ -84,6 +98,7 @@ from agent.core.events import (
     Event,
     Notify,
     ScoreTurn,
+    ScoreWords,
     SpeechStopped,
     Transcribe,
     TranscriptReady,
@@ -95,6 +110,8 @@ from agent.runtime.call.caller_audio import CallerAudio
 from agent.runtime.call.policies import session_config
 from agent.wiring import build_detector_factory, build_stt
 from bench.eot_corpus import CATEGORIES, PAUSED, RATE, SPLITS, VOICES, Split, Utterance, build, plan
+from bench.eot_delays import Delays, Kind
+from bench.eot_seal import LOG, append, seal, test_log_lines
 
 OUTPUT_RATE = 24000
 CHUNK_BYTES = RATE * 20 // 1000 * 2  # 20 ms of caller audio per push, as a browser sends it
@@ -245,10 +262,13 @@ class Transcriber:
 class TurnScorer:
     """The acoustic turn-completion model the settings name (``turn.acoustic_model``; empty: the installed Smart
     Turn), one per model file, blocking and on one thread; scores of identical audio reused. A missing model is
-    the server's ``ConfigError`` (install it with ``make``, or run with ``{"turn":{"acoustic":"off"}}``)."""
+    the server's ``ConfigError`` (install it with ``make``, or run with ``{"turn":{"acoustic":"off"}}``). The
+    text model (``turn.text_model``, ``words``) likewise, with scores of identical text reused."""
 
     def __init__(self) -> None:
         self._models: dict[str, Any] = {}
+        self._readers: dict[str, Any] = {}
+        self._words: dict[tuple[str, str], float] = {}
         self._scores: dict[tuple[str, str], float] = {}
         self.runs = 0
         self.reused = 0
@@ -263,6 +283,25 @@ class TurnScorer:
             progress(f"loading the acoustic turn model ({name or 'bundled Smart Turn'})")
             model = self._models[name] = SmartTurnModel(Path(name).expanduser() if name else None)
         return model
+
+    def words(self, settings: Settings, text: str, language: str) -> float | None:
+        """The text model's probability that ``text`` is a finished turn; ``None`` when it is off or does not read
+        ``language`` (the server's ``TurnScored(None)``)."""
+        if settings.turn.text_model == "off":
+            return None
+        name = settings.turn.text_model_dir
+        model = self._readers.get(name)
+        if model is None:
+            from agent.adapters.smollm2_text_turn import SmolLM2TextTurn
+
+            progress(f"loading the text turn model ({name or 'bundled SmolLM2-135M'})")
+            model = self._readers[name] = SmolLM2TextTurn.load(Path(name).expanduser() if name else None)
+        if not model.reads(language):
+            return None
+        key = (name, text)
+        if key not in self._words:
+            self._words[key] = float(model.probability(text))
+        return self._words[key]
 
     def probability(self, settings: Settings, pcm: bytes) -> float:
         key = (settings.turn.acoustic_model, hashlib.sha1(pcm).hexdigest())
@@ -293,6 +332,8 @@ class Outcome:
     """The transcript the first turn was answered with: its final transcript, or the speculative one reused."""
     scores: list[tuple[int, float]] = field(default_factory=list)
     """Sound scores the core asked for: (ms of audio pushed, probability the caller has finished)."""
+    words: list[tuple[int, float | None]] = field(default_factory=list)
+    """Words' scores the core asked for: (ms of audio pushed, the text model's probability; ``None``: none)."""
 
     @property
     def end_ms(self) -> int | None:
@@ -333,6 +374,32 @@ class Outcome:
         }
 
 
+class Scored(Protocol):
+    """What the tables read of one utterance's result: ``Outcome`` here, ``eot_call.LiveOutcome`` live."""
+
+    @property
+    def utterance(self) -> Utterance: ...
+    @property
+    def ends(self) -> Sequence[float]: ...
+    @property
+    def end_ms(self) -> float | None: ...
+    @property
+    def cut_off(self) -> bool: ...
+    @property
+    def split(self) -> bool: ...
+    @property
+    def latency_ms(self) -> float | None: ...
+    @property
+    def answered(self) -> str | None: ...
+    @property
+    def transcripts(self) -> list[str]: ...
+    @property
+    def scores(self) -> list[tuple[int, float]]: ...
+    @property
+    def where(self) -> str: ...
+    def as_json(self) -> dict[str, Any]: ...
+
+
 def caller_audio(settings: Settings, new_detector: Callable[[], SpeechDetector]) -> CallerAudio:
     """The VAD front end as a connection builds it (16 kHz input, so no resampling; no echo gate: the agent never
     speaks here)."""
@@ -345,13 +412,14 @@ async def run_utterance(
     new_detector: Callable[[], SpeechDetector],
     transcriber: Transcriber,
     scorer: TurnScorer,
-    latency_ms: int = 0,
+    latency_ms: int | Callable[[Kind], int] = 0,
 ) -> Outcome:
     """Stream ``utterance`` through a fresh VAD and session core, carrying out the effects the end of turn
-    depends on, until a turn ends after the audible end (or the audio runs out).
+        depends on, until a turn ends after the audible end (or the audio runs out).
 
-    ``new_detector`` is ``agent.wiring.build_detector_factory(settings)``, made once per policy (the Silero
-    model loads once there). Answers go back ``latency_ms`` of audio after they were asked for (0: at once)."""
+        ``new_detector`` is ``agent.wiring.build_detector_factory(settings)``, made once per policy (the Silero
+        model loads once there). Answers go back ``latency_ms`` of audio after they were asked for (0: at once; a
+    function: a delay drawn for each, ``eot_delays.Delays.for_utterance``)."""
     session = Session(session_config(settings, OUTPUT_RATE))
     audio = caller_audio(settings, new_detector)
     outcome = Outcome(utterance)
@@ -371,9 +439,10 @@ async def run_utterance(
                 if isinstance(e, ScoreTurn) and e.request not in scoring:
                     scoring[e.request] = asyncio.ensure_future(asyncio.to_thread(scorer.probability, settings, e.pcm))
 
-        def answer(request: int, event: Event) -> None:
-            if latency_ms:
-                due[request] = (position + latency_ms, event)
+        def answer(request: int, event: Event, kind: Kind = "asr") -> None:
+            delay = latency_ms(kind) if callable(latency_ms) else latency_ms
+            if delay:
+                due[request] = (position + delay, event)
             else:
                 queue.extend(session.handle(event, now))
 
@@ -395,7 +464,11 @@ async def run_utterance(
                     ahead = scoring.pop(effect.request, None)
                     p = await ahead if ahead is not None else scorer.probability(settings, effect.pcm)
                     outcome.scores.append((position, p))
-                    answer(effect.request, TurnScored(effect.request, p))
+                    answer(effect.request, TurnScored(effect.request, p), "score")
+                case ScoreWords():
+                    words = scorer.words(settings, effect.text, effect.language)
+                    outcome.words.append((position, words))
+                    answer(effect.request, TurnScored(effect.request, words), "words")
                 case CancelTranscription():
                     due.pop(effect.request, None)
                 case _:
@@ -422,7 +495,7 @@ async def run_utterance(
 @dataclass(slots=True)
 class SetResult:
     split: Split
-    outcomes: list[Outcome]
+    outcomes: Sequence[Scored]
     elapsed_s: float
 
 
@@ -448,7 +521,7 @@ FILLERS = frozenset(["um", "uh", "umm", "uhm", "hmm", "er", "erm"])
 
 
 def _words(text: str) -> list[str]:
-    return [w for w in re.sub(r"[^a-z0-9' ]+", " ", text.lower()).split() if w not in FILLERS]
+    return [w for w in re.sub(r"[^\w' ]+|_", " ", text.lower()).split() if w not in FILLERS]
 
 
 def word_errors(reference: str, hypothesis: str) -> tuple[int, int]:
@@ -462,10 +535,14 @@ def word_errors(reference: str, hypothesis: str) -> tuple[int, int]:
     return row[-1], len(ref)
 
 
-def summary(outcomes: Sequence[Outcome]) -> dict[str, Any]:
+def summary(outcomes: Sequence[Scored]) -> dict[str, Any]:
     """The metrics of a group of utterances (see the module doc)."""
     cut = sum(o.cut_off for o in outcomes)
-    errors = [word_errors(o.utterance.text, o.answered) for o in outcomes if not o.cut_off and o.answered is not None]
+    errors = [
+        word_errors(o.utterance.text, o.answered)
+        for o in outcomes
+        if not o.cut_off and o.answered is not None and o.utterance.text.strip()  # recordings with no transcript
+    ]
     words = sum(n for _, n in errors)
     return {
         "utterances": len(outcomes),
@@ -478,7 +555,7 @@ def summary(outcomes: Sequence[Outcome]) -> dict[str, Any]:
     }
 
 
-def summarize(outcomes: Sequence[Outcome]) -> dict[str, Any]:
+def summarize(outcomes: Sequence[Scored]) -> dict[str, Any]:
     """``summary`` of all the utterances, of each category, and of the paused ones (breath and thinking, where
     splits count)."""
     by_category = {c: [o for o in outcomes if o.utterance.category == c] for c in CATEGORIES}
@@ -678,6 +755,21 @@ def build_parser() -> argparse.ArgumentParser:
         help="deliver each transcript and sound score this much audio after it was asked for (default: 0)",
     )
     parser.add_argument(
+        "--asr-latency",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="offline: draw each transcript's and score's delay from the distribution a live run saved "
+        "(--live --save-latency FILE); seeded per utterance, reproducible",
+    )
+    parser.add_argument(
+        "--languages",
+        default="en",
+        metavar="CODE[,CODE...]",
+        help="utterances in these languages: synthetic en, de; recorded (bench/eot_recorded.py, when its packages "
+        "are installed) en and others; --limit applies to each language (default: en)",
+    )
+    parser.add_argument(
         "--noise-dbfs",
         type=float,
         default=-60.0,
@@ -693,6 +785,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--json", action="store_true", help="print machine-readable results instead of tables")
     parser.add_argument("-v", "--verbose", action="store_true", help="show the server's INFO log on stderr")
+    from bench.eot_live import add_arguments
+
+    add_arguments(parser)
     return parser
 
 
@@ -721,11 +816,36 @@ def make_sets(args: argparse.Namespace, pool: ThreadPoolExecutor) -> dict[Split,
     """The chosen sets, made one utterance at a time in ``pool`` (one thread), in order, while the first policy
     is run on those already made (the speech engines and the models of the run share no state)."""
     noise = args.noise_dbfs if args.noise_dbfs < 0 else None
+    languages = tuple(c.strip() for c in args.languages.split(",") if c.strip())
     sets: dict[Split, list[Future[Utterance]]] = {}
+    synthetic = tuple(c for c in languages if c in ("en", "de"))  # the languages eot_corpus has sentences in
     for split in chosen_splits(args.split):
-        plans = [p for p in plan(split, args.renditions) if args.engine in (None, p.voice.engine)][: args.limit]
-        sets[split] = [pool.submit(build, item, noise) for item in plans]
+        plans = [p for p in plan(split, args.renditions, synthetic) if args.engine in (None, p.voice.engine)]
+        sets[split] = [
+            pool.submit(build, item, noise)
+            for language in synthetic
+            for item in [p for p in plans if p.language == language][: args.limit]
+        ]
+        if args.engine is None:
+            found = recorded_utterances(split, languages)
+            sets[split] += [_done(u) for c in languages for u in [u for u in found if u.language == c][: args.limit]]
     return sets
+
+
+def _done(u: Utterance) -> Future[Utterance]:
+    future: Future[Utterance] = Future()
+    future.set_result(u)
+    return future
+
+
+def recorded_utterances(split: Split, languages: tuple[str, ...]) -> list[Utterance]:
+    """The recorded human utterances of ``split`` (``bench/eot_recorded.py``), none where it is missing."""
+    try:
+        from bench.eot_recorded import recorded  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:
+        return []
+    found: list[Utterance] = recorded(split, progress=progress, languages=languages)
+    return found
 
 
 def save_wav(directory: Path, sets: dict[Split, list[Utterance]]) -> None:
@@ -741,7 +861,7 @@ def save_wav(directory: Path, sets: dict[Split, list[Utterance]]) -> None:
 
 
 async def run_policies(
-    policies: Sequence[Policy], sets: dict[Split, list[Future[Utterance]]], latency_ms: int
+    policies: Sequence[Policy], sets: dict[Split, list[Future[Utterance]]], latency: int | Delays
 ) -> tuple[list[PolicyResult], Transcriber, TurnScorer]:
     transcriber, scorer = Transcriber(), TurnScorer()
     results: list[PolicyResult] = []
@@ -756,7 +876,8 @@ async def run_policies(
                 outcomes = []
                 for n, future in enumerate(made, 1):
                     u = future.result()
-                    outcome = await run_utterance(u, policy.settings, new_detector, transcriber, scorer, latency_ms)
+                    delay = latency.for_utterance(u.id) if isinstance(latency, Delays) else latency
+                    outcome = await run_utterance(u, policy.settings, new_detector, transcriber, scorer, delay)
                     outcomes.append(outcome)
                     verdict = "CUT OFF" if outcome.cut_off else "no end" if outcome.end_ms is None else "ok"
                     verdict += ", split" if outcome.split else ""
@@ -774,7 +895,9 @@ async def amain(args: argparse.Namespace, policies: list[Policy]) -> int:
         made = make_sets(args, pool)
         if args.save_wav is not None:
             save_wav(args.save_wav, {s: [f.result() for f in fs] for s, fs in made.items()})
-        results, transcriber, scorer = await run_policies(policies, made, args.asr_latency_ms)
+        latency = Delays.load(args.asr_latency) if args.asr_latency is not None else args.asr_latency_ms
+        asr = latency.describe() if isinstance(latency, Delays) else f"ASR latency {args.asr_latency_ms} ms"
+        results, transcriber, scorer = await run_policies(policies, made, latency)
     sets = {s: [f.result() for f in fs] for s, fs in made.items()}
     seconds = sum(u.duration_ms for us in sets.values() for u in us) / 1000
     sizes = ", ".join(f"{s} {len(us)}" for s, us in sets.items())
@@ -792,25 +915,36 @@ async def amain(args: argparse.Namespace, policies: list[Policy]) -> int:
     if args.plot is not None:
         from bench.eot_plot import plot
 
-        title = f"end of turn: {sizes} utterances, ASR latency {args.asr_latency_ms} ms"
+        title = f"end of turn: {sizes} utterances, {asr}"
         plot(summary_rows(results), args.plot, title)
         progress(f"wrote {args.plot}")
     if args.json:
         document = {
             "utterances": {s: len(us) for s, us in sets.items()},
             "asr_latency_ms": args.asr_latency_ms,
+            "asr_latency_file": None if args.asr_latency is None else str(args.asr_latency),
             "dev_noise_dbfs": noise,
             "policies": {r.policy.name: result_json(r) for r in results},
         }
         print(json.dumps(document, indent=2))
     else:
-        blocks = [format_table(r) + ("\n" + format_cutoffs(r) if args.list_cutoffs else "") for r in results]
+        from bench.eot_call import format_groups
+
+        blocks = [
+            format_table(r) + "\n" + format_groups(r) + ("\n" + format_cutoffs(r) if args.list_cutoffs else "")
+            for r in results
+        ]
         print(
-            f"end of turn: {sizes} utterances; thresholds are chosen on dev, test is only scored; ASR latency "
-            f"{args.asr_latency_ms} ms (audio time); dev noise {'none' if noise is None else f'white {noise:g} dBFS'}"
+            f"end of turn: {sizes} utterances; thresholds are chosen on dev, test is only scored; {asr} "
+            f"(audio time); dev noise {'none' if noise is None else f'white {noise:g} dBFS'}"
             ", test room noise 20-35 dB SNR\n"
         )
         print("\n\n".join([*blocks, format_summary(results)]))
+    asr_cell = f"{args.asr_latency.name}" if args.asr_latency is not None else f"{args.asr_latency_ms} ms"
+    log = test_log_lines(results, mode="offline", asr=asr_cell, load=0, note=run_note(args))
+    append(log)
+    if log:
+        progress(f"appended {len(log)} line(s) to {LOG}")
     return 0
 
 
@@ -824,11 +958,35 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"--renditions must be 1..{most}")
     if args.asr_latency_ms < 0:
         parser.error("--asr-latency-ms must be >= 0")
+    if args.asr_latency is not None and (args.asr_latency_ms or args.live):
+        parser.error("--asr-latency FILE is for the offline mode, instead of --asr-latency-ms")
+    seal(args, parser.error)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr)
     policies = select_policies(args, Settings(), parser.error)
+    if args.live:
+        from bench.eot_live import check_arguments, run_live
+
+        check_arguments(args, policies, parser.error)
+        return asyncio.run(run_live(args, policies))
+    if args.asr_latency is not None:
+        try:
+            Delays.load(args.asr_latency)
+        except ValueError as exc:
+            parser.error(f"--asr-latency: {exc}")
     return asyncio.run(amain(args, policies))
 
 
+def run_note(args: argparse.Namespace) -> str:
+    """The test log's note: ``smoke`` for a run cut short, and what else narrowed the sets."""
+    notes = ["smoke"] if args.limit is not None else []
+    notes += [f"engine {args.engine}"] if args.engine else []
+    notes += [f"renditions {args.renditions}"] if args.renditions != 3 else []
+    notes += [f"languages {args.languages}"] if args.languages != "en" else []
+    return ", ".join(notes)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    from bench import end_of_turn as module  # one copy of this module, whoever imports it
+
+    sys.exit(module.main())

@@ -1,6 +1,7 @@
 """The end-of-turn trade-off as a picture (``bench/end_of_turn.py --plot FILE.png``).
 
-One panel per set (dev: tuned on; test: only scored), one point per policy: the false-cut-off rate (y) at the
+Offline or live (``--live``: the numbers a caller met on a real server). One panel per set (dev: tuned on;
+test: only scored), one point per policy: the false-cut-off rate (y) at the
 policy's end-of-turn latency p50 (x, the marker), with a whisker out to its p95. Policies down and to the left are
 better. matplotlib (the ``dev`` extra) is imported here only, on the Agg backend (no display needed).
 """
@@ -14,9 +15,11 @@ from typing import Any
 MARKERS = "osD^vP*Xh<>p"
 
 
-def plot(rows: Sequence[dict[str, Any]], path: Path, title: str = "end of turn") -> None:
+def plot(
+    rows: Sequence[dict[str, Any]], path: Path, title: str = "end of turn", latency: str = "end-of-turn latency"
+) -> None:
     """Write ``rows`` (``end_of_turn.summary_rows``: policy, split, cut_off_rate, latency_ms p50/p95) to ``path``
-    as a PNG."""
+    as a PNG; ``latency`` names what the x axis measures (live: the first reply audio at the caller)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -43,7 +46,7 @@ def plot(rows: Sequence[dict[str, Any]], path: Path, title: str = "end of turn")
             ax.plot([lat["p50"]], [y], marker=MARKERS[i % len(MARKERS)], color=colour, markersize=8, label=r["policy"])
         kind = "tuned on" if split == "dev" else "only scored"
         ax.set_title(f"{split} ({kind})")
-        ax.set_xlabel("end-of-turn latency p50 (marker) to p95 (whisker), ms after the audible end")
+        ax.set_xlabel(f"{latency} p50 (marker) to p95 (whisker), ms after the audible end")
         ax.set_ylabel("false cut-offs, % of utterances")
         ax.set_xlim(0, right)
         ax.set_ylim(-top / 40, top)

@@ -1,0 +1,158 @@
+"""The end-of-turn test set's seal (``bench/end_of_turn.py``): test is scored for one chosen policy, and every
+scoring is written down.
+
+**The rule.** Thresholds and rules are chosen on ``dev``. A run that touches ``test`` (``--split test`` or
+``both``) runs one policy only, one that is in the code: it refuses a grid (``--only`` with more than one name)
+and ad-hoc policies (``--policy``); without ``--only`` it runs ``current``. Every such run, offline or live,
+appends one line to ``docs/eot-test-log.md`` (there is no way to turn that off), so how often test was looked
+at, and what it said each time, stays visible: a policy picked after many looks at test is fitted to test.
+
+It changes when the rule for the test set, or the log's line, changes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+LOG = ROOT / "docs" / "eot-test-log.md"
+DEFAULT_TEST_POLICY = "current"
+
+HEADER = """# End-of-turn test-set log
+
+One line per scoring of the end-of-turn **test** set (`bench/end_of_turn.py --split test` or `--split both`,
+offline or `--live`), appended by the tool itself: every look at test is on record. Thresholds and rules are
+chosen on **dev** only; test is only ever scored, for one policy that is in the code (the tool refuses a grid
+or an ad-hoc `--policy` on test). Do not edit or delete lines: a policy chosen after many looks at test is
+fitted to test, and this log is how a reader can tell.
+
+Columns: `commit` is `git rev-parse --short HEAD`, `-dirty` when the tree had changes; `mode`: `offline`
+(audio time, ASR latency as in `asr`) or `live` (a real server over a socket, in real time); `load`: other
+callers talking at the same time (`--load`); `n`: test utterances scored; `cut-offs`: false cut-offs (reply,
+or end of turn offline, before the caller's audible end); `thinking`: false cut-offs among the thinking
+utterances; `breath splits`: breath utterances made into more than one turn; `p50`/`p95`: latency, ms, from
+the audible end to the end of turn (offline) or to the first reply audio at the caller (live); `WER`: of the
+transcript the turn was answered with. `smoke` in `note`: a run cut short with `--limit` (a few utterances: a
+check that the tool works, not a result to compare).
+
+| date (UTC) | commit | mode | policy | asr | load | n | cut-offs | thinking | breath splits | p50 | p95 | WER | note |
+|---|---|---|---|---|---|---|---|---|---|---|---|---|---|
+"""
+
+
+def touches_test(split: str) -> bool:
+    return split in ("test", "both")
+
+
+def seal(args: argparse.Namespace, error: Callable[[str], Any]) -> None:
+    """Refuse a grid or an ad-hoc policy on the test set (``error`` is ``parser.error``); without ``--only``,
+    a run that touches test runs ``current`` (``args.only`` is set to it)."""
+    if not touches_test(args.split):
+        return
+    where = f"--split {args.split} scores the test set"
+    if args.policy:
+        added = ", ".join(name for name, _ in args.policy)
+        error(f"{where}: --policy ({added}) is not allowed there; tune on --split dev, put the policy in the code")
+    if args.only is not None:
+        names = [n.strip() for n in args.only.split(",") if n.strip()]
+        if len(names) > 1:
+            error(
+                f"{where} for one chosen policy only; --only names {len(names)} ({', '.join(names)}): run the grid "
+                "on --split dev"
+            )
+    else:
+        args.only = DEFAULT_TEST_POLICY
+
+
+def git_commit(root: Path = ROOT) -> str:
+    """``git rev-parse --short HEAD``, with ``-dirty`` when tracked files have changes; ``unknown`` without git."""
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10
+        )
+        status = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    commit = head.stdout.strip() or "unknown"
+    return commit + ("-dirty" if status.stdout.strip() else "")
+
+
+def _pct(count: int | None, total: int | None) -> str:
+    return f"{100 * count / total:.1f}% ({count}/{total})" if count is not None and total else "-"
+
+
+def _num(value: float | int | None) -> str:
+    return "-" if value is None else f"{value:.0f}"
+
+
+def log_line(
+    row: dict[str, Any],
+    *,
+    mode: str,
+    commit: str,
+    asr: str,
+    load: int,
+    breath: dict[str, Any] | None,
+    note: str = "",
+    when: datetime.datetime | None = None,
+) -> str:
+    """One line of the log (a Markdown table row) from a test ``row`` of ``end_of_turn.summary_rows`` and the
+    breath category's ``summary`` (its ``splits`` and ``utterances``); ``note``: ``smoke`` for a run cut short."""
+    when = when or datetime.datetime.now(datetime.UTC)
+    lat = row["latency_ms"]
+    wer = row["word_error_rate"]
+    cells = [
+        when.strftime("%Y-%m-%d %H:%M"),
+        commit,
+        mode,
+        row["policy"],
+        asr,
+        str(load),
+        str(row["utterances"]),
+        _pct(row["cut_offs"], row["utterances"]),
+        _pct(row["thinking_cut_offs"], row["thinking"]),
+        f"{breath['splits']}/{breath['utterances']}" if breath else "-",
+        _num(lat["p50"]),
+        _num(lat["p95"]),
+        "-" if wer is None else f"{100 * wer:.1f}%",
+        note,
+    ]
+    return "| " + " | ".join(cells) + " |"
+
+
+def append(lines: list[str], path: Path = LOG) -> None:
+    """Append ``lines`` to the log, made with its header the first time (one write: other runs may append too)."""
+    if not lines:
+        return
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(HEADER, encoding="utf-8")
+    with path.open("a", encoding="utf-8") as log:
+        log.write("".join(line + "\n" for line in lines))
+
+
+def test_log_lines(results: Any, *, mode: str, asr: str, load: int, note: str) -> list[str]:
+    """The log's lines for the test set of each of ``results`` (``end_of_turn.PolicyResult``s)."""
+    from bench.end_of_turn import summarize, summary_rows
+
+    commit = git_commit()
+    lines = []
+    for result in results:
+        test = result.sets.get("test")
+        if test is None:
+            continue
+        row = next(r for r in summary_rows([result]) if r["split"] == "test")
+        breath = summarize(test.outcomes)["categories"].get("breath")
+        lines.append(log_line(row, mode=mode, commit=commit, asr=asr, load=load, breath=breath, note=note))
+    return lines
