@@ -621,6 +621,9 @@ def format_cutoffs(result: PolicyResult) -> str:
                 heard = " / ".join(repr(t) for t in o.transcripts) or "-"
                 if o.scores:
                     heard += "  sound: " + ", ".join(f"{p:.2f}@{at}" for at, p in o.scores)
+                words = getattr(o, "words", [])
+                if words:
+                    heard += "  words: " + ", ".join("-" if p is None else f"{p:.3f}@{at}" for at, p in words)
                 lines.append(
                     f"  {u.id} {u.category:<9} {u.voice:<24} ended {o.ends or 'never'} ms ({o.where}; audible end "
                     f"{u.audible_end_ms:.0f} ms; {u.noise})  {u.text!r}  heard: {heard}"

@@ -105,11 +105,19 @@ class TurnSettings(BaseModel):
         le=1.0,
         description="Text score at or above which the words read finished (no fragment, whatever the word count).",
     )
+    text_sure_ms: int = Field(
+        0,
+        ge=0,
+        le=5000,
+        description="Silence that ends a turn the text model reads finished and the sound is sure of; 0 = "
+        "HANGOVER_MIN_MS.",
+    )
     text_unsure: float = Field(
-        0.02,
+        0.03,
         ge=0.0,
         le=1.0,
-        description='Text score at or below which the words read unfinished: a fragment ("The quick brown fox.").',
+        description='Text score at or below which the words read unfinished ("The quick brown fox."): three words or '
+        "more wait HANGOVER_MAX_MS, whatever the sound.",
     )
     preemption: Literal["off", "llm", "llm+tts"] = Field(
         "llm+tts",

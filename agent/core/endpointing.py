@@ -84,6 +84,11 @@ __all__ = [
 ]
 
 
+WORDS_TO_READ = 3
+"""Words a transcript needs before the text model's "unfinished" holds the turn: it reads one or two out of
+context poorly ("Two.", "Transfer.", "Invalid choice." score as low as fragments)."""
+
+
 class Completeness(Enum):
     COMPLETE = "complete"
     TRAILING = "trailing"
@@ -130,8 +135,11 @@ class EndpointPolicy:
     """Ask the text end-of-turn model (``ScoreWords``) once each speculative transcript is back."""
     words_sure: float = 0.2
     """Text score at or above which the words read finished, whatever the rules for fragments say."""
-    words_unsure: float = 0.02
-    """Text score at or below which the words read unfinished: a fragment ("The quick brown fox.")."""
+    words_sure_ms: int = 0
+    """The wait of a sentence the text model and the sound are both sure of (0: ``hangover_min_ms``)."""
+    words_unsure: float = 0.03
+    """Text score at or below which the words read unfinished ("The quick brown fox."): ``WORDS_TO_READ`` words or
+    more wait longest, as words that trail off do, whatever the sound says (a phrase's fall sounds finished)."""
 
     def hangover_for(
         self, text: str | None, probability: float | None = None, *, language: str = "en", words: float | None = None
@@ -145,11 +153,17 @@ class EndpointPolicy:
         verdict = completeness(text, self.trailing_words, language=language)
         if verdict is Completeness.TRAILING:
             return self.hangover_max_ms
-        fragment = self._fragment(text, rules_for(language))
-        if words is not None and words >= self.words_sure:
+        rules = rules_for(language)
+        fragment = self._fragment(text, rules)
+        if words is not None and words <= self.words_unsure:
+            # The model reads the words unfinished: as sure a sign as "um," (a phrase's fall sounds finished).
+            # A word or two out of context it reads poorly ("Two.", "Transfer."): the rules and the sound judge.
+            if word_count(tokens_of(text, rules), rules) >= WORDS_TO_READ:
+                return self.hangover_max_ms
+        elif words is not None and words >= self.words_sure:
             verdict, fragment = Completeness.COMPLETE, False
-        elif words is not None and words <= self.words_unsure:
-            fragment = True
+            if probability is not None and probability >= self.sure:
+                return self.words_sure_ms or self.hangover_min_ms  # the words and the sound are sure
         fragment_ms = max(self.fragment_ms or self.hangover_max_ms, self.hangover_ms)
         if probability is None:
             if fragment:

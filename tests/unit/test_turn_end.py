@@ -130,14 +130,34 @@ def test_the_words_score_on_its_way_holds_the_turn_then_ends_it_at_once() -> Non
     assert of(d.at(0.0, TurnScored(words, 0.5)), SpeechStopped)
 
 
-def test_words_the_model_reads_unfinished_make_a_fragment_that_waits() -> None:
+def test_words_the_model_reads_unfinished_wait_longest_whatever_the_sound() -> None:
     d = driver(acoustic=True, words=True)
     sound, words = scored_pause(d, "The quick brown fox.")  # four words: no fragment by the rules
     assert words is not None
     d.at(0.0, TurnScored(sound, 0.95))  # its falling pitch sounds finished
     d.at(0.0, TurnScored(words, 0.01))
     frames = silence_until_stopped(d)
-    assert 100 + 20 * frames == 400  # a fragment that sounds sure: the default, not the minimum
+    assert 100 + 20 * frames == 800  # as long as for words that trail off
+
+
+def test_a_word_or_two_the_model_reads_unfinished_are_left_to_the_rules_and_the_sound() -> None:
+    d = driver(acoustic=True, words=True)
+    sound, words = scored_pause(d, "Transfer.")  # out of context the model scores it like a fragment
+    assert words is not None
+    d.at(0.0, TurnScored(sound, 0.95))
+    d.at(0.0, TurnScored(words, 0.01))
+    frames = silence_until_stopped(d)
+    assert 100 + 20 * frames == 400  # one word: the rules' default with a sure sound, not the longest wait
+
+
+def test_the_words_and_the_sound_both_sure_may_end_sooner_than_the_minimum() -> None:
+    d = driver(acoustic=True, words=True, words_sure_ms=140)
+    sound, words = scored_pause(d, "What time do you open tomorrow?")
+    assert words is not None
+    d.at(0.0, TurnScored(sound, 0.95))
+    d.at(0.0, TurnScored(words, 0.6))
+    frames = silence_until_stopped(d)
+    assert 100 + 20 * frames == 140  # not the minimum (200 ms)
 
 
 def test_words_the_model_reads_finished_are_no_fragment() -> None:

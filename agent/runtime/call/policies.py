@@ -40,6 +40,7 @@ def session_config(
             sure_fragments=turn.acoustic_sure_fragments,
             words=turn.text_model != "off",
             words_sure=turn.text_sure,
+            words_sure_ms=turn.text_sure_ms,
             words_unsure=turn.text_unsure,
         ),
         barge_in=BargeInPolicy(
