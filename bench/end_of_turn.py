@@ -47,7 +47,8 @@ answered with (the final transcript, or the speculative one the core reused), fi
 over utterances not cut off. A turn that never ends within the audio is *no end*.
 
 **Policies** are ``Settings`` overrides on top of the environment's settings (``AGENT_*``), so every rule is the
-server's: ``current`` (as configured), ``text_only`` (acoustic model off: the words alone), ``fixed420`` (one
+server's: ``current`` (as configured), ``text_only`` (acoustic model off: the words alone, by the rules and the
+text model), ``rules_sound`` (text model off: the rules and the sound, as before issue 29), ``fixed420`` (one
 420 ms hangover whatever was said or how it sounded; the speculative transcript still runs, as the answer),
 ``sure_fragments`` (a sure score ends fragments at the minimum too: "Hello world."), ``sure90``
 (``turn.acoustic_sure``: the score that ends a turn at the minimum hangover), ``unsure40``
@@ -119,9 +120,11 @@ CHUNK_BYTES = RATE * 20 // 1000 * 2  # 20 ms of caller audio per push, as a brow
 DEFAULT_POLICIES: dict[str, dict[str, Any]] = {
     "current": {},
     "text_only": {"turn": {"acoustic": "off"}},
+    "rules_sound": {"turn": {"text_model": "off"}},
     "fixed420": {
         "turn": {
             "acoustic": "off",
+            "text_model": "off",
             "hangover_min_ms": 420,
             "hangover_max_ms": 420,
             "fragment_words": 0,
