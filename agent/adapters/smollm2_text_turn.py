@@ -31,7 +31,6 @@ cache is reused; about 285 MB resident. ``python -m agent.adapters.smollm2_text_
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import statistics
 import sys
@@ -46,8 +45,9 @@ import numpy as np
 import numpy.typing as npt
 
 from agent.adapters.smollm2_graph import MODEL_FILE, TOKENIZER_FILE, default_model_dir
-from agent.errors import ConfigError, ProviderError, ProviderUnavailable
+from agent.errors import ConfigError, ProviderError
 from agent.ports import JobInfo, Work
+from agent.work.pooled import PooledCalls
 from agent.work.workers import WorkPool
 
 PROMPT = "<|im_start|>user\n"
@@ -175,17 +175,15 @@ class SmolLM2Model:
 
 class SmolLM2TextTurn:
     """Text turn completion for the server (the ``TextCompletion`` port): ``await complete_probability(text,
-    language)`` runs the model on a ``WorkPool`` (normally the server's one pool), as a droppable speculative job by
-    default: under load it is refused (``WorkDropped``). Raises ``ProviderError("text-turn")`` if the model fails,
+    language)`` runs the model on a ``WorkPool`` (normally the server's one pool), as a droppable end-of-turn job
+    (``Work.TURN_SCORE``) by default: under load it is refused (``WorkDropped``). Raises ``ProviderError("text-turn")`` if the model fails,
     ``ProviderUnavailable`` after ``close()``."""
 
     MODEL = "text_turn"
 
     def __init__(self, model: SmolLM2Model, pool: WorkPool | None = None) -> None:
         self._model = model
-        self._own_pool = pool is None
-        self._pool = pool if pool is not None else WorkPool(1)
-        self._closed = False
+        self._calls = PooledCalls(PROVIDER, self.MODEL, pool)
 
     @classmethod
     def load(cls, path: Path | None = None, pool: WorkPool | None = None, threads: int = 1) -> SmolLM2TextTurn:
@@ -209,17 +207,11 @@ class SmolLM2TextTurn:
             raise ProviderError(PROVIDER, str(exc)) from exc
 
     async def complete_probability(self, text: str, language: str, job: JobInfo | None = None) -> float:
-        if self._closed:
-            raise ProviderUnavailable(PROVIDER, "closed")
         info = job if job is not None else JobInfo(Work.TURN_SCORE)
-        future = self._pool.submit(self.MODEL, info, 1.0, lambda: self.probability(text))
-        result: float = await asyncio.wrap_future(future)
-        return result
+        return await self._calls.run(info, 1.0, lambda: self.probability(text))
 
     def close(self) -> None:
-        self._closed = True
-        if self._own_pool:
-            self._pool.close()
+        self._calls.close()
 
 
 # --- command line -----------------------------------------------------------------------------------------
