@@ -78,6 +78,8 @@ RATE = 16000
 LEAD_MS = 300
 TRAIL_MS = 2000
 AUDIBLE_DB = 45.0
+OVER_NOISE_DB = 6.0
+"""Recorded speech: a loud frame is also this far above the recording's own room noise (``loud_span``)."""
 EDGE_MS = 10
 PEAK = 0.7
 """Peak level of the speech in an utterance (all its parts scaled together), as a fraction of full scale."""
@@ -494,20 +496,27 @@ def noise_rms(speech_rms: float, snr_db: float) -> float:
 # --- assembling utterances ------------------------------------------------------------------------------
 
 
-def loud_span(audio: npt.NDArray[np.float32]) -> tuple[int, int]:
-    """Sample range [start, end) from the first to the last loud ``ANALYSIS_MS`` frame (see the module doc)."""
+def loud_span(audio: npt.NDArray[np.float32], over_noise_db: float = 0.0) -> tuple[int, int]:
+    """Sample range [start, end) from the first to the last loud ``ANALYSIS_MS`` frame (see the module doc).
+    ``over_noise_db`` (a recording with its own room noise): a loud frame is also that far above the noise, the
+    level of its quietest tenth of frames; without it a recording whose noise lies within ``AUDIBLE_DB`` of its
+    speech would be "audible" to its last sample."""
     hop = RATE * ANALYSIS_MS // 1000
     frames = audio[: audio.size - audio.size % hop].reshape(-1, hop).astype(np.float64)
     if frames.size == 0:
         raise ValueError("no audio")
     level = 10 * np.log10(np.mean(frames * frames, axis=1) + 1e-20)
-    loud = np.flatnonzero(level >= float(np.max(level)) - AUDIBLE_DB)
+    floor = float(np.max(level)) - AUDIBLE_DB
+    loud = np.flatnonzero(level >= floor)
+    if over_noise_db:
+        above_noise = np.flatnonzero(level >= max(floor, float(np.percentile(level, 10)) + over_noise_db))
+        loud = above_noise if above_noise.size else loud  # a steady sound has no noise below it
     return int(loud[0]) * hop, (int(loud[-1]) + 1) * hop
 
 
-def _trimmed(audio: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+def _trimmed(audio: npt.NDArray[np.float32], over_noise_db: float = 0.0) -> npt.NDArray[np.float32]:
     """The loud span of ``audio`` with ``EDGE_MS`` of linear fade on each side."""
-    start, end = loud_span(audio)
+    start, end = loud_span(audio, over_noise_db)
     edge = RATE * EDGE_MS // 1000
     padded = np.concatenate([np.zeros(edge, np.float32), audio, np.zeros(edge, np.float32)])
     piece = padded[start : end + 2 * edge].copy()
@@ -527,7 +536,8 @@ def assemble(item: Plan, said: list[npt.NDArray[np.float32]], noise_dbfs: float 
     """Trim each said part (16 kHz float32) to its audible span, join them with ``item``'s pause and lay them out,
     with ``item``'s noise (see the module doc). ``noise_dbfs``: the white noise floor of an utterance without room
     noise (dev); None = digital silence between the parts."""
-    parts = [_trimmed(audio) for audio in said]
+    over_noise = OVER_NOISE_DB if item.source == "human" else 0.0
+    parts = [_trimmed(audio, over_noise) for audio in said]
     edge = RATE * EDGE_MS // 1000
     gap = np.zeros(max(0, RATE * item.pause_ms // 1000 - 2 * edge), np.float32)
     pieces = [np.zeros(RATE * LEAD_MS // 1000, np.float32)]

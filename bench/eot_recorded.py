@@ -320,12 +320,12 @@ def _file(speaker: Speaker, name: str) -> Path:
 def joined(parts: Sequence[npt.NDArray[np.float32]], gap_ms: int = 80) -> npt.NDArray[np.float32]:
     """Recordings played one after another as a telephone system plays them: each trimmed to its loud span,
     ``gap_ms`` of silence between them."""
-    from bench.eot_corpus import loud_span
+    from bench.eot_corpus import OVER_NOISE_DB, loud_span
 
     gap = np.zeros(RATE * gap_ms // 1000, np.float32)
     pieces: list[npt.NDArray[np.float32]] = []
     for i, audio in enumerate(parts):
-        start, end = loud_span(audio)
+        start, end = loud_span(audio, OVER_NOISE_DB)
         pieces += [gap, audio[start:end]] if i else [audio[start:end]]
     return np.concatenate(pieces)
 

@@ -126,3 +126,17 @@ def test_the_english_plan_is_unchanged_by_default() -> None:
         assert all(p.language == "en" and p.source == "synthetic" for p in english)
         both = plan(split, languages=("en", "de"))
         assert both[: len(english)] == english
+
+
+def test_a_recording_s_own_room_noise_is_not_audible_speech() -> None:
+    from bench.eot_corpus import OVER_NOISE_DB, RATE, loud_span
+
+    rng = np.random.default_rng(0)
+    noise = (10 ** (-40 / 20) * rng.standard_normal(RATE)).astype(np.float32)  # 1 s of room noise, 35 dB down
+    t = np.arange(RATE // 2) / RATE
+    speech = (0.8 * np.sin(2 * np.pi * 220 * t)).astype(np.float32)  # 0.5 s of "speech" at about -5 dB
+    clip = np.concatenate([noise, noise + np.pad(speech, (0, RATE - speech.size)), noise])
+    start, end = loud_span(clip)
+    assert (start, end) == (0, clip.size)  # within 45 dB of the speech: the noise counts, to the last sample
+    start, end = loud_span(clip, OVER_NOISE_DB)
+    assert abs(start - RATE) <= RATE // 100 and abs(end - (RATE + speech.size)) <= RATE // 100
