@@ -406,7 +406,8 @@ class Scored(Protocol):
 def caller_audio(settings: Settings, new_detector: Callable[[], SpeechDetector]) -> CallerAudio:
     """The VAD front end as a connection builds it (16 kHz input, so no resampling; no echo gate: the agent never
     speaks here)."""
-    return CallerAudio(RATE, new_detector(), settings.vad.threshold, settings.vad.tail_floor_db)
+    vad = settings.vad
+    return CallerAudio(RATE, new_detector(), vad.threshold, vad.tail_floor_db, None, vad.tail_over_noise_db)
 
 
 async def run_utterance(

@@ -147,7 +147,7 @@ class SmartTurnModel:
 class SmartTurn:
     """Turn completion for the server: ``await complete_probability(pcm16k)`` runs the model on a
     ``WorkPool`` (normally the server's one pool, shared with faster-whisper and Piper), as a droppable
-    end-of-turn job (``Work.TURN_SCORE``): under load it is refused (``WorkDropped``) and the transcript rule decides alone.
+    end-of-turn job (``Work.TURN_SCORE``): under load it is refused (``WorkDropped``) and the words decide.
     Raises ``ProviderError("smart-turn")`` if the model fails, ``ProviderUnavailable`` after ``close()``."""
 
     MODEL = "smart_turn"

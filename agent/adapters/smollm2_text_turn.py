@@ -175,9 +175,9 @@ class SmolLM2Model:
 
 class SmolLM2TextTurn:
     """Text turn completion for the server (the ``TextCompletion`` port): ``await complete_probability(text,
-    language)`` runs the model on a ``WorkPool`` (normally the server's one pool), as a droppable end-of-turn job
-    (``Work.TURN_SCORE``) by default: under load it is refused (``WorkDropped``). Raises ``ProviderError("text-turn")`` if the model fails,
-    ``ProviderUnavailable`` after ``close()``."""
+    language)`` runs the model on a ``WorkPool`` (normally the server's one pool), as a droppable end-of-turn
+    job (``Work.TURN_SCORE``) by default: under load it is refused (``WorkDropped``). Raises
+    ``ProviderError("text-turn")`` if the model fails, ``ProviderUnavailable`` after ``close()``."""
 
     MODEL = "text_turn"
 

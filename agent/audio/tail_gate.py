@@ -28,8 +28,11 @@ NOISE_RISE_DB_PER_S = 3.0
 
 
 class TailGate:
-    def __init__(self, floor_db: float, decay_db_per_s: float = 6.0) -> None:
+    def __init__(self, floor_db: float, decay_db_per_s: float = 6.0, over_noise_db: float = 0.0) -> None:
+        """``over_noise_db`` (0: off): a voiced frame less than that above the line's noise is taken back too
+        (what a noisy line's tail, or its noise, costs the end of turn: ``TurnMetrics.tail_ms``)."""
         self._floor_db = floor_db
+        self._over_noise_db = over_noise_db
         self._decay_db_per_ms = decay_db_per_s / 1000.0
         self._peak_db = _QUIETEST_DB
         self._noise_db: float | None = None
@@ -45,6 +48,8 @@ class TailGate:
         if voiced:
             self._peak_db = max(self._peak_db, level)
         self.audible = voiced and level >= max(self._peak_db - AUDIBLE_DB, self._noise_db + AUDIBLE_OVER_NOISE_DB)
-        if not self._floor_db or not voiced:
-            return voiced
-        return level >= self._peak_db - self._floor_db
+        if not voiced:
+            return False
+        if self._over_noise_db and level < self._noise_db + self._over_noise_db:
+            return False
+        return not self._floor_db or level >= self._peak_db - self._floor_db

@@ -31,6 +31,13 @@ class VadSettings(BaseModel):
         description="Voiced frames this far below the speaker's recent level count as silence (the fading "
         "tail of the last word); 0 = off.",
     )
+    tail_over_noise_db: float = Field(
+        0.0,
+        ge=0,
+        le=30,
+        description="Voiced frames less than this above the line's noise count as silence too (a noisy line's "
+        "tail); 0 = off.",
+    )
 
 
 SPECULATIVE_LOCAL_MS = 120
@@ -112,8 +119,15 @@ class TurnSettings(BaseModel):
         description="Silence that ends a turn the text model reads finished and the sound is sure of; 0 = "
         "HANGOVER_MIN_MS.",
     )
+    text_unsure_ms: int = Field(
+        0,
+        ge=0,
+        le=5000,
+        description="Silence that ends a sentence the text model reads unfinished but that sounds sure; 0 = "
+        "HANGOVER_MAX_MS (an unsure sound waits HANGOVER_MAX_MS either way).",
+    )
     text_unsure: float = Field(
-        0.03,
+        0.015,
         ge=0.0,
         le=1.0,
         description='Text score at or below which the words read unfinished ("The quick brown fox."): three words or '

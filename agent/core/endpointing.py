@@ -137,7 +137,10 @@ class EndpointPolicy:
     """Text score at or above which the words read finished, whatever the rules for fragments say."""
     words_sure_ms: int = 0
     """The wait of a sentence the text model and the sound are both sure of (0: ``hangover_min_ms``)."""
-    words_unsure: float = 0.03
+    words_unsure_ms: int = 0
+    """The wait of a sentence the text model reads unfinished but that sounds sure (0: ``hangover_max_ms``); an
+    unsure sound waits ``hangover_max_ms``, in proportion between."""
+    words_unsure: float = 0.015
     """Text score at or below which the words read unfinished ("The quick brown fox."): ``WORDS_TO_READ`` words or
     more wait longest, as words that trail off do, whatever the sound says (a phrase's fall sounds finished)."""
 
@@ -159,7 +162,9 @@ class EndpointPolicy:
             # The model reads the words unfinished: as sure a sign as "um," (a phrase's fall sounds finished).
             # A word or two out of context it reads poorly ("Two.", "Transfer."): the rules and the sound judge.
             if word_count(tokens_of(text, rules), rules) >= WORDS_TO_READ:
-                return self.hangover_max_ms
+                if probability is None or not self.words_unsure_ms:
+                    return self.hangover_max_ms
+                return self._between(probability, self.words_unsure_ms, self.hangover_max_ms)
         elif words is not None and words >= self.words_sure:
             verdict, fragment = Completeness.COMPLETE, False
             if probability is not None and probability >= self.sure:

@@ -57,3 +57,12 @@ def test_audible_needs_the_voice_above_the_noise_even_with_the_gate_off() -> Non
     assert gate.voiced(tone(-20), True, 20) and gate.audible
     assert gate.voiced(tone(-42), True, 20)  # the gate is off: the detector's verdict stands ...
     assert not gate.audible  # ... but 3 dB above the noise is not heard as words
+
+
+def test_over_noise_takes_back_voice_the_line_s_noise_would_hide() -> None:
+    gate = TailGate(30.0, over_noise_db=6.0)
+    for _ in range(10):
+        gate.voiced(tone(-45), False, 20)  # a noisy line
+    assert gate.voiced(tone(-20), True, 20)
+    assert not gate.voiced(tone(-42), True, 20)  # 3 dB above the noise: the tail, taken back
+    assert TailGate(30.0).voiced(tone(-20), True, 20)

@@ -265,3 +265,13 @@ def test_the_metrics_say_how_long_the_evidence_took_to_come_back() -> None:
     effects = d.at(0.05, SpeechAudio(turn, AUDIO_100MS, 0)) + d.at(0.01, SpeechEnded(turn)) + d.at(2.0, Tick())
     (metrics,) = of(effects, TurnMetrics)
     assert (metrics.spec_asr_ms, metrics.score_ms, metrics.words_ms) == (250.0, 50.0, 30.0)
+
+
+def test_words_read_unfinished_that_sound_sure_may_wait_less_than_the_longest() -> None:
+    d = driver(acoustic=True, words=True, words_unsure_ms=500)
+    sound, words = scored_pause(d, "The quick brown fox.")
+    assert words is not None
+    d.at(0.0, TurnScored(sound, 0.95))
+    d.at(0.0, TurnScored(words, 0.01))
+    frames = silence_until_stopped(d)
+    assert 100 + 20 * frames == 500

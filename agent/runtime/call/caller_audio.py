@@ -27,11 +27,12 @@ class CallerAudio:
         threshold: float = 0.5,
         tail_floor_db: float = 0.0,
         echo: tuple[Playout, EchoGate] | None = None,
+        tail_over_noise_db: float = 0.0,
     ) -> None:
         self._resampler = StreamResampler(sample_rate, DETECTOR_RATE) if sample_rate != DETECTOR_RATE else None
         self._detector = detector
         self._threshold = threshold
-        self._gate = TailGate(tail_floor_db)
+        self._gate = TailGate(tail_floor_db, over_noise_db=tail_over_noise_db)
         self._framer = Framer(detector.frame_samples * 2)
         self._frame_ms = detector.frame_samples * 1000 // DETECTOR_RATE
         self._echo = echo

@@ -41,6 +41,7 @@ def session_config(
             words=turn.text_model != "off",
             words_sure=turn.text_sure,
             words_sure_ms=turn.text_sure_ms,
+            words_unsure_ms=turn.text_unsure_ms,
             words_unsure=turn.text_unsure,
         ),
         barge_in=BargeInPolicy(

@@ -58,7 +58,8 @@ class CallSetup:
     def _caller_audio(self, input_rate: int, threshold: float) -> CallerAudio:
         echo = echo_guard(self._settings.echo, self._phone_line)
         detector = self._components.new_detector()
-        return CallerAudio(input_rate, detector, threshold, self._settings.vad.tail_floor_db, echo)
+        vad = self._settings.vad
+        return CallerAudio(input_rate, detector, threshold, vad.tail_floor_db, echo, vad.tail_over_noise_db)
 
     def played(self, pcm: bytes, sample_rate: int, now: float) -> None:
         """Reply audio went to the socket at ``now`` (for the echo gate)."""
