@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from agent.adapters.onnx_cpu import cpu_session
 from agent.audio.pcm import pcm16_to_float
 from agent.errors import ConfigError, ProviderError
 from agent.model_files import install_from_wheel
@@ -114,23 +115,14 @@ class SmartTurnModel:
     """The ONNX model, blocking: ``probability(audio)`` for float32 audio at 16 kHz (any length)."""
 
     def __init__(self, path: Path | None = None, threads: int = 1) -> None:
-        import onnxruntime as ort
-
         self.path = path if path is not None else default_model_path()
         if not self.path.is_file():
             raise ConfigError(
                 f"Smart Turn model {str(self.path)!r} is missing; the install step (make) extracts it from the "
                 "pipecat-ai wheel: python -m agent.adapters.smart_turn install WHEEL"
             )
-        options = ort.SessionOptions()
-        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        options.inter_op_num_threads = 1
-        options.intra_op_num_threads = threads
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         try:
-            self._session: Any = ort.InferenceSession(
-                str(self.path), sess_options=options, providers=["CPUExecutionProvider"]
-            )
+            self._session: Any = cpu_session(self.path, threads)
         except Exception as exc:  # onnxruntime raises its own types for a bad file
             raise ConfigError(f"cannot load Smart Turn model {str(self.path)!r}: {exc}") from exc
 

