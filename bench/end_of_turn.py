@@ -72,7 +72,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import hashlib
 import json
 import logging
 import os
@@ -106,12 +105,13 @@ from agent.core.events import (
     TurnScored,
 )
 from agent.core.session import Session
-from agent.ports import JobInfo, SpeechDetector, SpeechToText, Work
+from agent.ports import SpeechDetector
 from agent.runtime.call.caller_audio import CallerAudio
 from agent.runtime.call.policies import session_config
-from agent.wiring import build_detector_factory, build_stt
+from agent.wiring import build_detector_factory
 from bench.eot_corpus import CATEGORIES, PAUSED, RATE, SPLITS, VOICES, Split, Utterance, build, plan
 from bench.eot_delays import Delays, Kind
+from bench.eot_models import Transcriber, TurnScorer, progress
 from bench.eot_seal import LOG, append, seal, test_log_lines
 
 OUTPUT_RATE = 24000
@@ -138,10 +138,6 @@ DEFAULT_POLICIES: dict[str, dict[str, Any]] = {
     "wait1500": {"turn": {"acoustic_unsure": 0.4, "acoustic_unsure_ms": 1500}},
     "max1200": {"turn": {"hangover_max_ms": 1200}},
 }
-
-
-def progress(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
 
 
 # --- policies -------------------------------------------------------------------------------------------
@@ -222,103 +218,6 @@ def parse_policy(value: str) -> tuple[str, dict[str, Any]]:
 def acoustic_on(settings: Settings) -> bool:
     """Whether the core will ask for sound scores under ``settings`` (with each speculative transcript)."""
     return settings.turn.acoustic != "off" and bool(settings.speculative_ms)
-
-
-# --- the models the effects call for ----------------------------------------------------------------------
-
-
-class Transcriber:
-    """The real ASR (one model per distinct ``asr`` settings), with transcripts of identical audio reused."""
-
-    def __init__(self) -> None:
-        self._models: dict[str, SpeechToText] = {}
-        self._texts: dict[tuple[str, str], str] = {}
-        self.runs = 0
-        self.reused = 0
-        self.seconds = 0.0
-
-    async def text(self, settings: Settings, pcm: bytes, over_agent: bool = False) -> str:
-        model_key = settings.asr.model_dump_json()
-        key = (model_key, f"{hashlib.sha1(pcm).hexdigest()}:{over_agent}")
-        known = self._texts.get(key)
-        if known is not None:
-            self.reused += 1
-            return known
-        model = self._models.get(model_key)
-        if model is None:
-            progress(f"loading the ASR model ({settings.asr.model or 'bundled tiny.en'})")
-            model = self._models[model_key] = build_stt(settings)
-        started = time.perf_counter()
-        text = (await model.transcribe(pcm, JobInfo(Work.FINAL_TRANSCRIPT, plain=over_agent))).text
-        self.seconds += time.perf_counter() - started
-        self.runs += 1
-        self._texts[key] = text
-        return text
-
-    def close(self) -> None:
-        for model in self._models.values():
-            close = getattr(model, "close", None)
-            if callable(close):
-                close()
-
-
-class TurnScorer:
-    """The acoustic turn-completion model the settings name (``turn.acoustic_model``; empty: the installed Smart
-    Turn), one per model file, blocking and on one thread; scores of identical audio reused. A missing model is
-    the server's ``ConfigError`` (install it with ``make``, or run with ``{"turn":{"acoustic":"off"}}``). The
-    text model (``turn.text_model``, ``words``) likewise, with scores of identical text reused."""
-
-    def __init__(self) -> None:
-        self._models: dict[str, Any] = {}
-        self._readers: dict[str, Any] = {}
-        self._words: dict[tuple[str, str], float] = {}
-        self._scores: dict[tuple[str, str], float] = {}
-        self.runs = 0
-        self.reused = 0
-        self.seconds: list[float] = []
-
-    def load(self, settings: Settings) -> Any:
-        name = settings.turn.acoustic_model
-        model = self._models.get(name)
-        if model is None:
-            from agent.adapters.smart_turn import SmartTurnModel
-
-            progress(f"loading the acoustic turn model ({name or 'bundled Smart Turn'})")
-            model = self._models[name] = SmartTurnModel(Path(name).expanduser() if name else None)
-        return model
-
-    def words(self, settings: Settings, text: str, language: str) -> float | None:
-        """The text model's probability that ``text`` is a finished turn; ``None`` when it is off or does not read
-        ``language`` (the server's ``TurnScored(None)``)."""
-        if settings.turn.text_model == "off":
-            return None
-        name = settings.turn.text_model_dir
-        model = self._readers.get(name)
-        if model is None:
-            from agent.adapters.smollm2_text_turn import SmolLM2TextTurn
-
-            progress(f"loading the text turn model ({name or 'bundled SmolLM2-135M'})")
-            model = self._readers[name] = SmolLM2TextTurn.load(Path(name).expanduser() if name else None)
-        if not model.reads(language):
-            return None
-        key = (name, text)
-        if key not in self._words:
-            self._words[key] = float(model.probability(text))
-        return self._words[key]
-
-    def probability(self, settings: Settings, pcm: bytes) -> float:
-        key = (settings.turn.acoustic_model, hashlib.sha1(pcm).hexdigest())
-        known = self._scores.get(key)
-        if known is not None:
-            self.reused += 1
-            return known
-        model = self.load(settings)
-        started = time.perf_counter()
-        p = float(model.probability_pcm16(pcm))
-        self.seconds.append(time.perf_counter() - started)
-        self.runs += 1
-        self._scores[key] = p
-        return p
 
 
 # --- one utterance through the pipeline -----------------------------------------------------------------

@@ -45,7 +45,6 @@ from bench.end_of_turn import (
     format_summary,
     format_table,
     make_sets,
-    progress,
     result_json,
     save_wav,
     summary_rows,
@@ -53,6 +52,7 @@ from bench.end_of_turn import (
 from bench.eot_call import FRAME_MS, CallLog, LiveOutcome, format_groups, frame_of, groups_json, verdict
 from bench.eot_corpus import RATE, Split, Utterance
 from bench.eot_delays import Delays
+from bench.eot_models import progress
 from bench.eot_seal import LOG, append, test_log_lines
 from bench.eot_server import ChildServer, RunningServer, load_speech, open_call, other_caller
 from clients.protocol_client import session_start

@@ -22,8 +22,6 @@ from bench.end_of_turn import (
     Policy,
     PolicyResult,
     SetResult,
-    Transcriber,
-    TurnScorer,
     build_parser,
     format_summary,
     format_table,
@@ -37,6 +35,7 @@ from bench.end_of_turn import (
     word_errors,
 )
 from bench.eot_corpus import CATEGORIES, RATE, Category, Split, Utterance
+from bench.eot_models import Transcriber, TurnScorer
 
 
 def utterance(
