@@ -13,9 +13,10 @@
     ├── VoiceExists                 enrolling a name that is taken
     └── ProviderError               a model/service behind a port failed; carries ``provider``
         ├── ProviderTimeout         it did not answer in time
-        └── ProviderUnavailable     it is not loaded / not reachable
-            ├── CircuitOpen         refused at once: its circuit breaker is open after repeated failures
-            └── WorkDropped         droppable work (a speculative transcript) not run: the server is busy
+        ├── ProviderUnavailable     it is not loaded / not reachable
+        │   ├── CircuitOpen         refused at once: its circuit breaker is open after repeated failures
+        │   └── WorkDropped         droppable work (a speculative transcript) not run: the server is busy
+        └── ToolFailed              a server-side tool answered with an error, or may not be called
 
 Adapters catch vendor exceptions and re-raise one of these (``raise ProviderError("piper") from exc``),
 so nothing above the port boundary ever sees a vendor type.
@@ -118,3 +119,8 @@ class CircuitOpen(ProviderUnavailable):
 class WorkDropped(ProviderUnavailable):
     """Droppable model work (a speculative or quick transcript) was not run because the server is busy
     (``agent.work.scheduling``); the final transcript is computed later."""
+
+
+class ToolFailed(ProviderError):
+    """A server-side tool failed: it answered with an error, its output was malformed, its host is not allowed,
+    or no such tool exists. ``detail`` says which, in words the model may be told."""

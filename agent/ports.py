@@ -14,7 +14,12 @@ from typing import TYPE_CHECKING, Literal, Protocol
 if TYPE_CHECKING:
     from agent.languages import LanguageHint
 
-Role = Literal["system", "user", "assistant"]
+Role = Literal["system", "user", "assistant", "tool"]
+"""``tool``: the result of a tool the model called (``ChatMessage.call_id`` names the call)."""
+
+ToolChoice = str
+"""Which tools the model may call: ``auto`` (any, or none), ``none`` (no call), ``required`` (at least one), or a
+tool's name (that one)."""
 
 
 class Work(StrEnum):
@@ -62,11 +67,46 @@ class Retries(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """A function the model may call: its name, what it does, and the JSON schema of its arguments.
+
+    ``parameters`` is the schema as JSON text (an object schema; ``{"type": "object", "properties": {}}`` for
+    none), kept as text so the spec stays frozen and hashable. ``runs_on``: ``server`` (a ``ToolRunner`` runs
+    it: HTTP, MCP, built in) or ``client`` (the caller's application runs it: Realtime ``function_call`` items,
+    ``/ws`` ``tool.call``). ``timeout_s``: how long the turn waits for its result before the model is told it
+    timed out.
+    """
+
+    name: str
+    description: str = ""
+    parameters: str = '{"type": "object", "properties": {}}'
+    runs_on: Literal["server", "client"] = "server"
+    timeout_s: float = 10.0
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One call the model made: ``arguments`` is the JSON text it wrote (an object, not checked here)."""
+
+    call_id: str
+    name: str
+    arguments: str = "{}"
+
+
+@dataclass(frozen=True, slots=True)
 class ChatMessage:
-    """One message of a conversation history."""
+    """One message of a conversation history.
+
+    An ``assistant`` message may carry the tool ``calls`` the model made in that turn (its ``text`` may then be
+    empty); a ``tool`` message is the result of the call ``call_id`` (``failed``: the tool failed or timed out,
+    and ``text`` says how). Adapters write both in their wire's shape (OpenAI ``tool_calls`` / ``tool``
+    messages, Bedrock ``toolUse`` / ``toolResult`` blocks)."""
 
     role: Role
     text: str
+    calls: tuple[ToolCall, ...] = ()
+    call_id: str = ""
+    failed: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,14 +231,39 @@ class TextCompletion(Protocol):
 
 
 class LanguageModel(Protocol):
-    """Streams reply text for a conversation.
+    """Streams reply text, and tool calls, for a conversation.
 
-    ``stream_reply`` yields text deltas (any size, concatenated they are the reply), in ``language`` (an
-    ``agent.languages`` code; the history's system message says so too, for models that read only that). Raises
-    ``ProviderError`` (or a subclass) if the model fails, possibly after some deltas.
+    ``stream_reply`` yields text deltas (``str``, any size, concatenated they are the reply's text) and the tool
+    calls the model makes (``ToolCall``, each once it is complete, in the order the model made them; several in
+    one reply are parallel calls), in ``language`` (an ``agent.languages`` code; the history's system message
+    says so too, for models that read only that). ``tools`` are the functions the model may call (none: it is
+    not offered any, and a history holding calls is still sent faithfully), ``tool_choice`` which it may call
+    (``ToolChoice``). Raises ``ProviderError`` (or a subclass) if the model fails, possibly after some deltas.
     """
 
-    def stream_reply(self, history: Sequence[ChatMessage], language: str = "en") -> AsyncIterator[str]: ...
+    def stream_reply(
+        self,
+        history: Sequence[ChatMessage],
+        language: str = "en",
+        tools: Sequence[ToolSpec] = (),
+        tool_choice: ToolChoice = "auto",
+    ) -> AsyncIterator[str | ToolCall]: ...
+
+
+class ToolRunner(Protocol):
+    """Runs the server's own tools (HTTP endpoints, MCP servers, built-in ones) for a tenant's calls.
+
+    ``tools(tenant)`` lists the tools a call of ``tenant`` may use (``runs_on="server"``); it may contact MCP
+    servers to list theirs, and leaves out (with a warning logged) a source that cannot be reached now.
+    ``run(tenant, call)`` runs one call and returns its output as text, bounded in size (the output is untrusted
+    data for the model, never instructions). Raises ``ToolFailed`` (the tool answered with an error, its output
+    was malformed, its host is not allowed, an unknown tool) or ``ProviderTimeout`` (no answer within the tool's
+    timeout). Cancelling the call stops it. Each call leaves an audit line (tenant, tool, duration, outcome).
+    """
+
+    async def tools(self, tenant: str) -> tuple[ToolSpec, ...]: ...
+
+    async def run(self, tenant: str, call: ToolCall) -> str: ...
 
 
 class TextToSpeech(Protocol):

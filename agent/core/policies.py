@@ -12,6 +12,7 @@ from typing import Literal
 
 from agent.core.endpointing import BACKCHANNELS, EndpointPolicy
 from agent.core.turn_detector import TurnPolicy
+from agent.ports import ToolChoice, ToolSpec
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +83,27 @@ class Phrases:
     """Spoken before the session is closed because the server shuts down (empty: closed without a word)."""
 
 
+@dataclass(frozen=True, slots=True)
+class ToolPolicy:
+    """The functions the model may call in this session, and how a reply waits on them (``agent.core.tools``)."""
+
+    specs: tuple[ToolSpec, ...] = ()
+    """The server's tools for the call's tenant and the ones the client declared (``runs_on`` says which)."""
+    choice: ToolChoice = "auto"
+    max_rounds: int = 5
+    """Rounds of calls one reply may make; calls past them are answered with an error and not run."""
+    filler_after_ms: int = 700
+    """A call pending this long, before anything of the reply was said, makes the agent say the hold phrase
+    ("One moment.") once (0: never)."""
+    client_waits: bool = True
+    """A reply that calls a client's tool waits for its ``ToolResult`` and goes on (``/ws``); off: the reply
+    ends there and the client asks for the next one (the Realtime API's ``function_call_output`` then
+    ``response.create``)."""
+
+    def spec(self, name: str) -> ToolSpec | None:
+        return next((spec for spec in self.specs if spec.name == name), None)
+
+
 Preemption = Literal["off", "llm", "llm+tts"]
 """What of a reply starts before the end of turn, from the speculative transcript (``agent.core.preemption``)."""
 
@@ -107,6 +129,7 @@ class SessionConfig:
     respond: bool = True
     """An utterance that ends is answered at once; off: it only joins the conversation, and the client asks
     for a reply (``CreateResponse``)."""
+    tools: ToolPolicy = field(default_factory=ToolPolicy)
     language: str = "en"
     """The call's language until a transcript says otherwise: the one the client gave, else the server's default
     (``agent.languages``); replies, fixed phrases and the turn's text rules follow the latest transcript's."""

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from agent.core.events.notices import ServerEvent
-from agent.ports import ChatMessage
+from agent.ports import ChatMessage, ToolCall, ToolChoice, ToolSpec
 
 APOLOGY_SENTENCE = -1
 """Sentence index of an apology (the core's, or the synthesis pipeline's own after a voice failure)."""
@@ -77,6 +77,26 @@ class GenerateReply:
     history: tuple[ChatMessage, ...] = field(default_factory=tuple)
     language: str = "en"
     """The language to answer in (the history's system message says so too)."""
+    tools: tuple[ToolSpec, ...] = ()
+    """The functions the model may call this round (its calls come back as ``ReplyToolCall``)."""
+    tool_choice: ToolChoice = "auto"
+
+
+@dataclass(frozen=True, slots=True)
+class RunTool:
+    """Run the server-side tool ``call`` of ``turn`` (a ``ToolRunner``); post ``ToolDone``. Parallel calls of one
+    round each get their own ``RunTool`` and run at once."""
+
+    turn: int
+    call: ToolCall
+
+
+@dataclass(frozen=True, slots=True)
+class CancelTool:
+    """The result of ``RunTool(turn, call_id)`` is no longer wanted (it timed out): stop it."""
+
+    turn: int
+    call_id: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,6 +185,8 @@ Effect = (
     | ScoreWords
     | CancelTranscription
     | GenerateReply
+    | RunTool
+    | CancelTool
     | Synthesize
     | FinishSynthesis
     | HoldSpeech

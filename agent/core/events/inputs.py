@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agent.ports import Role
+from agent.ports import Role, ToolCall
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,8 +66,28 @@ class ReplyDelta:
 
 
 @dataclass(frozen=True, slots=True)
+class ReplyToolCall:
+    """The model, writing turn ``turn``'s reply, called a tool (in order with its ``ReplyDelta``s)."""
+
+    turn: int
+    call: ToolCall
+
+
+@dataclass(frozen=True, slots=True)
 class ReplyEnded:
     turn: int
+
+
+@dataclass(frozen=True, slots=True)
+class ToolDone:
+    """The result of ``RunTool(turn, call_id)``: ``output`` (``ok``), or what went wrong (``code``
+    ``tool_failed`` or ``tool_timeout``, ``output`` the message the model is told)."""
+
+    turn: int
+    call_id: str
+    output: str
+    ok: bool = True
+    code: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,7 +207,20 @@ class DeleteMessage:
     role: Role
 
 
-ClientRequest = CommitInput | ClearInput | AddMessage | CreateResponse | CancelResponse | TruncateReply | DeleteMessage
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """The client ran the tool call ``call_id`` (one it was sent as ``ToolCalled``): its ``output``, or (``ok``
+    False) the error it met. A call the reply waits on lets the reply go on; one of a reply already over (the
+    Realtime path) joins the conversation, for the reply the client asks for next."""
+
+    call_id: str
+    output: str
+    ok: bool = True
+
+
+ClientRequest = (
+    CommitInput | ClearInput | AddMessage | CreateResponse | CancelResponse | TruncateReply | DeleteMessage | ToolResult
+)
 
 Event = (
     AudioFrame
@@ -195,7 +228,9 @@ Event = (
     | TurnScored
     | TranscriptFailed
     | ReplyDelta
+    | ReplyToolCall
     | ReplyEnded
+    | ToolDone
     | SpeechAudio
     | SpeechEnded
     | StageFailed

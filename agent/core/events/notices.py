@@ -8,8 +8,9 @@ the requests of a client that edits the conversation itself.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
-from agent.ports import Role
+from agent.ports import Role, ToolCall
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +78,27 @@ class PlaybackPause:
 
 
 @dataclass(frozen=True, slots=True)
+class ToolCalled:
+    """The model, answering turn ``turn``, called a tool the client runs (``ToolSpec.runs_on == "client"``): the
+    client answers with ``ToolResult`` (``/ws`` ``tool.call``; a Realtime ``function_call`` item)."""
+
+    turn: int
+    call: ToolCall
+
+
+ToolOutcome = Literal["ok", "failed", "timeout", "cancelled"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolTiming:
+    """One tool call of a turn: how long its result took (from the call to its result), and how it ended."""
+
+    name: str
+    ms: float
+    outcome: ToolOutcome
+
+
+@dataclass(frozen=True, slots=True)
 class TurnMetrics:
     """Per-stage latencies of one turn in milliseconds; ``None`` for a stage that did not happen."""
 
@@ -107,6 +129,8 @@ class TurnMetrics:
     """How long the sound's score of that pause took (``None``: none)."""
     words_ms: float | None = None
     """How long the words' score took, from the transcript's return (``None``: none)."""
+    tools: tuple[ToolTiming, ...] = ()
+    """The tool calls the reply waited on, in the order they were made."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,7 +179,16 @@ class ReplyTruncated:
     audio_ms: int
 
 
-ConversationEvent = InputCommitted | InputCleared | MessageAdded | MessageDeleted | ReplyTruncated
+@dataclass(frozen=True, slots=True)
+class ToolOutputAdded:
+    """The client's ``ToolResult`` for a call of turn ``turn``'s finished reply is in the conversation."""
+
+    turn: int
+    call_id: str
+    output: str
+
+
+ConversationEvent = InputCommitted | InputCleared | MessageAdded | MessageDeleted | ReplyTruncated | ToolOutputAdded
 """Answers to ``ClientRequest``s (clients of protocol v1 never send those, and never get these)."""
 
 TurnEvent = (
@@ -168,6 +201,7 @@ TurnEvent = (
     | AudioEnd
     | PlaybackClear
     | PlaybackPause
+    | ToolCalled
     | TurnMetrics
     | ErrorNotice
     | SessionEnded

@@ -31,6 +31,7 @@ from websockets.exceptions import ConnectionClosed
 from agent.config import Settings
 from agent.core.events import CloseSession
 from agent.errors import ProtocolError
+from agent.ports import ToolSpec
 from agent.runtime.call.outbox import Payload
 from agent.runtime.call.report import RefusalLog
 from agent.runtime.call.socket import CallSocket
@@ -80,6 +81,9 @@ class Opened:
     the call is closed with this (rather than leave the caller in dead air)."""
     language: str | None = None
     """The language the caller gave (an ``agent.languages`` code); ``None``: the server's, or detected."""
+    tools: tuple[ToolSpec, ...] = ()
+    """The tools the client declared and runs itself (``runs_on="client"``); the server's own tools for the
+    principal's tenant are added by the runtime."""
 
 
 def display_name(voice: str) -> str:
