@@ -17,7 +17,7 @@ from agent.core.events import (
     Transcribe,
     TranscriptReady,
 )
-from agent.core.policies import BargeInPolicy, Deadlines, IdlePolicy, Phrases, Preemption, SessionConfig
+from agent.core.policies import BargeInPolicy, Deadlines, IdlePolicy, Phrases, Preemption, SessionConfig, ToolPolicy
 from agent.core.session import Session
 from agent.core.turn_detector import TurnPolicy
 
@@ -41,6 +41,7 @@ class Driver:
         pause_overrun_ms: int = 0,
         continue_within_ms: int = 0,
         endpointing: dict[str, Any] | None = None,
+        tools: ToolPolicy | None = None,
         **policy: int,
     ) -> None:
         cfg = {"onset_ms": 40, "hangover_ms": 400, "min_utterance_ms": 60, "max_utterance_ms": 5000, "preroll_ms": 60}
@@ -73,6 +74,7 @@ class Driver:
                 system_prompt="sys",
                 first_chunk_min_chars=0,
                 preemption=preemption,
+                tools=tools or ToolPolicy(),
             )
         )
         self.now = 0.0

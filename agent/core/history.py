@@ -1,7 +1,9 @@
 """Conversation history with a system prompt and a size bound.
 
 Each message may belong to a turn (``key``: the turn number and the role), so a client that edits the
-conversation can cut an assistant message to what was heard (``replace``) or delete one (``remove``)."""
+conversation can cut an assistant message to what was heard (``replace``) or delete one (``remove``). A turn
+whose reply called tools keeps its assistant message with the calls, then a ``tool`` message per result (key
+role ``tool``), which never outlive the calls they answer."""
 
 from __future__ import annotations
 
@@ -21,9 +23,12 @@ class Dialogue:
 
     def add(self, role: Role, text: str, turn: int | None = None) -> None:
         text = text.strip()
-        if not text:
-            return
-        entry = (None if turn is None else (turn, role), ChatMessage(role, text))
+        if text:
+            self.add_message(ChatMessage(role, text), turn)
+
+    def add_message(self, message: ChatMessage, turn: int | None = None) -> None:
+        """``message`` joins the conversation as turn ``turn``'s (after its earlier ones, before later turns')."""
+        entry = (None if turn is None else (turn, message.role), message)
         # In turn order: a reply that ends after a later turn began (a client added a message while it played)
         # still comes before that turn's messages.
         later = (i for i, (key, _) in enumerate(self._messages) if turn is not None and key and key[0] > turn)
@@ -31,6 +36,8 @@ class Dialogue:
         excess = len(self._messages) - self._max
         if excess > 0:
             del self._messages[:excess]
+        while self._messages and (self._messages[0][1].role == "tool" or self._messages[0][1].calls):
+            del self._messages[0]  # a call without its question, a result without its call: models refuse them
 
     def has(self, turn: int, role: Role) -> bool:
         return any(key == (turn, role) for key, _ in self._messages)
@@ -38,19 +45,29 @@ class Dialogue:
     def replace(self, turn: int, role: Role, text: str) -> None:
         """Turn ``turn``'s ``role`` message is now ``text`` (added if it had none; removed if ``text`` is empty)."""
         text = text.strip()
-        for i, (key, _) in enumerate(self._messages):
+        for i, (key, message) in enumerate(self._messages):
             if key == (turn, role):
-                if text:
-                    self._messages[i] = (key, ChatMessage(role, text))
+                if text or message.calls:
+                    self._messages[i] = (key, ChatMessage(role, text, message.calls))
                 else:
                     del self._messages[i]
                 return
         self.add(role, text, turn)
 
     def remove(self, turn: int, role: Role) -> bool:
+        """Delete turn ``turn``'s ``role`` message (an assistant message takes the results of its calls along)."""
+        gone = {(turn, role), (turn, "tool")} if role == "assistant" else {(turn, role)}
         before = len(self._messages)
-        self._messages = [(key, m) for key, m in self._messages if key != (turn, role)]
+        self._messages = [(key, m) for key, m in self._messages if key not in gone]
         return len(self._messages) < before
+
+    def find_call(self, call_id: str) -> tuple[int, bool] | None:
+        """The turn whose reply made tool call ``call_id``, and whether its result is in the conversation."""
+        for key, message in self._messages:
+            if key is not None and any(c.call_id == call_id for c in message.calls):
+                answered = any(m.role == "tool" and m.call_id == call_id for _, m in self._messages)
+                return key[0], answered
+        return None
 
     def snapshot(self, instructions: str | None = None) -> tuple[ChatMessage, ...]:
         """The messages, after the system prompt (or ``instructions`` in its place)."""

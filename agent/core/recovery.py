@@ -21,8 +21,8 @@ from agent.core.turn_state import Turn
 
 def overdue(turn: Turn, now: float, deadlines: Deadlines) -> str | None:
     """The wire code of the deadline ``turn`` has missed by ``now``, or ``None``."""
-    if turn.began_at is None or turn.speech_finished:
-        return None
+    if turn.began_at is None or turn.speech_finished or turn.tools.waiting:
+        return None  # a tool's own timeout bounds the wait for it (``agent.core.tools``)
     since = now - turn.began_at
     waiting_for_text = not turn.reply_finished and turn.first_text_at is None
     if deadlines.first_text_s and waiting_for_text and since >= deadlines.first_text_s:

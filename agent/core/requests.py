@@ -1,5 +1,5 @@
 """Requests of a client that edits the conversation itself (the Realtime path): add or delete a message,
-ask for a reply or cancel it, cut a reply to what was played.
+ask for a reply or cancel it, cut a reply to what was played, give the result of a tool call.
 
 ``answer(request, speaker, dialogue, pending, now)`` carries one out on the speaking side and returns its effects:
 the notice that it was done, or an ``ErrorNotice`` saying why it could not be (the session goes on).
@@ -22,12 +22,15 @@ from agent.core.events import (
     MessageDeleted,
     Notify,
     ReplyTruncated,
+    ToolOutputAdded,
+    ToolResult,
     TruncateReply,
 )
 from agent.core.history import Dialogue
 from agent.core.speaking import Speaker
+from agent.ports import ChatMessage
 
-SpeakingRequest = AddMessage | CreateResponse | CancelResponse | TruncateReply | DeleteMessage
+SpeakingRequest = AddMessage | CreateResponse | CancelResponse | TruncateReply | DeleteMessage | ToolResult
 
 
 def refused(code: str, message: str) -> list[Effect]:
@@ -60,5 +63,22 @@ def answer(request: SpeakingRequest, speaker: Speaker, dialogue: Dialogue, pendi
         case DeleteMessage(turn=turn, role=role):
             dialogue.remove(turn, role)  # a message with no text was never kept: deleted all the same
             return [Notify(MessageDeleted(turn, role))]
+        case ToolResult():
+            waited = speaker.tool_result(request, now)
+            return waited if waited is not None else _tool_output(request, dialogue)
         case _:
             assert_never(request)
+
+
+def _tool_output(result: ToolResult, dialogue: Dialogue) -> list[Effect]:
+    """A result for a call of a reply that is over (the Realtime path): it joins the conversation after the call,
+    for the next reply. One already answered (a late result, after a timeout or an interruption) is ignored."""
+    found = dialogue.find_call(result.call_id)
+    if found is None:
+        return refused("unknown_call", f"no tool call {result.call_id[:64]!r} was made in this conversation")
+    turn, answered = found
+    if answered:
+        return []
+    text = result.output if result.ok else f"error: {result.output}"
+    dialogue.add_message(ChatMessage("tool", text, call_id=result.call_id, failed=not result.ok), turn)
+    return [Notify(ToolOutputAdded(turn, result.call_id, result.output))]

@@ -3,10 +3,10 @@
 One reason to change: how the listening and speaking sides are arbitrated: who holds the floor, which utterance
 becomes a turn, what a transcript, a barge-in or a deadline does to the turn in progress.
 
-``Session.handle(event, now)`` takes one event and the current monotonic time in seconds and returns the
-effects the runtime must carry out, in order. It does no I/O and reads no clock, so every turn-taking rule
-is a synchronous unit test. How the parts fit (listening, speaking, preemption, yielding, recovery, closing)
-is told in ``agent.core``.
+``Session.handle(event, now)`` takes one event and the current monotonic time in seconds and returns the effects
+the runtime must carry out, in order. It does no I/O and reads no clock, so every turn-taking rule is a
+synchronous unit test. How the parts fit (listening, speaking, preemption, yielding, recovery, closing, tools) is
+told in ``agent.core``.
 
 Every result carries its request or turn id; results for anything no longer current are dropped here, so
 late results of a cancelled turn can never reach the caller. Superseded transcriptions are cancelled
@@ -41,6 +41,7 @@ from agent.core.events import (
     PlaybackMark,
     ReplyDelta,
     ReplyEnded,
+    ReplyToolCall,
     ScoreTurn,
     ScoreWords,
     SessionEnded,
@@ -49,6 +50,8 @@ from agent.core.events import (
     SpeechStarted,
     StageFailed,
     Tick,
+    ToolDone,
+    ToolResult,
     Transcribe,
     TranscriptFailed,
     TranscriptReady,
@@ -121,9 +124,8 @@ class Session:
         """Call once when the session starts: the greeting, if there is one."""
         self._closing.last_activity_at = now
         greeting = self._speaker.phrases.greeting
-        if not greeting or self._closing.closed:
-            return []
-        return self._speaker.own_turn(greeting, "greeting", now, remember=True)
+        ok = greeting and not self._closing.closed
+        return self._speaker.own_turn(greeting, "greeting", now, remember=True) if ok else []
 
     def handle(self, event: Event, now: float) -> list[Effect]:
         closing = self._closing
@@ -141,7 +143,16 @@ class Session:
                 effects = self._on_score(event, now)
             case TranscriptFailed():
                 effects = self._on_transcript_failed(event, now)
-            case ReplyDelta() | ReplyEnded() | SpeechAudio() | SpeechEnded() | StageFailed() | PlaybackMark():
+            case (
+                ReplyDelta()
+                | ReplyToolCall()
+                | ReplyEnded()
+                | ToolDone()
+                | SpeechAudio()
+                | SpeechEnded()
+                | StageFailed()
+                | PlaybackMark()
+            ):
                 if self._ahead.owns(event.turn):
                     effects = self._ahead.result(event, now)
                 else:
@@ -157,7 +168,7 @@ class Session:
             case ClearInput():
                 self._input.clear()
                 effects = [Notify(InputCleared())]
-            case AddMessage() | CreateResponse() | CancelResponse() | TruncateReply() | DeleteMessage():
+            case AddMessage() | CreateResponse() | CancelResponse() | TruncateReply() | DeleteMessage() | ToolResult():
                 if isinstance(event, CreateResponse) and closing.draining:
                     return requests.refused("server_shutting_down", SHUTTING_DOWN)
                 effects = requests.answer(event, self._speaker, self._dialogue, self._pending is not None, now)
@@ -261,18 +272,15 @@ class Session:
     def _drop_pending(self, now: float) -> list[Effect]:
         """A newer utterance replaces one still waiting for its transcript."""
         pending, self._pending = self._pending, None
-        if pending is None:
-            return []
+        if pending is None or pending.only_if_not_backchannel:
+            return [] if pending is None else [CancelTranscription(pending.request)]
         effects: list[Effect] = [CancelTranscription(pending.request)]
-        if pending.only_if_not_backchannel:
-            return effects
         turn = self._speaker.new_turn(*pending.opening, pending.turn, heard=pending.end)
         return effects + self._speaker.finish(turn, now, interrupted=True)
 
     def _commit(self, audio: bytes | None, now: float) -> list[Effect]:
-        """The client ends the caller's turn: the utterance in progress (turn detection on), or all the audio
-        since the last commit (off), or ``audio``, becomes a turn, transcribed and answered only if the session
-        answers turns on its own."""
+        """The client ends the caller's turn: the utterance in progress (turn detection on), all the audio since the
+        last commit (off), or ``audio``, becomes a turn, answered only if the session answers turns on its own."""
         if audio is None and self._config.detect_turns:
             effects = [e for heard in self._listener.commit(self._agent_busy()) for e in self._on_heard(heard, now)]
             return effects or requests.refused("input_audio_buffer_commit_empty", "no speech to commit")
@@ -301,7 +309,7 @@ class Session:
     def _on_score(self, scored: TurnScored, now: float) -> list[Effect]:
         self._listener.continuable = self._continuable()
         heard = self._listener.answer_score(scored.request, scored.probability, self._agent_busy(), now)
-        return [effect for item in heard for effect in self._on_heard(item, now)]
+        return [e for item in heard for e in self._on_heard(item, now)]
 
     def _pending_transcribed(self, pending: PendingTurn, text: str, now: float) -> list[Effect]:
         self._pending = None
@@ -333,16 +341,16 @@ class Session:
 
     def _no_bid(self, text: str, speech_ms: int) -> bool:
         """Said while the agent talks, ``text`` does not take the floor (``passes``)."""
-        barge = self._barge
-        return passes(text, speech_ms, barge.backchannels, barge.backchannel_max_ms, language=self._language)
+        b = self._barge
+        return passes(text, speech_ms, b.backchannels, b.backchannel_max_ms, language=self._language)
 
     def _agent_busy(self) -> bool:
         """The agent holds the floor: a reply is being prepared or is still playing."""
         return self._barge.enabled and (self._speaker.active is not None or self._pending is not None)
 
     def _interrupt(self, now: float) -> list[Effect]:
-        """Barge-in (or the drain's deadline): stop the turn in progress; the history keeps what was heard."""
-        # The caller goes on talking before their last turn was even transcribed: that turn is moot.
+        """Barge-in (or the drain's deadline): stop the turn in progress (one still awaiting its transcript is moot);
+        the history keeps what was heard."""
         return self._drop_pending(now) + self._ahead.discard() + self._speaker.interrupt(now)
 
     def _resume(self, now: float) -> list[Effect]:
@@ -350,13 +358,10 @@ class Session:
         return yielding.resume(self._speaker.active, self._config, now)
 
     def _continue(self, turn: int) -> list[Effect]:
-        """The caller's new speech goes on with the words of ``turn`` (they had only paused): the utterance now
-        holds both, so its transcript is the whole; ``turn``'s words and the start of its reply leave the
-        history, and the next transcript says it ``continues`` them."""
+        """The caller's new speech goes on with the words of ``turn`` (they had only paused): the utterance holds
+        both; ``turn``'s words and its reply leave the history, and the next transcript ``continues`` them."""
         self._speaker.continues = turn
-        return [
-            Notify(MessageDeleted(turn, role)) for role in ("user", "assistant") if self._dialogue.remove(turn, role)
-        ]
+        return [Notify(MessageDeleted(turn, r)) for r in ("user", "assistant") if self._dialogue.remove(turn, r)]
 
     # -------------------------------------------------------------------------------------- timers
 

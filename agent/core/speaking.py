@@ -16,8 +16,7 @@ from __future__ import annotations
 
 from typing import assert_never
 
-from agent.core import reply_audio, yielding
-from agent.core.chunker import SentenceChunker
+from agent.core import reply_audio, reply_text, tools, yielding
 from agent.core.events import (
     APOLOGY_SENTENCE,
     HOLD_SENTENCE,
@@ -26,25 +25,27 @@ from agent.core.events import (
     Effect,
     ErrorNotice,
     FinishSynthesis,
-    GenerateReply,
     Notify,
     PlaybackClear,
     PlaybackMark,
     ReplyDelta,
     ReplyEnded,
     ReplyText,
+    ReplyToolCall,
     SpeechAudio,
     SpeechEnded,
     SpeechStopped,
     StageFailed,
-    Synthesize,
+    ToolDone,
+    ToolResult,
     TranscriptText,
 )
-from agent.core.history import Dialogue, in_language
+from agent.core.history import Dialogue
 from agent.core.language_text import localised
 from agent.core.playback import Playback
 from agent.core.policies import Phrases, SessionConfig
 from agent.core.recovery import hold_due, overdue
+from agent.core.reply_text import Asking
 from agent.core.turn_detector import EndOfTurn
 from agent.core.turn_state import Turn, turn_metrics
 from agent.ports import ChatMessage
@@ -52,7 +53,7 @@ from agent.ports import ChatMessage
 _KEEP_PLAYBACKS = 32
 """Finished turns whose reply timeline is kept, so that a client can still cut their text to what it played."""
 
-TurnResult = ReplyDelta | ReplyEnded | SpeechAudio | SpeechEnded | StageFailed | PlaybackMark
+TurnResult = ReplyDelta | ReplyToolCall | ReplyEnded | ToolDone | SpeechAudio | SpeechEnded | StageFailed | PlaybackMark
 """What the runtime reports about a turn's work (and the client about its playback)."""
 
 
@@ -137,7 +138,7 @@ class Speaker:
         self._dialogue.add("user", text, turn.number)
         if not text or not self._config.respond:
             return effects + self.finish(turn, now, interrupted=False)
-        return [*effects, self._ask(turn, self._dialogue.snapshot())]
+        return [*effects, reply_text.ask(turn, self._asking, self._dialogue.snapshot())]
 
     def misheard(self, turn: Turn, code: str, message: str, now: float) -> list[Effect]:
         """``turn``'s transcript failed or is overdue: say so, and apologise (nothing was understood)."""
@@ -159,9 +160,9 @@ class Speaker:
         turn.reply_finished = True
         if remember:
             turn.reply = [text]
-            speak = self._phrase(turn, text, turn.playback.add_sentence(text), phrase, now)
+            speak = reply_text.phrase(turn, self._asking, text, turn.playback.add_sentence(text), phrase, now)
         else:
-            speak = self._phrase(turn, text, APOLOGY_SENTENCE, phrase, now)
+            speak = reply_text.phrase(turn, self._asking, text, APOLOGY_SENTENCE, phrase, now)
         return [Notify(ReplyText(turn=turn.number, text=text, done=True)), speak, FinishSynthesis(turn.number)]
 
     @property
@@ -177,7 +178,7 @@ class Speaker:
         effects = self.finish(previous, now, interrupted=False) if previous is not None else []
         turn = self.active = Turn(self.number_turn(), 0, None, None)
         turn.transcript_at = turn.began_at = now
-        return [*effects, self._ask(turn, self._dialogue.snapshot(instructions))]
+        return [*effects, reply_text.ask(turn, self._asking, self._dialogue.snapshot(instructions))]
 
     def truncate(self, number: int, audio_end_ms: int, now: float) -> list[Effect] | None:
         """The client played ``audio_end_ms`` of turn ``number``'s reply: a reply still going stops there; the
@@ -199,7 +200,7 @@ class Speaker:
         as it is: a reply prepared ahead of the end of turn (``agent.core.preemption``)."""
         notice: Effect = Notify(TranscriptText(turn.number, text, self.continues, self._language))
         history = (*self._dialogue.snapshot(), ChatMessage("user", text))
-        return [notice, self._ask(turn, history)]
+        return [notice, reply_text.ask(turn, self._asking, history)]
 
     def adopt(self, turn: Turn, text: str) -> None:
         """The reply prepared ahead for ``turn`` is confirmed: it becomes the active turn, ``text`` its words."""
@@ -210,6 +211,18 @@ class Speaker:
     @property
     def config(self) -> SessionConfig:
         return self._config
+
+    @property
+    def _asking(self) -> Asking:
+        return Asking(self._config, self._language, self._phrases)
+
+    def tool_result(self, result: ToolResult, now: float) -> list[Effect] | None:
+        """The client's result of a call the active reply waits on: it goes on. ``None``: it waits on no such call."""
+        turn = self.active
+        if turn is None or result.call_id not in turn.tools.pending:
+            return None
+        tools.answered(turn.tools, result.call_id, result.output, result.ok, now)
+        return reply_text.after_call(turn, self._asking, now)
 
     # ------------------------------------------------------------------------------- the turn's work
 
@@ -225,9 +238,16 @@ class Speaker:
         """``turn`` (the active one, or a reply prepared ahead) moves on with what was reported about it."""
         match event:
             case ReplyDelta():
-                return self._delta(turn, event.text, now)
+                return reply_text.delta(turn, self._asking, event.text, now)
+            case ReplyToolCall():
+                return tools.call(turn.tools, turn.number, event.call, self._config.tools, now)
             case ReplyEnded():
-                return self._ended(turn, now)
+                return reply_text.ended(turn, self._asking, now)
+            case ToolDone():
+                timeout = event.code == "tool_timeout"
+                if not tools.answered(turn.tools, event.call_id, event.output, event.ok, now, timeout):
+                    return []
+                return reply_text.after_call(turn, self._asking, now)
             case SpeechAudio():
                 return reply_audio.send(turn, event.pcm, event.sentence, event.offset, self._config, now)
             case SpeechEnded():
@@ -240,39 +260,11 @@ class Speaker:
             case _:
                 assert_never(event)
 
-    def _ask(self, turn: Turn, history: tuple[ChatMessage, ...]) -> GenerateReply:
-        turn.chunker = SentenceChunker(first_min_chars=self._config.first_chunk_min_chars)
-        return GenerateReply(turn.number, in_language(history, self._language), self._language)
-
-    def _delta(self, turn: Turn, text: str, now: float) -> list[Effect]:
-        if turn.reply_finished or not text:
-            return []
-        if turn.first_text_at is None:
-            turn.first_text_at = now
-        turn.reply.append(text)
-        effects: list[Effect] = [Notify(ReplyText(turn=turn.number, text=text, done=False))]
-        return effects + self._sentences(turn, turn.chunker.push(text), now)
-
-    def _ended(self, turn: Turn, now: float, *, failed: bool = False) -> list[Effect]:
-        """No more reply text; ``failed``: it broke off, and if nothing was said the apology is."""
-        if turn.reply_finished:
-            return []
-        turn.reply_finished = True
-        turn.reply_done_at = now
-        speak = self._sentences(turn, turn.chunker.flush(), now)
-        if failed and not turn.playback.sentences and self._phrases.apology:
-            # Nothing of the reply was said: the caller hears an apology instead of silence.
-            text = self._phrases.apology
-            speak = [self._phrase(turn, text, APOLOGY_SENTENCE, "apology", now)]
-        else:
-            text = "".join(turn.reply).strip()
-        return [Notify(ReplyText(turn=turn.number, text=text, done=True)), *speak, FinishSynthesis(turn.number)]
-
     def _failed(self, turn: Turn, event: StageFailed, now: float) -> list[Effect]:
         effects: list[Effect] = [Notify(ErrorNotice(code=event.code, message=event.message, turn=turn.number))]
         if event.stage == "llm" and not turn.reply_finished:
             # Speak what was generated before the failure (or an apology); the turn ends when that is heard.
-            return effects + self._ended(turn, now, failed=True)
+            return effects + reply_text.ended(turn, self._asking, now, failed=True)
         if event.stage == "tts":
             # The synthesis pipeline speaks a short apology (fallback voice) and ends with SpeechEnded.
             return effects
@@ -287,23 +279,9 @@ class Speaker:
         text = self._phrases.apology
         return [
             Notify(ReplyText(turn=turn.number, text=text, done=True)),
-            self._phrase(turn, text, APOLOGY_SENTENCE, "apology", now),
+            reply_text.phrase(turn, self._asking, text, APOLOGY_SENTENCE, "apology", now),
             FinishSynthesis(turn.number),
         ]
-
-    def _sentences(self, turn: Turn, sentences: list[str], now: float) -> list[Effect]:
-        if sentences and turn.first_synthesis_at is None:
-            turn.first_synthesis_at = now
-        language = self._language
-        return [
-            Synthesize(turn.number, text, turn.playback.add_sentence(text), language=language) for text in sentences
-        ]
-
-    def _phrase(self, turn: Turn, text: str, sentence: int, phrase: str, now: float) -> Synthesize:
-        """A fixed phrase outside the reply's text (its audio is not part of what the history keeps)."""
-        if turn.first_synthesis_at is None:
-            turn.first_synthesis_at = now
-        return Synthesize(turn.number, text, sentence, phrase=phrase, language=self._language)
 
     # ------------------------------------------------------------------------------------ ending turns
 
@@ -312,11 +290,13 @@ class Speaker:
         turn = self.active
         if turn is None:
             return []
+        if turn.tools.waiting:
+            return reply_text.waiting(turn, self._asking, now)
         if not turn.speech_finished:
             if not hold_due(turn, now, self._phrases):
                 return []
             turn.held = True
-            return [self._phrase(turn, self._phrases.hold, HOLD_SENTENCE, "hold", now)]
+            return [reply_text.phrase(turn, self._asking, self._phrases.hold, HOLD_SENTENCE, "hold", now)]
         if not reply_audio.all_sent(turn):
             return []  # paused, or still being sent again after a pause: not heard to the end
         if turn.playback.finished(now, self._config.barge_in.playback_margin_ms):
@@ -370,7 +350,10 @@ class Speaker:
             reply = turn.playback.heard_text(heard_ms)
         elif interrupted:
             reply = ""  # nothing of it was heard
-        self._dialogue.add("assistant", reply, turn.number)
+        tools.interrupted(turn.tools, now)
+        for message in turn.tools.exchange(reply) or (ChatMessage("assistant", reply.strip()),):
+            if message.text or message.calls or message.role == "tool":
+                self._dialogue.add_message(message, turn.number)
         self._heard[turn.number] = turn.playback
         while len(self._heard) > _KEEP_PLAYBACKS:
             del self._heard[next(iter(self._heard))]

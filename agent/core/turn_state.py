@@ -13,7 +13,9 @@ from typing import Literal
 from agent.core.chunker import SentenceChunker
 from agent.core.events import TurnMetrics
 from agent.core.playback import Playback
+from agent.core.tools import ToolRounds
 from agent.core.turn_detector import EndOfTurn
+from agent.ports import ChatMessage
 
 
 def ms_between(start: float | None, end: float | None) -> float | None:
@@ -111,7 +113,12 @@ class Turn:
     held: bool = False
     """The hold phrase was queued."""
     began_at: float | None = None
-    """When the reply was asked for (transcript, or the start of a system turn): the deadlines' origin."""
+    """When the reply was asked for (transcript, the start of a system turn, a new round after tool calls): the
+    deadlines' origin."""
+    asked: tuple[ChatMessage, ...] = ()
+    """The conversation the reply's first round was asked with: every later round (after tool calls) is asked
+    with it and the calls and results since."""
+    tools: ToolRounds = field(default_factory=ToolRounds)
     transcript_at: float | None = None
     first_text_at: float | None = None
     reply_done_at: float | None = None
@@ -174,6 +181,7 @@ def turn_metrics(turn: Turn, interrupted: bool, heard_ms: float | None) -> TurnM
         speculative_asr=turn.speculative,
         heard_ms=None if heard_ms is None else round(heard_ms),
         preemptive=turn.preemptive,
+        tools=tuple(turn.tools.timings),
     )
 
 

@@ -96,6 +96,8 @@ class ToolTiming:
     name: str
     ms: float
     outcome: ToolOutcome
+    client: bool = False
+    """The client ran it (its name is the client's, not one the server configured)."""
 
 
 @dataclass(frozen=True, slots=True)
