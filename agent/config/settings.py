@@ -16,6 +16,7 @@ from agent.config.auth import AuthSettings
 from agent.config.models import AsrSettings, LlmSettings, TtsSettings
 from agent.config.phone import AudioSocketSettings, TelnyxSettings, TwilioSettings, VonageSettings
 from agent.config.server import ServerSettings
+from agent.config.tools import ToolSettings
 from agent.config.turns import SPECULATIVE_LOCAL_MS, SPECULATIVE_REMOTE_MS, TurnSettings, VadSettings
 from agent.config.voices import FidelitySettings, VoicesSettings
 
@@ -46,6 +47,7 @@ class Settings(BaseSettings):
     auth: AuthSettings = AuthSettings()
     echo: EchoSettings = EchoSettings()
     fidelity: FidelitySettings = FidelitySettings()
+    tools: ToolSettings = ToolSettings()
 
     @property
     def speculative_ms(self) -> int:

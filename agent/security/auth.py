@@ -18,19 +18,20 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from agent.errors import ProtocolError
+from agent.security.tenants import (  # part of this module's interface too
+    DEFAULT_TENANT as DEFAULT_TENANT,
+)
+from agent.security.tenants import (
+    MAX_TENANT as MAX_TENANT,
+)
+from agent.security.tenants import (
+    is_valid_tenant as is_valid_tenant,
+)
 
 if TYPE_CHECKING:
     from agent.config import AuthSettings
 SCOPES: tuple[str, ...] = ("call", "enroll", "admin")
 """``call``: hold a conversation; ``enroll``: add and remove voices; ``admin``: everything (all tenants' CLI)."""
-DEFAULT_TENANT = "default"
-MAX_TENANT = 64
-_TENANT = re.compile(r"[a-z0-9][a-z0-9_-]*")
-
-
-def is_valid_tenant(tenant: str) -> bool:
-    """1-64 lower-case letters, digits, ``-`` and ``_``, starting with a letter or digit."""
-    return isinstance(tenant, str) and 0 < len(tenant) <= MAX_TENANT and _TENANT.fullmatch(tenant) is not None
 
 
 @dataclass(frozen=True, slots=True)

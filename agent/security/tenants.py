@@ -1,0 +1,18 @@
+"""Tenant names: what a valid one is, and the one a caller without a token belongs to.
+
+One reason to change: the rule for tenant names. Apart from the token codec (``agent.security.auth``) so that
+the settings (a tools file names tenants) can check names without importing what reads the settings.
+"""
+
+from __future__ import annotations
+
+import re
+
+DEFAULT_TENANT = "default"
+MAX_TENANT = 64
+_TENANT = re.compile(r"[a-z0-9][a-z0-9_-]*")
+
+
+def is_valid_tenant(tenant: str) -> bool:
+    """1-64 lower-case letters, digits, ``-`` and ``_``, starting with a letter or digit."""
+    return isinstance(tenant, str) and 0 < len(tenant) <= MAX_TENANT and _TENANT.fullmatch(tenant) is not None
