@@ -1,8 +1,11 @@
 """``LanguageModel`` on Amazon Bedrock ConverseStream, through aiobotocore.
 
-Only text deltas (``contentBlockDelta.delta.text``) are spoken; reasoning content, tool use, citations and
-images are skipped. Every botocore/aiohttp failure becomes ``ProviderError`` / ``ProviderTimeout`` /
-``ProviderUnavailable`` (see ``_map_client_error``); nothing vendor-typed leaves this module.
+Text deltas (``contentBlockDelta.delta.text``) are yielded as they arrive, and each ``toolUse`` content block
+as a ``ToolCall`` once it stops (``contentBlockStart`` names it, ``contentBlockDelta.delta.toolUse.input``
+pieces make its arguments, ``contentBlockStop`` ends it); reasoning content, citations and images are skipped.
+The request's shapes (messages, ``toolConfig``) are ``agent.adapters.bedrock_converse``'s. Every botocore/aiohttp
+failure becomes ``ProviderError`` / ``ProviderTimeout`` / ``ProviderUnavailable`` (see ``_map_client_error``);
+nothing vendor-typed leaves this module.
 
 One client (one connection pool) is kept per event loop and reused across turns, so a turn does not pay a
 new TLS handshake. SDK retries are bounded by ``max_attempts`` (a retry cannot resume a half-read stream, so
@@ -33,9 +36,10 @@ from botocore.exceptions import (
     ReadTimeoutError,
 )
 
+from agent.adapters.bedrock_converse import ToolUseBlocks, to_converse, tool_config
 from agent.config import LlmSettings
 from agent.errors import ConfigError, ProviderError, ProviderTimeout, ProviderUnavailable
-from agent.ports import ChatMessage
+from agent.ports import ChatMessage, ToolCall, ToolChoice, ToolSpec
 
 log = logging.getLogger(__name__)
 
@@ -52,33 +56,7 @@ _UNAVAILABLE = {
     "internalserverexception",
 }
 _TIMEOUT = {"modeltimeoutexception", "requesttimeout", "requesttimeoutexception"}
-
-ConverseMessage = dict[str, Any]
-
-
-def to_converse(history: Sequence[ChatMessage]) -> tuple[list[dict[str, str]], list[ConverseMessage]]:
-    """Split a history into Converse ``system`` blocks and ``messages``.
-
-    Bedrock requires the messages to start with a user message and to alternate roles, so leading assistant
-    messages are dropped and consecutive messages of one role are merged (joined by a blank line). Empty
-    texts are skipped. Raises ``ProviderError`` if no user message remains.
-    """
-    system = [{"text": m.text} for m in history if m.role == "system" and m.text.strip()]
-    turns: list[tuple[str, list[str]]] = []
-    for m in history:
-        text = m.text.strip()
-        if m.role == "system" or not text:
-            continue
-        if not turns and m.role != "user":
-            continue
-        if turns and turns[-1][0] == m.role:
-            turns[-1][1].append(text)
-        else:
-            turns.append((m.role, [text]))
-    if not turns:
-        raise ProviderError(PROVIDER, "the conversation has no user message")
-    messages = [{"role": role, "content": [{"text": "\n\n".join(texts)}]} for role, texts in turns]
-    return system, messages
+_NORMAL_STOPS = (None, "end_turn", "stop_sequence", "tool_use")
 
 
 def _map_client_error(exc: ClientError) -> ProviderError:
@@ -158,8 +136,11 @@ class BedrockLLM:
         if stack is not None:
             await stack.aclose()
 
-    def _request(self, history: Sequence[ChatMessage]) -> dict[str, Any]:
-        system, messages = to_converse(history)
+    def _request(
+        self, history: Sequence[ChatMessage], tools: Sequence[ToolSpec], tool_choice: ToolChoice
+    ) -> dict[str, Any]:
+        config = tool_config(tools, tool_choice)
+        system, messages = to_converse(history, tools_offered=config is not None)
         if not system and self._settings.system_prompt.strip():
             system = [{"text": self._settings.system_prompt}]
         request: dict[str, Any] = {
@@ -169,17 +150,29 @@ class BedrockLLM:
         }
         if system:
             request["system"] = system
+        if config is not None:
+            request["toolConfig"] = config
         return request
 
-    async def stream_reply(self, history: Sequence[ChatMessage], language: str = "en") -> AsyncGenerator[str, None]:
-        """Yield the reply's text deltas as they arrive. ``language`` is not sent as such: the history's system
-        message already tells the model which language to answer in (``agent.core.language_text``).
+    async def stream_reply(
+        self,
+        history: Sequence[ChatMessage],
+        language: str = "en",
+        tools: Sequence[ToolSpec] = (),
+        tool_choice: ToolChoice = "auto",
+    ) -> AsyncGenerator[str | ToolCall, None]:
+        """Yield the reply's text deltas as they arrive, and each tool call once its block stops. ``language`` is
+        not sent as such: the history's system message already tells the model which language to answer in
+        (``agent.core.language_text``). With no tools, or ``tool_choice`` ``none``, the request has no
+        ``toolConfig`` and the history's calls and results go as text (``agent.adapters.bedrock_converse``).
 
-        Raises ``ProviderError`` (model/stream errors, validation, access), ``ProviderUnavailable``
-        (throttling, service unavailable, unreachable) or ``ProviderTimeout``, possibly after some deltas.
+        Raises ``ProviderError`` (model/stream errors, validation, access, a malformed or unfinished tool call),
+        ``ProviderUnavailable`` (throttling, service unavailable, unreachable) or ``ProviderTimeout``, possibly
+        after some deltas.
         """
-        request = self._request(history)
+        request = self._request(history, tools, tool_choice)
         client = await self._get_client()
+        blocks = ToolUseBlocks()
         stream: Any = None
         try:
             try:
@@ -188,15 +181,30 @@ class BedrockLLM:
                 async for event in stream:
                     delta = event.get("contentBlockDelta")
                     if delta is not None:
-                        text = delta.get("delta", {}).get("text")
+                        body = delta.get("delta", {})
+                        text = body.get("text")
                         if text:
                             yield text
+                        if "toolUse" in body:
+                            blocks.delta(int(delta.get("contentBlockIndex", 0)), body["toolUse"].get("input"))
+                        continue
+                    start = event.get("contentBlockStart")
+                    if start is not None:
+                        blocks.start(start)
+                        continue
+                    stop_block = event.get("contentBlockStop")
+                    if stop_block is not None:
+                        call = blocks.stop(int(stop_block.get("contentBlockIndex", 0)))
+                        if call is not None:
+                            yield call
                         continue
                     stop = event.get("messageStop")
-                    if stop is not None and stop.get("stopReason") not in (None, "end_turn", "stop_sequence"):
+                    if stop is not None and stop.get("stopReason") not in _NORMAL_STOPS:
                         log.info("bedrock reply stopped: %s", stop.get("stopReason"))
             except (ClientError, BotoCoreError, ParserError, aiohttp.ClientError, TimeoutError) as exc:
                 raise _map_exception(exc) from exc
+            if blocks.unfinished:
+                raise ProviderError(PROVIDER, "the stream ended inside a tool call")
         finally:
             if stream is not None:
                 # Closing an unfinished response drops the connection: Bedrock stops generating.

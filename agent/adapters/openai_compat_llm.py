@@ -1,9 +1,12 @@
 """``LanguageModel`` on any OpenAI-compatible chat-completions server (vLLM, Ollama, llama.cpp server).
 
 ``POST {base_url}/chat/completions`` with ``"stream": true``; the answer is server-sent events whose
-``data:`` lines hold chat-completion chunks, ending with ``data: [DONE]``. Only ``choices[0].delta.content``
-is spoken; ``reasoning_content`` (and ``reasoning``) is skipped. HTTP errors, ``error`` objects inside the
-stream, and streams that break before ``[DONE]`` become ``ProviderError`` / ``ProviderTimeout`` /
+``data:`` lines hold chat-completion chunks, ending with ``data: [DONE]``. ``choices[0].delta.content`` is
+yielded as it arrives; ``reasoning_content`` (and ``reasoning``) is skipped; the model's tool calls
+(``delta.tool_calls`` fragments) are yielded as ``ToolCall``s once the choice finishes (its ``finish_reason``,
+whichever it is: a named ``tool_choice`` finishes with ``stop``) or at ``[DONE]``. The request's shapes (messages,
+tools, tool_choice) are ``agent.adapters.openai_chat_wire``'s. HTTP errors, ``error`` objects inside the stream,
+malformed chunks and streams that break before ``[DONE]`` become ``ProviderError`` / ``ProviderTimeout`` /
 ``ProviderUnavailable``. The API key is a ``SecretStr`` and appears only in the ``Authorization`` header.
 
 One ``aiohttp`` session (one connection pool) is kept per event loop. When the consumer stops iterating,
@@ -20,9 +23,10 @@ from typing import Any
 
 import aiohttp
 
+from agent.adapters.openai_chat_wire import ToolCallFragments, chat_messages, tool_fields
 from agent.config import LlmSettings
 from agent.errors import ConfigError, ProviderError, ProviderTimeout, ProviderUnavailable
-from agent.ports import ChatMessage
+from agent.ports import ChatMessage, ToolCall, ToolChoice, ToolSpec
 
 log = logging.getLogger(__name__)
 
@@ -113,27 +117,36 @@ class OpenAICompatLLM:
         if session is not None:
             await session.close()
 
-    def _request(self, history: Sequence[ChatMessage]) -> dict[str, Any]:
-        messages = [{"role": m.role, "content": m.text} for m in history if m.text.strip()]
-        if not any(m.role == "system" for m in history) and self._settings.system_prompt.strip():
-            messages.insert(0, {"role": "system", "content": self._settings.system_prompt})
+    def _request(
+        self, history: Sequence[ChatMessage], tools: Sequence[ToolSpec], tool_choice: ToolChoice
+    ) -> dict[str, Any]:
         return {
             "model": self._settings.model,
-            "messages": messages,
+            "messages": chat_messages(history, self._settings.system_prompt),
             "stream": True,
             "max_tokens": self._settings.max_tokens,
             "temperature": self._settings.temperature,
+            **tool_fields(tools, tool_choice),
         }
 
-    async def stream_reply(self, history: Sequence[ChatMessage], language: str = "en") -> AsyncGenerator[str, None]:
-        """Yield the reply's text deltas as they arrive. ``language`` is not sent as such: the history's system
-        message already tells the model which language to answer in (``agent.core.language_text``).
+    async def stream_reply(
+        self,
+        history: Sequence[ChatMessage],
+        language: str = "en",
+        tools: Sequence[ToolSpec] = (),
+        tool_choice: ToolChoice = "auto",
+    ) -> AsyncGenerator[str | ToolCall, None]:
+        """Yield the reply's text deltas as they arrive, and its tool calls once complete (in the model's order).
+        ``language`` is not sent as such: the history's system message already tells the model which language to
+        answer in (``agent.core.language_text``). ``tools`` and ``tool_choice`` are sent only when tools are
+        offered.
 
-        Raises ``ProviderError`` (HTTP 4xx/5xx, an error object in the stream, a broken or malformed stream),
-        ``ProviderUnavailable`` (unreachable, 429/502/503) or ``ProviderTimeout`` (408/504, a stalled stream),
-        possibly after some deltas.
+        Raises ``ProviderError`` (HTTP 4xx/5xx, an error object in the stream, a broken or malformed stream, a
+        malformed tool call, a tool whose parameters are no JSON object), ``ProviderUnavailable`` (unreachable,
+        429/502/503) or ``ProviderTimeout`` (408/504, a stalled stream), possibly after some deltas.
         """
-        body = self._request(history)
+        body = self._request(history, tools, tool_choice)
+        calls = ToolCallFragments()
         response: aiohttp.ClientResponse | None = None
         finished = False
         try:
@@ -143,24 +156,23 @@ class OpenAICompatLLM:
                     raise _status_error(response.status, _error_detail(response.status, await response.read()))
                 async for data in _sse_data(response.content):
                     if data.strip() == "[DONE]":
+                        for call in calls.finish():
+                            yield call
                         finished = True
                         break
-                    try:
-                        chunk = json.loads(data)
-                    except ValueError as exc:
-                        raise ProviderError(PROVIDER, f"malformed stream chunk: {data[:80]!r}") from exc
-                    if not isinstance(chunk, dict):
-                        raise ProviderError(PROVIDER, f"malformed stream chunk: {data[:80]!r}")
-                    message = _stream_error(chunk)
-                    if message is not None:
-                        raise ProviderError(PROVIDER, f"error in stream: {message}")
-                    choices = chunk.get("choices") or []  # a usage-only chunk has none
-                    if not choices:
+                    choice = _first_choice(data)
+                    if choice is None:
                         continue
-                    delta = choices[0].get("delta") or {}
+                    delta = choice.get("delta") or {}
+                    if not isinstance(delta, dict):
+                        raise ProviderError(PROVIDER, f"malformed stream chunk: {data[:80]!r}")
                     text = delta.get("content")
                     if isinstance(text, str) and text:
                         yield text
+                    calls.feed(delta.get("tool_calls"))
+                    if choice.get("finish_reason") is not None:
+                        for call in calls.finish():
+                            yield call
             except (aiohttp.ClientConnectorError, aiohttp.ServerDisconnectedError) as exc:
                 raise ProviderUnavailable(PROVIDER, f"cannot reach {self._url} ({type(exc).__name__})") from exc
             except TimeoutError as exc:  # aiohttp.ServerTimeoutError is one
@@ -176,3 +188,21 @@ class OpenAICompatLLM:
                 else:
                     # Drop the connection instead of draining it, so the server stops generating.
                     response.close()
+
+
+def _first_choice(data: str) -> dict[str, Any] | None:
+    """The first choice of a chunk (``None`` for a usage-only chunk, which has none). Raises ``ProviderError``
+    for a chunk that is no JSON object, an error object, or malformed choices."""
+    try:
+        chunk = json.loads(data)
+    except ValueError as exc:
+        raise ProviderError(PROVIDER, f"malformed stream chunk: {data[:80]!r}") from exc
+    if not isinstance(chunk, dict):
+        raise ProviderError(PROVIDER, f"malformed stream chunk: {data[:80]!r}")
+    message = _stream_error(chunk)
+    if message is not None:
+        raise ProviderError(PROVIDER, f"error in stream: {message}")
+    choices = chunk.get("choices") or []
+    if not isinstance(choices, list) or not all(isinstance(c, dict) for c in choices):
+        raise ProviderError(PROVIDER, f"malformed stream chunk: {data[:80]!r}")
+    return choices[0] if choices else None

@@ -3,26 +3,34 @@
 ``POST /model/{modelId}/converse-stream`` answers ``application/vnd.amazon.eventstream`` frames (messageStart,
 contentBlockDelta, contentBlockStop, messageStop, metadata), errors before the stream as HTTP errors with
 ``x-amzn-ErrorType`` and a JSON ``message`` (as the service does), and errors inside the stream as
-``exception`` frames. It checks what the service checks (a SigV4 ``Authorization`` header, a conversation that
-starts with a user message and alternates roles, the inference config's types), records every request, and
-plays a script per call so a test can inject faults and latency. The real aiobotocore client points at it
-through ``endpoint_url`` and cannot tell the difference.
+``exception`` frames. It checks what the service checks (a SigV4 ``Authorization`` header, and the body:
+``testing.emulators.bedrock_requests``, from roles that alternate to ``toolResult`` blocks that answer the
+``toolUse`` blocks before them and a ``toolConfig`` wherever tool blocks are), records every request, and plays a
+script per call so a test can inject faults and latency. The real aiobotocore client points at it through
+``endpoint_url`` and cannot tell the difference.
+
+A tool call streams as the service's event stream has it: a ``contentBlockStart`` whose ``start.toolUse`` holds
+the ``toolUseId`` and ``name`` at its ``contentBlockIndex`` (after the text block, if the model said something),
+``contentBlockDelta`` events whose ``delta.toolUse.input`` are pieces of the input's JSON text, a
+``contentBlockStop``; after the last block ``messageStop`` says ``tool_use``.
 """
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
 
 from testing.emulators import eventstream
+from testing.emulators.bedrock_requests import validation_error
 from testing.emulators.scripted import Hang, Pause, ScriptedServer, Step
+from testing.emulators.tool_calls import Call, Replier, ReplyItem, split
 
-__all__ = ["BedrockEmulator", "Hang", "HttpError", "Pause", "Step"]
+__all__ = ["BedrockEmulator", "Call", "Hang", "HttpError", "Pause", "Step"]
 
 CONTENT_TYPE = "application/vnd.amazon.eventstream"
 
@@ -63,6 +71,13 @@ def reasoning_delta(text: str, index: int = 0) -> bytes:
     return _event("contentBlockDelta", {"contentBlockIndex": index, "delta": {"reasoningContent": {"text": text}}})
 
 
+def tool_use_start(tool_use_id: str, name: str, index: int) -> bytes:
+    return _event(
+        "contentBlockStart",
+        {"contentBlockIndex": index, "start": {"toolUse": {"toolUseId": tool_use_id, "name": name}}},
+    )
+
+
 def tool_use_delta(partial_json: str, index: int = 0) -> bytes:
     return _event("contentBlockDelta", {"contentBlockIndex": index, "delta": {"toolUse": {"input": partial_json}}})
 
@@ -85,71 +100,54 @@ def stream_exception(exception_type: str, message: str, **extra: Any) -> bytes:
     return eventstream.exception(exception_type, json.dumps({"message": message, **extra}).encode())
 
 
-def text_reply(
-    texts: Iterable[str], reasoning: Sequence[str] = (), delay_s: float = 0.0, stop_reason: str = "end_turn"
+def model_reply(
+    items: Iterable[ReplyItem],
+    reasoning: Sequence[str] = (),
+    delay_s: float = 0.0,
+    stop_reason: str | None = None,
+    tool_use_ids: Iterator[str] | None = None,
 ) -> list[Step]:
-    """The frames of a normal reply: optional reasoning block, then one text block, with ``delay_s`` between deltas."""
+    """The frames of a reply: an optional reasoning block, then a block per run of text pieces and per call (its
+    input in pieces), ``delay_s`` before each text delta and each call. ``stop_reason`` defaults to ``tool_use``
+    when the reply calls, else ``end_turn``; calls without an id take the next of ``tool_use_ids``."""
+    ids = tool_use_ids if tool_use_ids is not None else (f"tooluse_{n:022d}" for n in range(1_000_000))
     steps: list[Step] = [message_start()]
     index = 0
     if reasoning:
         steps += [reasoning_delta(r, index) for r in reasoning]
         steps.append(block_stop(index))
         index += 1
-    for text in texts:
+    in_text = calls = False
+    for item in items:
         if delay_s:
             steps.append(Pause(delay_s))
-        steps.append(text_delta(text, index))
-    steps += [block_stop(index), message_stop(stop_reason), metadata()]
+        if isinstance(item, str):
+            in_text = True
+            steps.append(text_delta(item, index))
+            continue
+        if in_text:
+            steps.append(block_stop(index))
+            index, in_text = index + 1, False
+        steps.append(tool_use_start(item.call_id or next(ids), item.name, index))
+        steps += [tool_use_delta(piece, index) for piece in split(item.arguments, item.pieces) if piece]
+        steps.append(block_stop(index))
+        index, calls = index + 1, True
+    if in_text:
+        steps.append(block_stop(index))
+    steps += [message_stop(stop_reason or ("tool_use" if calls else "end_turn")), metadata()]
     return steps
 
 
-# ------------------------------------------------------------------------------------------- validation
+def text_reply(
+    texts: Iterable[str], reasoning: Sequence[str] = (), delay_s: float = 0.0, stop_reason: str = "end_turn"
+) -> list[Step]:
+    """The frames of a normal reply: optional reasoning block, then one text block, with ``delay_s`` between deltas."""
+    return model_reply(texts, reasoning, delay_s, stop_reason)
 
 
-_MUST_START_WITH_USER = (
-    "A conversation must start with a user message. Try again with a conversation that starts with a user message."
-)
-_MUST_ALTERNATE = (
-    "A conversation must alternate between user and assistant roles. "
-    "Make sure the conversation alternates between user and assistant roles and try again."
-)
-
-
-def _validation_error(body: Any) -> str | None:
-    """The message Bedrock would answer with for an invalid ConverseStream body, or None."""
-    if not isinstance(body, dict):
-        return "Malformed input request, please reformat your input and try again."
-    messages = body.get("messages")
-    if not isinstance(messages, list) or not messages:
-        return _MUST_START_WITH_USER
-    expected = "user"
-    for message in messages:
-        if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
-            return "Malformed input request: invalid message role."
-        if message["role"] != expected:
-            if expected == "user" and message is messages[0]:
-                return _MUST_START_WITH_USER
-            return _MUST_ALTERNATE
-        content = message.get("content")
-        if not isinstance(content, list) or not content:
-            return "The content field in the Message object is empty. Add a ContentBlock object and try again."
-        for block in content:
-            if not isinstance(block, dict) or not isinstance(block.get("text"), str) or not block["text"].strip():
-                return "The text field in the ContentBlock object is blank. Add text and try again."
-        expected = "assistant" if expected == "user" else "user"
-    system = body.get("system", [])
-    if not isinstance(system, list) or not all(isinstance(s, dict) and isinstance(s.get("text"), str) for s in system):
-        return "Malformed input request: system must be a list of text blocks."
-    config = body.get("inferenceConfig", {})
-    if not isinstance(config, dict):
-        return "Malformed input request: inferenceConfig."
-    max_tokens = config.get("maxTokens", 1)
-    if not isinstance(max_tokens, int) or max_tokens < 1:
-        return "The maximum tokens you requested exceeds the model limit."
-    temperature = config.get("temperature", 0.0)
-    if not isinstance(temperature, int | float) or not 0 <= temperature <= 1:
-        return "temperature: must be between 0 and 1"
-    return None
+def calls_reply(*calls: Call, text: Sequence[str] = ()) -> list[Step]:
+    """A reply that says ``text`` (if any), then makes ``calls`` (several: parallel calls)."""
+    return model_reply([*text, *calls])
 
 
 # ------------------------------------------------------------------------------------------------ server
@@ -159,14 +157,20 @@ class BedrockEmulator(ScriptedServer["HttpError"]):
     """``async with BedrockEmulator() as bedrock:`` then point a client at ``bedrock.url``.
 
     Queue what the next calls do with ``bedrock.script(steps)`` / ``bedrock.fail(...)``; an unscripted call
-    gets ``default_reply``. ``requests`` records each call; ``client_closed`` is set when a client drops a
-    stream before it ended.
+    gets ``default_reply``, or ``reply(body)`` when given (for valid bodies: text pieces and ``Call``s).
+    ``requests`` records each call, ``refusals`` the ``ValidationException`` messages answered; ``client_closed``
+    is set when a client drops a stream before it ended.
     """
 
-    def __init__(self, default_reply: Sequence[str] = ("Hello", " from", " Bedrock.")) -> None:
+    def __init__(
+        self, default_reply: Sequence[ReplyItem] = ("Hello", " from", " Bedrock."), *, reply: Replier | None = None
+    ) -> None:
         super().__init__()
         self.default_reply = list(default_reply)
+        self.reply = reply
         self.requests: list[RecordedRequest] = []
+        self.refusals: list[str] = []
+        self._tool_use_ids = (f"tooluse_{n:022d}" for n in range(1_000_000_000))
 
     @property
     def url(self) -> str:
@@ -181,6 +185,10 @@ class BedrockEmulator(ScriptedServer["HttpError"]):
 
     def routes(self, app: web.Application) -> None:
         app.router.add_post("/model/{model_id}/converse-stream", self._converse_stream)
+
+    def _unscripted(self, valid_body: dict[str, Any] | None) -> list[Step]:
+        items = self.reply(valid_body) if self.reply is not None and valid_body is not None else self.default_reply
+        return model_reply(items, tool_use_ids=self._tool_use_ids)
 
     @staticmethod
     def _error(status: int, error_type: str, message: str) -> web.Response:
@@ -200,11 +208,12 @@ class BedrockEmulator(ScriptedServer["HttpError"]):
         except ValueError:
             body = None
         self.requests.append(RecordedRequest(request.match_info["model_id"], dict(request.headers), body or {}))
-        plan = self.next_plan(text_reply(self.default_reply))
+        invalid = validation_error(body)
+        plan = self._plans.popleft() if self._plans else self._unscripted(body if invalid is None else None)
         if isinstance(plan, HttpError):
             return self._error(plan.status, plan.error_type, plan.message)
-        invalid = _validation_error(body)
         if invalid is not None:
+            self.refusals.append(invalid)
             return self._error(400, "ValidationException", invalid)
         response = web.StreamResponse(
             status=200,

@@ -4,24 +4,33 @@
 (``chat.completion.chunk`` objects whose ``choices[0].delta`` holds ``role``, ``content`` or
 ``reasoning_content``), a final chunk with ``finish_reason``, then ``data: [DONE]``. Errors before the stream are
 HTTP errors with an ``{"error": {...}}`` body; errors inside it are ``data: {"error": {...}}`` events. The
-server checks the bearer token (when one is set) and the body, records each request, and plays a script per
-call so a test can inject faults, latency and broken connections. Unscripted calls get the default reply, or one
-made from the request (``reply``), paced like a model (``first_token_delay_s``, ``token_delay_s``).
+server checks the bearer token (when one is set) and the body (``testing.emulators.openai_requests``: tool
+messages that answer no call, calls left unanswered, malformed tools, a ``tool_choice`` naming an undeclared
+function are 400s), records each request, and plays a script per call so a test can inject faults, latency and
+broken connections. Unscripted calls get the default reply, or one made from the request (``reply``), paced like a
+model (``first_token_delay_s``, ``token_delay_s``).
+
+Tool calls stream as OpenAI documents them: a call's first ``delta.tool_calls`` fragment carries its ``index``,
+``id``, ``type`` and ``function.name`` (with empty ``arguments``), the later ones only the ``index`` and pieces of
+``function.arguments``; parallel calls have consecutive indexes; the last chunk has ``finish_reason``
+``tool_calls`` (``stop`` when the request named the function in ``tool_choice``, as OpenAI and vLLM do).
 """
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
 
+from testing.emulators.openai_requests import invalid
 from testing.emulators.scripted import Disconnect, Hang, Pause, ScriptedServer, Step
+from testing.emulators.tool_calls import Call, Replier, ReplyItem, split
 
-__all__ = ["Disconnect", "Hang", "HttpError", "OpenAIEmulator", "Pause", "Step"]
+__all__ = ["Call", "Disconnect", "Hang", "HttpError", "OpenAIEmulator", "Pause", "Step"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +78,51 @@ def stream_error(message: str, code: int = 500) -> bytes:
 DONE = sse("[DONE]")
 
 
+def tool_call_start(index: int, call_id: str, name: str) -> bytes:
+    """A call's first fragment: its index, id, type and name, with empty arguments."""
+    fragment = {"index": index, "id": call_id, "type": "function", "function": {"name": name, "arguments": ""}}
+    return chunk({"tool_calls": [fragment]})
+
+
+def tool_call_arguments(index: int, piece: str) -> bytes:
+    """A later fragment of call ``index``: a piece of its arguments."""
+    return chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
+
+
+_USAGE = {"id": "chatcmpl-emulator", "object": "chat.completion.chunk", "choices": [], "usage": {"total_tokens": 9}}
+
+
+def model_reply(
+    items: Iterable[ReplyItem],
+    reasoning_texts: Sequence[str] = (),
+    delay_s: float = 0.0,
+    first_delay_s: float | None = None,
+    finish_reason: str | None = None,
+    call_ids: Iterator[str] | None = None,
+) -> list[Step]:
+    """A streamed reply of text pieces (one chunk each) and calls (a start fragment, then their arguments in
+    pieces), ``delay_s`` before each text chunk and each call; ``first_delay_s`` (if given) replaces the delay
+    before the first one (a model's time to first token). ``finish_reason`` defaults to ``tool_calls`` when the
+    reply calls, else ``stop``; calls without an id take the next of ``call_ids`` (default ``call_0…``)."""
+    ids = call_ids if call_ids is not None else (f"call_{n:024d}" for n in range(1_000_000))
+    steps: list[Step] = [chunk({"role": "assistant", "content": ""})]
+    steps += [reasoning(r) for r in reasoning_texts]
+    calls = 0
+    for i, item in enumerate(items):
+        pause = first_delay_s if i == 0 and first_delay_s is not None else delay_s
+        if pause:
+            steps.append(Pause(pause))
+        if isinstance(item, str):
+            steps.append(content(item))
+            continue
+        steps.append(tool_call_start(calls, item.call_id or next(ids), item.name))
+        steps += [tool_call_arguments(calls, piece) for piece in split(item.arguments, item.pieces) if piece]
+        calls += 1
+    finish = finish_reason or ("tool_calls" if calls else "stop")
+    steps += [chunk({}, finish_reason=finish), sse(json.dumps(_USAGE)), DONE]
+    return steps
+
+
 def text_reply(
     texts: Iterable[str],
     reasoning_texts: Sequence[str] = (),
@@ -77,52 +131,27 @@ def text_reply(
 ) -> list[Step]:
     """A streamed reply of ``texts`` (one chunk each), ``delay_s`` before each; ``first_delay_s`` (if given)
     replaces the delay before the first one (a model's time to first token)."""
-    steps: list[Step] = [chunk({"role": "assistant", "content": ""})]
-    steps += [reasoning(r) for r in reasoning_texts]
-    for i, text in enumerate(texts):
-        pause = first_delay_s if i == 0 and first_delay_s is not None else delay_s
-        if pause:
-            steps.append(Pause(pause))
-        steps.append(content(text))
-    usage = {"id": "chatcmpl-emulator", "object": "chat.completion.chunk", "choices": [], "usage": {"total_tokens": 9}}
-    steps += [chunk({}, finish_reason="stop"), sse(json.dumps(usage)), DONE]
-    return steps
+    return model_reply(texts, reasoning_texts, delay_s, first_delay_s)
 
 
-def _invalid(body: Any) -> str | None:
-    if not isinstance(body, dict):
-        return "Expected a JSON object"
-    if not isinstance(body.get("model"), str) or not body["model"]:
-        return "model is required"
-    messages = body.get("messages")
-    if not isinstance(messages, list) or not messages:
-        return "messages must be a non-empty list"
-    for m in messages:
-        if not isinstance(m, dict) or m.get("role") not in ("system", "user", "assistant", "tool"):
-            return "invalid message role"
-        if not isinstance(m.get("content"), str):
-            return "message content must be a string"
-    if body.get("stream") is not True:
-        return "this emulator only streams"
-    return None
-
-
-Replier = Callable[[dict[str, Any]], Sequence[str]]
-"""Makes the reply's chunks from a valid request body (e.g. from its last user message)."""
+def calls_reply(*calls: Call, text: Sequence[str] = (), finish_reason: str | None = None) -> list[Step]:
+    """A reply that says ``text`` (if any), then makes ``calls`` (several: parallel calls)."""
+    return model_reply([*text, *calls], finish_reason=finish_reason)
 
 
 class OpenAIEmulator(ScriptedServer["HttpError"]):
     """``async with OpenAIEmulator() as server:``; ``server.base_url`` ends in ``/v1``.
 
     Queue behaviour with ``script(steps)`` / ``fail(status, message)``; unscripted calls get ``default_reply``,
-    or ``reply(body)`` when given (for valid bodies), with ``first_token_delay_s`` before the first chunk and
+    or ``reply(body)`` when given (for valid bodies: text pieces and ``Call``s, so a test can answer a request
+    holding a tool's result differently from the one before), with ``first_token_delay_s`` before the first chunk and
     ``token_delay_s`` before each later one (both 0 by default). ``api_key`` (if set) must arrive as
     ``Authorization: Bearer <key>``. ``client_closed`` is set when a client drops a stream before it ended.
     """
 
     def __init__(
         self,
-        default_reply: Sequence[str] = ("Hello", " from", " vLLM."),
+        default_reply: Sequence[ReplyItem] = ("Hello", " from", " vLLM."),
         api_key: str | None = None,
         *,
         reply: Replier | None = None,
@@ -136,6 +165,9 @@ class OpenAIEmulator(ScriptedServer["HttpError"]):
         self.first_token_delay_s = first_token_delay_s
         self.token_delay_s = token_delay_s
         self.requests: list[RecordedRequest] = []
+        self.refusals: list[str] = []
+        """The 400 messages the emulator answered bad bodies with, in order."""
+        self._call_ids = (f"call_{n:024d}" for n in range(1_000_000_000))
 
     @property
     def base_url(self) -> str:
@@ -152,8 +184,17 @@ class OpenAIEmulator(ScriptedServer["HttpError"]):
         app.router.add_post("/v1/chat/completions", self._completions)
 
     def _unscripted(self, body: Any) -> list[Step]:
-        texts = self.reply(body) if self.reply is not None and _invalid(body) is None else self.default_reply
-        return text_reply(texts, delay_s=self.token_delay_s, first_delay_s=self.first_token_delay_s)
+        valid = invalid(body) is None
+        items = self.reply(body) if self.reply is not None and valid else self.default_reply
+        named = valid and isinstance(body.get("tool_choice"), dict)
+        finish = "stop" if named and any(isinstance(item, Call) for item in items) else None
+        return model_reply(
+            items,
+            delay_s=self.token_delay_s,
+            first_delay_s=self.first_token_delay_s,
+            finish_reason=finish,
+            call_ids=self._call_ids,
+        )
 
     @staticmethod
     def _error(status: int, message: str, error_type: str) -> web.Response:
@@ -169,12 +210,13 @@ class OpenAIEmulator(ScriptedServer["HttpError"]):
         self.requests.append(
             RecordedRequest(request.path, dict(request.headers), body if isinstance(body, dict) else {})
         )
-        plan = self.next_plan(self._unscripted(body))
+        plan = self._plans.popleft() if self._plans else self._unscripted(body)  # reply() only if unscripted
         if isinstance(plan, HttpError):
             return self._error(plan.status, plan.message, plan.error_type)
-        invalid = _invalid(body)
-        if invalid is not None:
-            return self._error(400, invalid, "BadRequestError")
+        problem = invalid(body)
+        if problem is not None:
+            self.refusals.append(problem)
+            return self._error(400, problem, "BadRequestError")
         response = web.StreamResponse(
             status=200, headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
         )

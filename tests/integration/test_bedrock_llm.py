@@ -10,10 +10,11 @@ from typing import Any
 import pytest
 from aiobotocore.session import AioSession, get_session
 
-from agent.adapters.bedrock_llm import BedrockLLM, to_converse
+from agent.adapters.bedrock_converse import to_converse
+from agent.adapters.bedrock_llm import BedrockLLM
 from agent.config import LlmSettings
 from agent.errors import ProviderError, ProviderTimeout, ProviderUnavailable
-from agent.ports import ChatMessage
+from agent.ports import ChatMessage, ToolCall
 from testing.emulators import bedrock
 from testing.emulators.bedrock import BedrockEmulator, Hang, Pause
 
@@ -60,7 +61,7 @@ async def llm(emulator: BedrockEmulator) -> AsyncIterator[BedrockLLM]:
     await adapter.aclose()
 
 
-async def _collect(llm: BedrockLLM, history: tuple[ChatMessage, ...] = HISTORY) -> list[str]:
+async def _collect(llm: BedrockLLM, history: tuple[ChatMessage, ...] = HISTORY) -> list[str | ToolCall]:
     return [delta async for delta in llm.stream_reply(history)]
 
 
@@ -115,11 +116,22 @@ def test_history_without_a_user_message_is_an_error() -> None:
         to_converse((ChatMessage("system", "x"), ChatMessage("assistant", "hi")))
 
 
-async def test_reasoning_and_tool_use_are_not_spoken(llm: BedrockLLM, emulator: BedrockEmulator) -> None:
-    steps = bedrock.text_reply(["Four."], reasoning=["The user asks 2+2.", " That is 4."])
+async def test_reasoning_is_not_spoken(llm: BedrockLLM, emulator: BedrockEmulator) -> None:
+    emulator.script(bedrock.text_reply(["Four."], reasoning=["The user asks 2+2.", " That is 4."]))
+    assert await _collect(llm) == ["Four."]
+
+
+async def test_tool_input_for_a_block_that_did_not_start_as_a_tool_use_is_an_error(
+    llm: BedrockLLM, emulator: BedrockEmulator
+) -> None:
+    steps = bedrock.text_reply(["Four."])
     steps.insert(-3, bedrock.tool_use_delta('{"x": 1}', index=1))
     emulator.script(steps)
-    assert await _collect(llm) == ["Four."]
+    got: list[str | ToolCall] = []
+    with pytest.raises(ProviderError, match="no tool use"):
+        async for delta in llm.stream_reply(HISTORY):
+            got.append(delta)
+    assert got == ["Four."]
 
 
 async def test_deltas_arrive_incrementally(llm: BedrockLLM, emulator: BedrockEmulator) -> None:
@@ -192,7 +204,7 @@ async def test_mid_stream_exceptions_are_mapped_after_some_text(
             bedrock.stream_exception(exception_type, "broke mid-stream", originalStatusCode=500),
         ]
     )
-    got: list[str] = []
+    got: list[str | ToolCall] = []
     with pytest.raises(expected) as info:
         async for delta in llm.stream_reply(HISTORY):
             got.append(delta)

@@ -6,6 +6,11 @@ that closes the stream, or cancels its turn, mid-reply releases what the reply h
 model) and the adapter answers the next turn. What every remote adapter does: a vendor failure, before the stream
 or in the middle of it, reaches the caller as one of ``agent.errors`` and never as a vendor type. The local
 responder has no vendor to fail, so it is not in the failure cases: that is the parametrisation, not a skip.
+
+What every model that calls tools does (the remote adapters, whose services' emulators can be told to call): a
+reply that calls tools yields its text deltas, then each call once, complete (its arguments whole, however the
+wire cut them), in the order the model made them; a history holding calls and their results, sent back with or
+without tools offered, is one the service accepts (its emulator validates it as the service does).
 """
 
 from __future__ import annotations
@@ -23,11 +28,12 @@ from agent.adapters.local_responder import LocalResponder
 from agent.adapters.openai_compat_llm import OpenAICompatLLM
 from agent.config import LlmSettings
 from agent.errors import AgentError, ProviderError, ProviderTimeout, ProviderUnavailable
-from agent.ports import ChatMessage, LanguageModel
+from agent.ports import ChatMessage, LanguageModel, ToolCall, ToolSpec
 from testing.emulators import bedrock
 from testing.emulators import openai as oai
 from testing.emulators.bedrock import BedrockEmulator, Hang
 from testing.emulators.openai import OpenAIEmulator
+from testing.emulators.tool_calls import Call
 
 KEY = "sk-contract"
 HISTORY = (
@@ -38,6 +44,13 @@ HISTORY = (
 )
 LLMS = ["local", "openai", "bedrock"]
 REMOTE = ["openai", "bedrock"]
+CALLING = ["openai", "bedrock"]
+WEATHER = ToolSpec(
+    "get_weather",
+    "The weather in a city now.",
+    '{"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}',
+)
+CLOCK = ToolSpec("get_time", "The time now.")
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +79,10 @@ class LlmCase:
     released: Callable[[], Awaitable[None]]
     failures: dict[str, Failure]
     fail_mid_stream: Callable[[], None] | None
+    script_calls: Callable[[list[str | Call]], None] | None = None
+    """Makes the next reply say and call what it is given (``None``: a model that cannot be told to call)."""
+    refusals: Callable[[], list[str]] = list
+    """What the service refused so far (its validation messages)."""
 
 
 async def _nothing_held() -> None:
@@ -97,7 +114,11 @@ def _openai(emu: OpenAIEmulator, llm: OpenAICompatLLM) -> LlmCase:
         "gateway timeout": Failure(lambda: emu.fail(504, "too slow"), ProviderTimeout),
         "rejected": Failure(lambda: emu.fail(400, "bad request"), ProviderError),
     }
-    return LlmCase(llm, "Hello from vLLM.", hang, released, failures, mid_stream)
+
+    def calls(items: list[str | Call]) -> None:
+        emu.script(oai.model_reply(items))
+
+    return LlmCase(llm, "Hello from vLLM.", hang, released, failures, mid_stream, calls, lambda: emu.refusals)
 
 
 def _bedrock(emu: BedrockEmulator, llm: BedrockLLM) -> LlmCase:
@@ -122,7 +143,11 @@ def _bedrock(emu: BedrockEmulator, llm: BedrockLLM) -> LlmCase:
         "gateway timeout": Failure(lambda: emu.fail(408, "ModelTimeoutException", "too slow"), ProviderTimeout),
         "rejected": Failure(lambda: emu.fail(400, "ValidationException", "bad request"), ProviderError),
     }
-    return LlmCase(llm, "Hello from Bedrock.", hang, released, failures, mid_stream)
+
+    def calls(items: list[str | Call]) -> None:
+        emu.script(bedrock.model_reply(items))
+
+    return LlmCase(llm, "Hello from Bedrock.", hang, released, failures, mid_stream, calls, lambda: emu.refusals)
 
 
 @pytest.fixture
@@ -153,8 +178,13 @@ async def case(request: pytest.FixtureRequest) -> AsyncIterator[LlmCase]:
                 await llm_b.aclose()
 
 
-async def _reply(llm: LanguageModel) -> list[str]:
+async def _reply(llm: LanguageModel) -> list[str | ToolCall]:
     return [delta async for delta in llm.stream_reply(HISTORY)]
+
+
+def _text(deltas: list[str | ToolCall]) -> str:
+    assert all(isinstance(delta, str) for delta in deltas), deltas
+    return "".join(str(delta) for delta in deltas)
 
 
 @pytest.mark.parametrize("case", LLMS, indirect=True)
@@ -162,13 +192,13 @@ async def test_streams_the_reply_as_text_deltas(case: LlmCase) -> None:
     deltas = await _reply(case.llm)
     assert len(deltas) > 1  # streamed, not handed over whole
     assert all(isinstance(delta, str) and delta for delta in deltas)
-    assert "".join(deltas) == case.reply
+    assert _text(deltas) == case.reply
 
 
 @pytest.mark.parametrize("case", LLMS, indirect=True)
 async def test_takes_the_reply_language(case: LlmCase) -> None:
     deltas = [delta async for delta in case.llm.stream_reply(HISTORY, "de")]
-    assert "".join(deltas).strip()
+    assert _text(deltas).strip()
 
 
 @pytest.mark.parametrize("case", LLMS, indirect=True)
@@ -180,7 +210,7 @@ async def test_closing_the_stream_mid_reply_releases_it(case: LlmCase) -> None:
     assert isinstance(stream, AsyncGenerator)  # a stream the consumer can close
     await stream.aclose()
     await case.released()
-    assert "".join(await _reply(case.llm)) == case.reply  # and the next turn is answered
+    assert _text(await _reply(case.llm)) == case.reply  # and the next turn is answered
 
 
 @pytest.mark.parametrize("case", LLMS, indirect=True)
@@ -201,7 +231,7 @@ async def test_cancelling_the_turn_mid_reply_releases_it(case: LlmCase) -> None:
     with pytest.raises(asyncio.CancelledError):
         await task
     await case.released()
-    assert "".join(await _reply(case.llm)) == case.reply
+    assert _text(await _reply(case.llm)) == case.reply
 
 
 @pytest.mark.parametrize("failure", ["throttled", "down", "gateway timeout", "rejected"])
@@ -218,8 +248,34 @@ async def test_vendor_failures_are_ours(case: LlmCase, failure: str) -> None:
 async def test_a_failure_after_some_text_is_ours(case: LlmCase) -> None:
     assert case.fail_mid_stream is not None
     case.fail_mid_stream()
-    got: list[str] = []
+    got: list[str | ToolCall] = []
     with pytest.raises(ProviderError):
         async for delta in case.llm.stream_reply(HISTORY):
             got.append(delta)
     assert got == ["Part"]
+
+
+@pytest.mark.parametrize("case", CALLING, indirect=True)
+async def test_a_reply_that_calls_tools_yields_its_text_then_each_call_whole_in_order(case: LlmCase) -> None:
+    assert case.script_calls is not None
+    weather = '{"city": "Paris", "unit": "celsius"}'
+    case.script_calls(["Let me", " look.", Call("get_weather", weather, "c-1", pieces=5), Call("get_time", "", "c-2")])
+    got = [item async for item in case.llm.stream_reply(HISTORY, tools=(WEATHER, CLOCK))]
+    assert got == ["Let me", " look.", ToolCall("c-1", "get_weather", weather), ToolCall("c-2", "get_time", "{}")]
+
+
+@pytest.mark.parametrize("offered", [(WEATHER,), ()], ids=["tools offered", "no tools"])
+@pytest.mark.parametrize("case", CALLING, indirect=True)
+async def test_a_history_with_calls_and_results_is_accepted(case: LlmCase, offered: tuple[ToolSpec, ...]) -> None:
+    history = (
+        *HISTORY[:2],
+        ChatMessage("assistant", "", (ToolCall("c-1", "get_weather", '{"city": "Paris"}'),)),
+        ChatMessage("tool", "18 degrees, sunny", call_id="c-1"),
+        ChatMessage("assistant", "It is 18 degrees and sunny."),
+        ChatMessage("user", "And in Rome?"),
+        ChatMessage("assistant", "Checking.", (ToolCall("c-2", "get_weather", '{"city": "Rome"}'),)),
+        ChatMessage("tool", "timed out", call_id="c-2", failed=True),
+    )
+    deltas = [item async for item in case.llm.stream_reply(history, tools=offered)]
+    assert _text(deltas) == case.reply
+    assert case.refusals() == []

@@ -13,7 +13,7 @@ import pytest
 from agent.adapters.openai_compat_llm import OpenAICompatLLM
 from agent.config import LlmSettings
 from agent.errors import ProviderError, ProviderTimeout, ProviderUnavailable
-from agent.ports import ChatMessage
+from agent.ports import ChatMessage, ToolCall
 from testing.emulators import openai as oai
 from testing.emulators.bedrock import Hang, Pause
 from testing.emulators.openai import Disconnect, OpenAIEmulator
@@ -54,7 +54,7 @@ async def llm(emulator: OpenAIEmulator) -> AsyncIterator[OpenAICompatLLM]:
     await adapter.aclose()
 
 
-async def _collect(llm: OpenAICompatLLM, history: tuple[ChatMessage, ...] = HISTORY) -> list[str]:
+async def _collect(llm: OpenAICompatLLM, history: tuple[ChatMessage, ...] = HISTORY) -> list[str | ToolCall]:
     return [d async for d in llm.stream_reply(history)]
 
 
@@ -143,7 +143,7 @@ async def test_wrong_key_is_an_error_and_the_key_is_never_logged(
 
 async def test_error_object_mid_stream(llm: OpenAICompatLLM, emulator: OpenAIEmulator) -> None:
     emulator.script([oai.content("Part"), oai.stream_error("CUDA out of memory")])
-    got: list[str] = []
+    got: list[str | ToolCall] = []
     with pytest.raises(ProviderError, match="CUDA out of memory"):
         async for d in llm.stream_reply(HISTORY):
             got.append(d)
@@ -152,7 +152,7 @@ async def test_error_object_mid_stream(llm: OpenAICompatLLM, emulator: OpenAIEmu
 
 async def test_broken_stream_is_an_error(llm: OpenAICompatLLM, emulator: OpenAIEmulator) -> None:
     emulator.script([oai.content("Part"), Pause(0.02), Disconnect()])
-    got: list[str] = []
+    got: list[str | ToolCall] = []
     with pytest.raises(ProviderError):
         async for d in llm.stream_reply(HISTORY):
             got.append(d)
