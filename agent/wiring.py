@@ -16,6 +16,7 @@ from agent.ports import (
     SpeechToText,
     TextCompletion,
     TextToSpeech,
+    ToolRunner,
     TurnCompletion,
     VoiceStore,
 )
@@ -197,6 +198,17 @@ def build_fidelity(settings: Settings, voices: VoiceStore) -> FidelitySampler | 
     return FidelitySampler(build_speaker_scorer(settings), voices, every_s=60 * fidelity.sample_every_min)
 
 
+def build_tools(settings: Settings) -> ToolRunner | None:
+    """The server's own tools (``AGENT_TOOLS__*``: the built-in clock, a tools file's HTTP and MCP tools per
+    tenant); ``None`` when there are none. Raises ``ConfigError`` for a bad tools file."""
+    from agent.adapters.tool_box import build_tool_runner
+
+    tools = settings.tools
+    if not tools.clock and not tools.file:
+        return None
+    return build_tool_runner(tools)
+
+
 def build_components(settings: Settings) -> Components:
     """Load every model once (blocking; call it in a thread). Raises ``ConfigError`` for bad settings."""
     started = time.perf_counter()
@@ -218,6 +230,7 @@ def build_components(settings: Settings) -> Components:
         turn_model=build_turn_model(settings, pool),
         text_model=build_text_model(settings, pool),
         fidelity=build_fidelity(settings, voices),
+        tools=build_tools(settings),
     )
     log.info("components loaded in %.2f s", time.perf_counter() - started)
     return components

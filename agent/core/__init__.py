@@ -26,6 +26,13 @@ synchronous unit test on a simulated clock. The parts, each with its own reason 
   and, when nothing of the reply was said, answered with the apology phrase. The agent also speaks on its
   own: a greeting, a "one moment" when a reply is late (``Phrases``, in the caller's language:
   ``agent.core.language_text``).
+- Tools (``agent.core.tools``, ``agent.core.reply_text``): a reply may call the functions of the session's
+  ``ToolPolicy``. A server tool's call is run by the runtime (``RunTool``), a client's is sent to it
+  (``ToolCalled``); the reply waits until every call of a round is answered and asks the model again with the
+  results, for at most ``max_rounds`` rounds. A call pending ``filler_after_ms`` before anything was said plays
+  the hold phrase once; one past its timeout is stopped and the model told; barge-in cancels the reply and the
+  history records the calls and what became of them. On the Realtime path (``client_waits`` off) the reply
+  ends with a client's call, and its result joins the history for the next reply.
 - Closing (``agent.core.closing``): a drain lets the turn in progress finish (or cuts it at its deadline),
   says goodbye and closes 1001; an idle caller is prompted once, then the session ends.
 - A client that edits the conversation itself (the Realtime path): its requests (``agent.core.requests``)

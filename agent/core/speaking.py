@@ -1,10 +1,11 @@
 """The speaking side of the session core: the agent's turns, from the reply's first word to what was heard.
 
 One reason to change: the lifecycle of the agent's turns. ``Speaker`` numbers the turns and owns the one being
-answered (``active``). It turns a turn's streamed reply text into sentences to synthesize, adds the fixed
-phrases the agent says on its own (apology, hold, greeting, idle prompt, goodbye: ``Synthesize.phrase``), passes
-the reply audio to the ledger (``agent.core.reply_audio``), and ends turns: played out, interrupted,
-superseded, failed or overdue (``agent.core.recovery``), keeping in the history only what the caller heard.
+answered (``active``). It hands a turn's streamed reply text and tool calls to ``agent.core.reply_text`` (rounds,
+sentences; the rules of tool calls are ``agent.core.tools``), adds the fixed phrases the agent says on its own
+(apology, hold, greeting, idle prompt, goodbye: ``Synthesize.phrase``), passes the reply audio to the ledger
+(``agent.core.reply_audio``), and ends turns: played out, interrupted, superseded, failed or overdue
+(``agent.core.recovery``), keeping in the history only what the caller heard (and the tools it called).
 
 A reply prepared ahead of the end of turn is ``agent.core.preemption``'s, a reply yielding to the caller's
 sound ``agent.core.yielding``'s; when the caller speaks, which utterance becomes a turn, draining and idling

@@ -16,6 +16,7 @@ from agent.ports import (
     SpeechToText,
     TextCompletion,
     TextToSpeech,
+    ToolRunner,
     TurnCompletion,
     VoiceStore,
 )
@@ -62,6 +63,8 @@ class Components:
     """Scores each pause from its words (``ScoreWords``); ``None``: the rules read them (``TurnScored(None)``)."""
     fidelity: FidelitySampler | None = None
     """Samples replies of cloned voices for their similarity to the voice (``/metrics``); ``None``: off."""
+    tools: ToolRunner | None = None
+    """Runs the server's own tools (HTTP, MCP, built in) for each tenant's calls; ``None``: none are offered."""
 
     def queue_stats(self, pending_turns: int = 0) -> QueueStats | None:
         """All the model queues, now (``None``: nothing is scheduled here); ``pending_turns``: first turns of

@@ -32,10 +32,10 @@ async def test_results_of_a_cancelled_run_are_not_fresh_for_the_next_run_of_the_
     log = logging.getLogger("test")
     tasks = TurnTasks(components, local_settings(), inbox.put, no_speech, log, LanguageChoice(None))  # type: ignore[arg-type]
     try:
-        tasks.reply(1, user("first"), "en")
+        tasks.reply(1, user("first"), "en", (), "auto")
         first = [await inbox.get(), await inbox.get()]  # the first run posted its whole reply ...
         tasks.cancel_turn(1)  # ... which is then discarded, unread
-        tasks.reply(1, user("second"), "en")
+        tasks.reply(1, user("second"), "en", (), "auto")
         second = [await inbox.get(), await inbox.get()]
         assert all(isinstance(item, Stamped) for item in first + second)
         assert [tasks.fresh(item) for item in first] == [None, None]  # type: ignore[arg-type]

@@ -16,7 +16,7 @@ import numpy as np
 
 from agent.errors import UnknownVoice
 from agent.languages import LANGUAGES
-from agent.ports import URGENT, ChatMessage, JobInfo, Transcript
+from agent.ports import URGENT, ChatMessage, JobInfo, ToolCall, ToolSpec, Transcript
 from agent.runtime.components import Components
 from agent.work.workers import WorkPool
 
@@ -73,7 +73,13 @@ class EchoLanguageModel:
         self.fail = False
         self.hang = False
 
-    async def stream_reply(self, history: Sequence[ChatMessage], language: str = "en") -> AsyncIterator[str]:
+    async def stream_reply(
+        self,
+        history: Sequence[ChatMessage],
+        language: str = "en",
+        tools: Sequence[ToolSpec] = (),
+        tool_choice: str = "auto",
+    ) -> AsyncIterator[str | ToolCall]:
         if self.hang:
             await asyncio.Event().wait()
         if self.fail:
@@ -120,7 +126,13 @@ class ScriptedReplies:
     def __init__(self, replies: Sequence[str]) -> None:
         self._replies = list(replies)
 
-    async def stream_reply(self, history: Sequence[ChatMessage], language: str = "en") -> AsyncIterator[str]:
+    async def stream_reply(
+        self,
+        history: Sequence[ChatMessage],
+        language: str = "en",
+        tools: Sequence[ToolSpec] = (),
+        tool_choice: str = "auto",
+    ) -> AsyncIterator[str | ToolCall]:
         yield self._replies.pop(0) if self._replies else "Nothing more."
 
 

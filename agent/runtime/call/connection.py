@@ -42,7 +42,7 @@ from agent.runtime.call.outbox import Outbox
 from agent.runtime.call.prestart import Credentials, Opened, Opening, PreStart, display_name
 from agent.runtime.call.rate_limit import InputRateLimiter, Verdict, carried_audio_ms
 from agent.runtime.call.report import RefusalLog, SessionReport
-from agent.runtime.call.setup import CallSetup
+from agent.runtime.call.setup import CallSetup, server_tools
 from agent.runtime.call.socket import CallSocket, reset_on_close
 from agent.runtime.call.speech import TurnSpeech
 from agent.runtime.call.turn_tasks import Stamped, TurnTasks
@@ -157,9 +157,11 @@ class Connection:
     async def _converse(self, opened: Opened) -> None:
         wire = self._wire = opened.wire
         self._fit_outbox(wire)
-        call = self._call = CallSetup(self._settings, self._components, opened, self._log)
+        tenant = opened.principal.tenant
+        tools = await server_tools(self._components, tenant, self._log) if opened.server_tools else ()
+        call = self._call = CallSetup(self._settings, self._components, opened, self._log, tools)
         self._turns = TurnTasks(
-            self._components, self._settings, self._inbox.put, self._speech, self._log, call.language
+            self._components, self._settings, self._inbox.put, self._speech, self._log, call.language, tenant
         )
         self._effects = Effects(wire, self._outbox, self._turns, self._report, call, self._occupant, self._stop)
         for payload in wire.opening(self.id, display_name(opened.voice)):

@@ -17,6 +17,7 @@ from typing import Protocol, assert_never
 
 from agent.core.events import (
     CancelReply,
+    CancelTool,
     CancelTranscription,
     CancelTurn,
     CloseSession,
@@ -29,6 +30,7 @@ from agent.core.events import (
     PlaybackPause,
     PreemptionOutcome,
     ResendSpeech,
+    RunTool,
     ScoreTurn,
     ScoreWords,
     ServerEvent,
@@ -95,8 +97,12 @@ class Effects:
                     turns.score_words(request, text, language)
                 case CancelTranscription(request=request):
                     turns.cancel_transcription(request)
-                case GenerateReply(turn=turn, history=history, language=language):
-                    turns.reply(turn, history, language)
+                case GenerateReply(turn=turn, history=history, language=language, tools=tools, tool_choice=choice):
+                    turns.reply(turn, history, language, tools, choice)
+                case RunTool(turn=turn, call=call):
+                    turns.run_tool(turn, call)
+                case CancelTool(turn=turn, call_id=call_id):
+                    turns.cancel_tool(turn, call_id)
                 case Synthesize(turn=turn, text=text, sentence=sentence, phrase=phrase, language=language):
                     turns.speech_for(turn).add(text, sentence, phrase, language)
                 case FinishSynthesis(turn=turn):

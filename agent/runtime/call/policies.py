@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from agent.config import Settings
 from agent.core.endpointing import EndpointPolicy
-from agent.core.policies import BargeInPolicy, Deadlines, IdlePolicy, Phrases, SessionConfig
+from agent.core.policies import BargeInPolicy, Deadlines, IdlePolicy, Phrases, SessionConfig, ToolPolicy
 from agent.core.turn_detector import TurnPolicy
 from agent.languages import LanguageChoice, parse_language
 
@@ -75,6 +75,7 @@ def session_config(
         system_prompt=settings.llm.system_prompt,
         max_history_messages=settings.llm.max_history_messages,
         preemption=turn.preemption,
+        tools=ToolPolicy(max_rounds=settings.tools.max_rounds, filler_after_ms=settings.tools.filler_after_ms),
     )
 
 

@@ -84,6 +84,9 @@ class Opened:
     tools: tuple[ToolSpec, ...] = ()
     """The tools the client declared and runs itself (``runs_on="client"``); the server's own tools for the
     principal's tenant are added by the runtime."""
+    server_tools: bool = True
+    """The model is also offered the server's own tools for the tenant (off on the Realtime path: there the
+    session's tools are exactly the ones the client declared, as with OpenAI)."""
 
 
 def display_name(voice: str) -> str:

@@ -96,3 +96,11 @@ class SessionReport:
             m.speculative_asr,
             m.preemptive,
         )
+        for tool in m.tools:
+            self._log.info(
+                "turn %d: tool %s %s in %.0f ms",
+                m.turn,
+                "(client)" if tool.client else tool.name,
+                tool.outcome,
+                tool.ms,
+            )

@@ -19,9 +19,11 @@ from typing import Any
 from agent.config import Settings
 from agent.core.events import TranscriptReady
 from agent.core.language_text import phrase_text
-from agent.core.policies import SessionConfig
+from agent.core.policies import SessionConfig, ToolPolicy
 from agent.core.session import Session
+from agent.errors import AgentError
 from agent.languages import LanguageChoice
+from agent.ports import ToolSpec
 from agent.runtime.call.caller_audio import CallerAudio, echo_guard
 from agent.runtime.call.outbox import Payload
 from agent.runtime.call.policies import call_language, session_config
@@ -30,11 +32,37 @@ from agent.runtime.call.wire import Reconfigure, Wire
 from agent.runtime.components import Components
 
 
+async def server_tools(components: Components, tenant: str, log: logging.LoggerAdapter[Any]) -> tuple[ToolSpec, ...]:
+    """The server's own tools a call of ``tenant`` may use (none when the server runs none, or they cannot be
+    listed now: the call goes on without them)."""
+    if components.tools is None:
+        return ()
+    try:
+        return await components.tools.tools(tenant)
+    except AgentError as exc:
+        log.warning("the server's tools could not be listed: %s", exc)
+        return ()
+
+
+def _tools(policy: ToolPolicy, server: tuple[ToolSpec, ...], opened: Opened, settings: Settings) -> ToolPolicy:
+    """The tools of the call: the server's, then the client's (which a client's own name cannot shadow), each
+    client tool waited on for ``tools.client_timeout_s``."""
+    taken = {spec.name for spec in server}
+    timeout = settings.tools.client_timeout_s
+    client = tuple(replace(spec, timeout_s=timeout) for spec in opened.tools if spec.name not in taken)
+    return replace(policy, specs=(*server, *client))
+
+
 class CallSetup:
     """The session, voice, language and caller audio of the call ``opened`` started (``log``: the connection's)."""
 
     def __init__(
-        self, settings: Settings, components: Components, opened: Opened, log: logging.LoggerAdapter[Any]
+        self,
+        settings: Settings,
+        components: Components,
+        opened: Opened,
+        log: logging.LoggerAdapter[Any],
+        server_tools: tuple[ToolSpec, ...] = (),
     ) -> None:
         wire = opened.wire
         self._settings = settings
@@ -45,7 +73,7 @@ class CallSetup:
         """The call's language, given or detected."""
         self.voicing = components.voicing(settings, opened.voice, fallback=opened.parting is not None)
         base = session_config(settings, wire.output_rate, wire.frame_ms, wire.can_pause, wire.pause_overrun_ms)
-        base = replace(base, language=self.language.current)
+        base = replace(base, language=self.language.current, tools=_tools(base.tools, server_tools, opened, settings))
         if opened.parting is not None:  # the call cannot be served: say why, then close
             goodbye = phrase_text("no_voice", settings.turn.no_voice_text, self.language.current)
             base = replace(base, phrases=replace(base.phrases, greeting="", goodbye=goodbye))

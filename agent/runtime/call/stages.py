@@ -1,12 +1,13 @@
-"""The stage tasks of a connection (transcription, reply text): they never let an exception escape.
+"""The stage tasks of a connection (transcription, reply text, tool calls): they never let an exception escape.
 
-Each runs as its own asyncio task and posts its result to the connection's inbox. A failure of the
-provider behind the port (an ``AgentError``) is posted with the stage's own code (``asr_failed``,
-``llm_failed``) and logged as a warning; anything else is a bug: it is logged once with its traceback and
-posted with the generic code ``internal_error`` (the client learns nothing about our internals). Either
-way the session goes on and the core apologises (``agent.core.session``). Cancellation is not a failure:
-``CancelledError`` passes through. A speculative or quick transcript the busy server dropped (``WorkDropped``)
-is posted as failed too (the core then waits for the final one), logged at DEBUG only.
+Each runs as its own asyncio task and posts its result to the connection's inbox. A failure of the provider
+behind the port (an ``AgentError``) is posted with the stage's own code (``asr_failed``, ``llm_failed``; a tool's
+``tool_failed`` / ``tool_timeout``, which the model is told) and logged as a warning; anything else is a bug: it
+is logged once with its traceback and posted with the generic code ``internal_error`` (the client learns nothing
+about our internals). Either way the session goes on and the core apologises (``agent.core.session``).
+Cancellation is not a failure: ``CancelledError`` passes through. A speculative or quick transcript the busy
+server dropped (``WorkDropped``) is posted as failed too (the core then waits for the final one), logged at DEBUG
+only.
 """
 
 from __future__ import annotations
@@ -20,14 +21,27 @@ from agent.core.events import (
     Event,
     ReplyDelta,
     ReplyEnded,
+    ReplyToolCall,
     StageFailed,
+    ToolDone,
     TranscriptFailed,
     TranscriptReady,
     TurnScored,
 )
-from agent.errors import AgentError, WorkDropped
+from agent.errors import AgentError, ProviderError, ProviderTimeout, WorkDropped
 from agent.languages import LanguageHint
-from agent.ports import ChatMessage, JobInfo, LanguageModel, SpeechToText, TextCompletion, TurnCompletion, Work
+from agent.ports import (
+    ChatMessage,
+    JobInfo,
+    LanguageModel,
+    SpeechToText,
+    TextCompletion,
+    ToolCall,
+    ToolRunner,
+    ToolSpec,
+    TurnCompletion,
+    Work,
+)
 
 Post = Callable[[Event], Awaitable[None]]
 Log = logging.Logger | logging.LoggerAdapter[logging.Logger]
@@ -121,13 +135,20 @@ async def _post_score(request: int, what: str, asked: Coroutine[Any, Any, float]
 
 
 async def reply(
-    llm: LanguageModel, turn: int, history: tuple[ChatMessage, ...], language: str, post: Post, log: Log
+    llm: LanguageModel,
+    turn: int,
+    history: tuple[ChatMessage, ...],
+    language: str,
+    tools: tuple[ToolSpec, ...],
+    tool_choice: str,
+    post: Post,
+    log: Log,
 ) -> None:
-    """Post ``ReplyDelta``s then ``ReplyEnded`` for ``turn`` (a reply in ``language``), or
-    ``StageFailed(stage="llm")``."""
+    """Post ``ReplyDelta``s (and a ``ReplyToolCall`` per call the model makes, in order) then ``ReplyEnded`` for
+    ``turn`` (a reply in ``language``, the model offered ``tools``), or ``StageFailed(stage="llm")``."""
     try:
-        async for delta in llm.stream_reply(history, language):
-            await post(ReplyDelta(turn, delta))
+        async for part in llm.stream_reply(history, language, tools, tool_choice):
+            await post(ReplyToolCall(turn, part) if isinstance(part, ToolCall) else ReplyDelta(turn, part))
     except AgentError as exc:
         log.warning("reply failed in turn %d: %s", turn, exc)
         await post(StageFailed(turn, "llm", "llm_failed", f"reply generation failed: {exc}"))
@@ -137,3 +158,25 @@ async def reply(
         await post(StageFailed(turn, "llm", INTERNAL_ERROR, INTERNAL_MESSAGE))
         return
     await post(ReplyEnded(turn))
+
+
+async def tool(runner: ToolRunner | None, tenant: str, turn: int, call: ToolCall, post: Post, log: Log) -> None:
+    """Post ``ToolDone`` for ``call`` of ``turn``: the output of the server's tool, or what went wrong (the
+    model is told; the runner writes the audit line). Cancelled when its reply stops or its time is up."""
+    try:
+        if runner is None:
+            raise AgentError("this server runs no tools")
+        output = await runner.run(tenant, call)
+    except ProviderTimeout as exc:
+        await post(ToolDone(turn, call.call_id, exc.detail or "the tool did not answer in time", False, "tool_timeout"))
+        return
+    except AgentError as exc:
+        log.warning("tool %s failed in turn %d: %s", call.name, turn, exc)
+        detail = exc.detail if isinstance(exc, ProviderError) and exc.detail else str(exc)
+        await post(ToolDone(turn, call.call_id, detail, False, "tool_failed"))
+        return
+    except Exception:
+        log.exception("tool %s of turn %d raised an unexpected error", call.name, turn)
+        await post(ToolDone(turn, call.call_id, "the tool failed", False, "tool_failed"))
+        return
+    await post(ToolDone(turn, call.call_id, output))

@@ -2,8 +2,8 @@
 
 The connection carries out the core's effects through it (``Transcribe`` → ``transcribe``, ``ScoreTurn`` →
 ``score``, ``ScoreWords`` → ``score_words``, ``GenerateReply`` → ``reply``, ``Synthesize`` →
-``speech_for(turn).add``, ``HoldSpeech`` and ``ResendSpeech`` → ``hold`` and ``resend``,
-``CancelReply``/``CancelTurn``/``CancelTranscription`` → the cancels)
+``speech_for(turn).add``, ``HoldSpeech`` and ``ResendSpeech`` → ``hold`` and ``resend``, ``RunTool`` →
+``run_tool``, ``CancelReply``/``CancelTurn``/``CancelTranscription``/``CancelTool`` → the cancels)
 and ``close``s it when the session ends. Every task posts its results to the connection's inbox and never raises
 (``agent.runtime.call.stages``); cancelling a transcription that is still queued for the model workers removes
 it from the queue, so it never runs.
@@ -24,7 +24,7 @@ from typing import Any
 from agent.config import Settings
 from agent.core.events import Event
 from agent.languages import LanguageChoice
-from agent.ports import ChatMessage
+from agent.ports import ChatMessage, ToolCall, ToolSpec
 from agent.runtime.call import stages
 from agent.runtime.call.speech import TurnSpeech
 from agent.runtime.components import Components
@@ -48,8 +48,10 @@ class TurnTasks:
         new_speech: Callable[[int, stages.Post], TurnSpeech],
         log: stages.Log,
         language: LanguageChoice,
+        tenant: str = "default",
     ) -> None:
         self._components = components
+        self._tenant = tenant
         self._language = language
         self._settings = settings
         self._post = post
@@ -60,6 +62,7 @@ class TurnTasks:
         self._speech: dict[int, TurnSpeech] = {}  # by turn
         self._held: set[int] = set()  # turns whose speech posts nothing until it is resent (a speech yet to start)
         self._runs: dict[int, int] = {}  # the current run of each turn's work, by turn (0 when absent)
+        self._tools: dict[tuple[int, str], asyncio.Task[None]] = {}  # server tool calls, by turn and call id
 
     def transcribe(self, request: int, pcm: bytes, purpose: str, over_agent: bool = False) -> None:
         job = stages.transcript_job(purpose, self._settings, over_agent)
@@ -90,9 +93,23 @@ class TurnTasks:
         if task is not None:
             task.cancel()  # queued work in the model pool then never runs
 
-    def reply(self, turn: int, history: tuple[ChatMessage, ...], language: str) -> None:
-        llm = self._components.llm
-        self._spawn(turn, stages.reply(llm, turn, history, language, self._stamping(turn), self._log))
+    def reply(
+        self, turn: int, history: tuple[ChatMessage, ...], language: str, tools: tuple[ToolSpec, ...], choice: str
+    ) -> None:
+        llm, post = self._components.llm, self._stamping(turn)
+        self._spawn(turn, stages.reply(llm, turn, history, language, tools, choice, post, self._log))
+
+    def run_tool(self, turn: int, call: ToolCall) -> None:
+        """Run the server's tool ``call`` for ``turn`` (its result is stamped like the turn's other work)."""
+        runner, key = self._components.tools, (turn, call.call_id)
+        work = stages.tool(runner, self._tenant, turn, call, self._stamping(turn), self._log)
+        task = self._tools[key] = asyncio.create_task(work)
+        task.add_done_callback(lambda _: self._tools.pop(key, None) if self._tools.get(key) is task else None)
+
+    def cancel_tool(self, turn: int, call_id: str) -> None:
+        task = self._tools.pop((turn, call_id), None)
+        if task is not None:
+            task.cancel()
 
     def speech_for(self, turn: int) -> TurnSpeech:
         speech = self._speech.get(turn)
@@ -128,6 +145,8 @@ class TurnTasks:
     def cancel_turn(self, turn: int) -> None:
         """The turn is over or interrupted: its reply text and speech stop and are forgotten."""
         self.cancel_reply(turn)
+        for key in [key for key in self._tools if key[0] == turn]:
+            self.cancel_tool(*key)
         self._held.discard(turn)
         self._runs[turn] = self._runs.get(turn, 0) + 1
         speech = self._speech.pop(turn, None)
@@ -136,7 +155,7 @@ class TurnTasks:
 
     async def close(self) -> None:
         """Cancel everything and wait until it has stopped."""
-        for turn in list(self._tasks) + list(self._speech):
+        for turn in {*self._tasks, *self._speech, *(key[0] for key in self._tools)}:
             self.cancel_turn(turn)
         asr = list(self._asr.values())
         for task in asr:

@@ -19,6 +19,7 @@ from agent.work.scheduling import QueueStats
 
 # Voice-to-voice and per-stage latencies span ~50 ms (an instant stage) to several seconds (a slow turn).
 LATENCY_BUCKETS_S: tuple[float, ...] = (0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0, 10.0)
+_TOOL_BUCKETS: tuple[float, ...] = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 0.7, 1.0, 2.0, 5.0, 10.0, 30.0)
 
 _STAGES = (
     ("endpoint", "endpoint_ms"),
@@ -129,6 +130,15 @@ class ServerMetrics:
                 ["voice", "language"],
             )
         )
+        self.tool_latency = r.register(
+            Histogram(
+                "voice_agent_tool_seconds",
+                "Tool calls a reply waited on: from the model's call to its result, by tool (a client's tools "
+                "are all 'client') and outcome (ok, failed, timeout, cancelled).",
+                _TOOL_BUCKETS,
+                ["tool", "outcome"],
+            )
+        )
         self.models = ModelQueueMetrics(r)
         self.process = ProcessMetrics(r)
 
@@ -148,6 +158,8 @@ class ServerMetrics:
             if value_ms is not None:
                 self.turn_latency.observe(value_ms / 1000.0, [stage])
         self.reply_audio.observe(m.reply_audio_ms / 1000.0)
+        for tool in m.tools:
+            self.tool_latency.observe(tool.ms / 1000.0, ["client" if tool.client else tool.name, tool.outcome])
 
     def error(self, code: str) -> None:
         self.errors_total.inc(labels=[code])
