@@ -36,6 +36,7 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus, InvalidURI, W
 from clients.conversation import Conversation, Message
 from clients.framing import FRAME_MS, VOICED_DBFS, FramePacer, frame_bytes, frame_dbfs, split_frames
 from clients.session_state import EventCallback, SessionState
+from clients.tool_command import ToolAnswers, ToolHandler
 
 DEFAULT_URL = "ws://127.0.0.1:8765/ws"
 INPUT_RATES: tuple[int, ...] = (8000, 16000, 24000, 48000)
@@ -159,6 +160,7 @@ def session_start(
     output_sample_rate: int | None = None,
     capabilities: Sequence[str] = (),
     language: str | None = None,
+    tools: Sequence[Message] = (),
 ) -> Message:
     """The ``session.start`` message: optional fields only when given (a server then uses its defaults)."""
     start: Message = {"type": "session.start", "sample_rate": rate, "voice": voice}
@@ -168,6 +170,8 @@ def session_start(
         start["capabilities"] = list(capabilities)
     if language is not None:
         start["language"] = language
+    if tools:
+        start["tools"] = list(tools)
     return start
 
 
@@ -186,6 +190,8 @@ async def _run(
     output_sample_rate: int | None,
     capabilities: Sequence[str],
     language: str | None,
+    tools: Sequence[Message],
+    on_tool_call: ToolHandler | None,
     speed: float,
     on_event: EventCallback | None,
     open_timeout_s: float,
@@ -214,8 +220,15 @@ async def _run(
         raise ConnectFailed(f"cannot connect to {url}: {exc or type(exc).__name__}") from exc
 
     async with ws:
+        answers = None if on_tool_call is None else ToolAnswers(on_tool_call, ws.send, on_event)
+        state.on_event = on_event if answers is None else answers.on_message
         start = session_start(
-            rate, voice=voice, output_sample_rate=output_sample_rate, capabilities=capabilities, language=language
+            rate,
+            voice=voice,
+            output_sample_rate=output_sample_rate,
+            capabilities=capabilities,
+            language=language,
+            tools=tools,
         )
         await ws.send(json.dumps(start))
         try:
@@ -238,6 +251,8 @@ async def _run(
                 receiver.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await receiver
+            if answers is not None:
+                await answers.close()
     conversation.close_code = ws.close_code
     conversation.close_reason = ws.close_reason
     return conversation
@@ -253,6 +268,8 @@ async def converse(
     output_sample_rate: int | None = None,
     capabilities: Sequence[str] = (),
     language: str | None = None,
+    tools: Sequence[Message] = (),
+    on_tool_call: ToolHandler | None = None,
     realtime: bool = True,
     speed: float = 1.0,
     trailing_silence_s: float = 1.0,
@@ -272,7 +289,10 @@ async def converse(
     ``capabilities``: listed in ``session.start``; with ``playback.pause`` a paused turn's audio is cut back to
     the paused position and the resumed audio continues it (``TurnResult.pauses``). ``language``: the call's
     language for ``session.start`` (``"de"``, or ``"auto"``; ``None`` leaves it out: detected); each turn's
-    ``TurnResult.language`` is the one the server transcribed it in.
+    ``TurnResult.language`` is the one the server transcribed it in. ``tools``: function declarations for
+    ``session.start``; ``on_tool_call`` answers each ``tool.call`` (``clients.tool_command.ToolCommand``), aside
+    while the session goes on, and its ``tool.result`` is sent and given to ``on_event`` too. Without it, calls
+    are left unanswered (the server times them out).
 
     Raises ``ConnectFailed`` if the WebSocket cannot be opened and ``SessionFailed`` if the server never
     sends ``session.started``. A session the server ends early is returned, not raised.
@@ -287,6 +307,8 @@ async def converse(
         output_sample_rate=output_sample_rate,
         capabilities=capabilities,
         language=language,
+        tools=tools,
+        on_tool_call=on_tool_call,
         speed=speed if realtime else math.inf,
         on_event=on_event,
         open_timeout_s=open_timeout_s,
@@ -304,6 +326,8 @@ async def converse_utterances(
     output_sample_rate: int | None = None,
     capabilities: Sequence[str] = (),
     language: str | None = None,
+    tools: Sequence[Message] = (),
+    on_tool_call: ToolHandler | None = None,
     lead_silence_s: float = 0.5,
     gap_s: float = 1.5,
     wait_for_replies: bool = True,
@@ -323,7 +347,7 @@ async def converse_utterances(
     Without ``wait_for_replies`` the gaps are exactly ``gap_s`` and only the final wait is for the turns.
     Each wait gives up after ``turn_timeout_s`` (``Conversation.timed_out``) and the next utterance starts.
     Utterances are paced at ``speed`` × real time; waits are always real time. ``capabilities``, ``language``,
-    and what it raises, as ``converse``.
+    ``tools``, ``on_tool_call`` and what it raises, as ``converse``.
     """
     plan: list[_Step] = [_Send(bytes(2 * int(rate * lead_silence_s)), utterance=False)]
     for utterance in utterances:
@@ -343,6 +367,8 @@ async def converse_utterances(
         output_sample_rate=output_sample_rate,
         capabilities=capabilities,
         language=language,
+        tools=tools,
+        on_tool_call=on_tool_call,
         speed=speed,
         on_event=on_event,
         open_timeout_s=open_timeout_s,

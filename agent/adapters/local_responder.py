@@ -4,7 +4,11 @@ It lets the whole voice pipeline run with no model and no network. Replies are p
 markdown, numbers written out where that is easy) in the caller's language, and stream a word or so at a time,
 like a real model. English is below; the nine other languages' lines and keywords are in
 ``local_responder_lines``. In each, the replies that describe the responder say that it only demonstrates the
-speech pipeline, and what it does not understand it repeats back with the same admission.
+speech pipeline, and what it does not understand it repeats back with the same admission. Offered the clock tool
+(``get_time``), it calls it for the time rather than read its own clock (``local_responder_tools``), so the
+function-calling path can be shown with no account.
+
+Reason to change: the rules the responder answers by.
 """
 
 from __future__ import annotations
@@ -15,7 +19,8 @@ from collections.abc import AsyncGenerator, Callable, Sequence
 from datetime import datetime
 
 from agent.adapters.local_responder_lines import LINES, Lines
-from agent.ports import ChatMessage
+from agent.adapters.local_responder_tools import CLOCK_FAILED, clock_call, clock_result, clock_time, offers_clock
+from agent.ports import ChatMessage, ToolCall, ToolChoice, ToolSpec
 
 _ORDINALS = (
     *("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"),
@@ -53,6 +58,28 @@ _THANKS = "You're welcome! Is there anything else I can do for you?"
 _GOODBYE = "Goodbye! Thanks for talking with me, and have a great day."
 _REPEAT = "Sorry, I didn't catch that. Could you say it again?"
 _ECHO_TAIL = "I'm only the offline demo responder, so repeating it is the best I can do."
+
+_EN_KEYWORDS: dict[str, tuple[str, ...]] = {
+    "who": ("who are you", "your name", "what are you"),
+    "help": ("help", "what can you do"),
+    "story": ("story",),
+    "joke": ("joke", "something funny"),
+    "time": ("time", "what time", "whats the time"),
+    "date": ("date", "what day", "which day", "day is it", "today", "todays"),
+    "thanks": ("thanks", "thank you", "thank"),
+    "goodbye": ("goodbye", "bye", "see you"),
+    "greeting": ("hello", "hi", "hey", "good morning", "good afternoon", "good evening"),
+}
+"""English intents, in the order they are tried, and the phrases (in ``_words`` form) that ask for each."""
+_EN_REPLIES = {
+    "who": _WHO,
+    "help": _HELP,
+    "story": _STORY,
+    "joke": _JOKE,
+    "thanks": _THANKS,
+    "goodbye": _GOODBYE,
+    "greeting": _GREETING,
+}
 
 
 _TRAILING = " .!?,;:。！？、，：；…"
@@ -100,6 +127,22 @@ def _matches(words: list[str], phrase: str) -> bool:
     return any(all(word_matches(words[i + k], target[k]) for k in range(n)) for i in range(len(words) - n + 1))
 
 
+def _english_intent(words: list[str]) -> str | None:
+    return next((intent for intent, phrases in _EN_KEYWORDS.items() if _any(words, *phrases)), None)
+
+
+def _asks_time(text: str, language: str) -> bool:
+    """``text`` asks what time it is (the reply to it would be the time), in ``language``."""
+    lines = LINES.get(language)
+    if lines is not None:
+        return re.search(r"\w", text) is not None and _intent(lines, text) == "time"
+    return _english_intent(_words(text)) == "time"
+
+
+def _last_user_text(history: Sequence[ChatMessage]) -> str:
+    return next((m.text for m in reversed(history) if m.role == "user"), "").strip()
+
+
 def _intent(lines: Lines, text: str) -> str | None:
     """The first intent of ``lines.keywords`` (in order) that ``text`` asks for."""
     if lines.spaced:
@@ -130,7 +173,8 @@ class LocalResponder:
 
     ``now`` is the clock used for time and date answers (inject a fixed one in tests). ``delta_words`` is
     how many words each streamed delta holds. ``stream_reply`` never fails and never sleeps; the deltas
-    concatenate to the full reply.
+    concatenate to the full reply. Offered the clock tool (``get_time``), a question for the time is answered
+    by a call of it instead, and the call's result by the time it holds.
     """
 
     def __init__(self, now: Callable[[], datetime] = datetime.now, delta_words: int = 1) -> None:
@@ -142,31 +186,20 @@ class LocalResponder:
     def reply_text(self, history: Sequence[ChatMessage], language: str = "en") -> str:
         """The whole reply to the last user message in ``history`` (an empty history asks to repeat), in
         ``language`` (an ``agent.languages`` code; one it has no lines for gets English)."""
-        text = next((m.text for m in reversed(history) if m.role == "user"), "").strip()
+        text = _last_user_text(history)
         lines = LINES.get(language)
         if lines is not None:
             return self._reply_in(lines, text)
         words = _words(text)
         if not words:
             return _REPEAT
-        if _any(words, "who are you", "your name", "what are you"):
-            return _WHO
-        if _any(words, "help", "what can you do"):
-            return _HELP
-        if _any(words, "story"):
-            return _STORY
-        if _any(words, "joke", "something funny"):
-            return _JOKE
-        if _any(words, "time", "what time", "whats the time"):
+        intent = _english_intent(words)
+        if intent == "time":
             return _spoken_time(self._now())
-        if _any(words, "date", "what day", "which day", "day is it", "today", "todays"):
+        if intent == "date":
             return _spoken_date(self._now())
-        if _any(words, "thanks", "thank you", "thank"):
-            return _THANKS
-        if _any(words, "goodbye", "bye", "see you"):
-            return _GOODBYE
-        if _any(words, "hello", "hi", "hey", "good morning", "good afternoon", "good evening"):
-            return _GREETING
+        if intent is not None:
+            return _EN_REPLIES[intent]
         said = text.rstrip(" .!?,;:")
         return f"You said: {said}. {_ECHO_TAIL}"
 
@@ -183,10 +216,42 @@ class LocalResponder:
             return reply
         return lines.echo.format(said=text.rstrip(_TRAILING))
 
-    async def stream_reply(self, history: Sequence[ChatMessage], language: str = "en") -> AsyncGenerator[str, None]:
+    def clock_reply(self, result: ChatMessage, language: str = "en") -> str:
+        """What the responder says to the clock tool's ``result`` (a ``tool`` message): the time it holds as the
+        responder says a time in ``language``, or an apology when the call failed or holds no time."""
+        when = None if result.failed else clock_time(result.text)
+        if when is None:
+            return CLOCK_FAILED.get(language, CLOCK_FAILED["en"])
+        lines = LINES.get(language)
+        return _spoken_time(when) if lines is None else lines.time(when)
+
+    async def stream_reply(
+        self,
+        history: Sequence[ChatMessage],
+        language: str = "en",
+        tools: Sequence[ToolSpec] = (),
+        tool_choice: ToolChoice = "auto",
+    ) -> AsyncGenerator[str | ToolCall, None]:
         """Yield the reply in deltas of ``delta_words`` words (each with its following space). Text without
-        spaces (Chinese, Japanese) streams a few characters at a time, cut after punctuation where it can."""
-        pieces = _pieces(self.reply_text(history, language))
+        spaces (Chinese, Japanese) streams a few characters at a time, cut after punctuation where it can.
+
+        With ``get_time`` among ``tools`` (and ``tool_choice`` allowing it), a question for the time is answered
+        by one ``ToolCall`` of it and nothing else; a history that ends with that call's result is answered with
+        the time it holds (``clock_reply``). No other tool is ever called."""
+        result = clock_result(history)
+        if result is not None:
+            text = self.clock_reply(result, language)
+        elif (
+            offers_clock(tools, tool_choice)
+            and history
+            and history[-1].role != "tool"
+            and _asks_time(_last_user_text(history), language)
+        ):
+            yield clock_call()
+            return
+        else:
+            text = self.reply_text(history, language)
+        pieces = _pieces(text)
         step = self._delta_words
         for i in range(0, len(pieces), step):
             yield "".join(pieces[i : i + step])

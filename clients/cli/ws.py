@@ -3,8 +3,9 @@
 The file is converted to PCM16 mono at ``--rate`` and streamed in 20 ms frames at real-time pace, then silence
 follows until every reply has finished. The session asks for ``playback.pause``: a reply the server pauses (the
 caller spoke over it) is cut back to where it was paused and continued by the resumed audio, so ``--out`` holds
-the replies as they would be heard. The protocol logic lives in ``clients.protocol_client`` (``converse``),
-which the benchmarks and tests call directly.
+the replies as they would be heard. ``--tools`` declares functions in ``session.start`` and ``--tool-command``
+answers the server's ``tool.call``s (``clients.tool_command``). The protocol logic lives in
+``clients.protocol_client`` (``converse``), which the benchmarks and tests call directly.
 
 Reason to change: what this mode prints or saves, or the options of protocol v1 it exposes.
 """
@@ -13,6 +14,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
+from pathlib import Path
 from typing import Any, TextIO
 
 from websockets.exceptions import InvalidStatus
@@ -27,17 +30,20 @@ from clients.cli.options import (
     EXIT_OK,
     EXIT_TIMEOUT,
     Command,
+    Fail,
     add_file_call,
     add_json,
     add_language,
     add_token,
     add_url,
     add_voice,
+    positive_float,
     read_audio,
 )
 from clients.conversation import Conversation, Message
 from clients.playback import CAPABILITIES
 from clients.protocol_client import INPUT_RATES, OUTPUT_RATES, ConnectFailed, SessionFailed, converse
+from clients.tool_command import ToolCommand, load_tools
 
 _STAGES = (
     ("endpoint", "endpoint_ms"),
@@ -65,6 +71,60 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=OUTPUT_RATES,
         help="sample rate of the reply audio (default: the server's, normally 24000)",
     )
+    parser.add_argument(
+        "--tools",
+        type=tools_file,
+        default=None,
+        metavar="FILE",
+        help="a JSON file of functions the model may call, sent in session.start: a list of "
+        '{"name", "description", "parameters"} (OpenAI\'s {"type": "function", ...} shapes too), or an object '
+        "with such a 'tools' list; e.g. docs/examples/tools.json. The server sends a tool.call when the model "
+        "calls one; without --tool-command the calls are printed and left unanswered (the server times them out)",
+    )
+    parser.add_argument(
+        "--tool-command",
+        type=tool_command,
+        default=None,
+        metavar="CMD",
+        help="answer each tool.call by running CMD (split like a shell command line, not run by a shell) with "
+        'the call as JSON on its stdin, {"name", "call_id", "arguments"}: its stdout is sent as the '
+        "tool.result's output when it exits 0, else its stderr as the error; e.g. "
+        "'python docs/examples/tool_command.py'. Needs --tools",
+    )
+    parser.add_argument(
+        "--tool-timeout",
+        type=positive_float,
+        default=8.0,
+        metavar="S",
+        help="seconds --tool-command may run before it is killed and the call answered with an error; keep it "
+        "under the server's own wait for a result, 10 s by default (default: 8)",
+    )
+
+
+def tools_file(text: str) -> list[dict[str, Any]]:
+    """``--tools``: the function declarations in the file (``clients.tool_command.load_tools``)."""
+    try:
+        return load_tools(Path(text))
+    except OSError as exc:
+        raise argparse.ArgumentTypeError(f"cannot read {text}: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def tool_command(text: str) -> str:
+    """``--tool-command``: a command line with at least a program."""
+    try:
+        words = shlex.split(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"cannot split {text!r} into words: {exc}") from None
+    if not words:
+        raise argparse.ArgumentTypeError("the command is empty")
+    return text
+
+
+def check(args: argparse.Namespace, fail: Fail) -> None:
+    if args.tool_command is not None and args.tools is None:
+        fail("--tool-command answers the tools declared with --tools: give --tools FILE too")
 
 
 def _fmt_ms(value: Any) -> str:
@@ -110,10 +170,23 @@ class Progress:
             self._say(f"  turn {turn} paused at {float(msg.get('played_ms') or 0) / 1000:.2f} s of its reply")
         elif kind == "playback.clear":
             self._say(f"  turn {turn} interrupted")
+        elif kind == "tool.call":
+            arguments = msg.get("arguments")
+            shown = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
+            self._say(f"turn {turn} calls {msg.get('name')}({shown}) [{msg.get('call_id')}]")
+        elif kind == "tool.result":
+            said = f"error: {msg.get('error')}" if "error" in msg else f"{msg.get('output')}"
+            self._say(f"  tool result [{msg.get('call_id')}]: {said[:200]}")
         elif kind == "turn.metrics":
             stages = " | ".join(f"{name} {_fmt_ms(msg.get(key))}" for name, key in _STAGES)
+            tools = msg.get("tools") or []
+            calls = "".join(
+                f" | tool {t.get('name')} {_fmt_ms(t.get('ms'))} {t.get('outcome')}"
+                for t in tools
+                if isinstance(t, dict)
+            )
             flag = " (interrupted)" if msg.get("interrupted") else ""
-            self._say(f"turn {turn} metrics: {stages}{flag}")
+            self._say(f"turn {turn} metrics: {stages}{calls}{flag}")
         elif kind == "error":
             where = f" (turn {turn})" if turn is not None else ""
             self._say(f"server error [{msg.get('code')}]{where}: {msg.get('message')}")
@@ -149,6 +222,8 @@ async def run(args: argparse.Namespace, *, stdout: TextIO, stderr: TextIO) -> in
             output_sample_rate=args.output_rate,
             capabilities=CAPABILITIES,
             language=args.language,
+            tools=args.tools or (),
+            on_tool_call=None if args.tool_command is None else ToolCommand(args.tool_command, args.tool_timeout),
             trailing_silence_s=args.trailing_silence,
             timeout_s=args.timeout,
             on_event=Progress(stderr),
@@ -188,14 +263,19 @@ COMMAND = Command(
     description=(
         "Speak an audio file to the voice agent over its WebSocket (protocol v1), print what it heard and "
         "answered, and save its spoken replies. Each transcript is printed with the language it was "
-        "transcribed in; progress goes to stderr, --json writes one JSON object per turn to stdout."
+        "transcribed in; progress goes to stderr, --json writes one JSON object per turn to stdout. With --tools "
+        "and --tool-command the model may call your functions, and a script of yours answers them."
     ),
     add_arguments=add_arguments,
     run=run,
+    check=check,
     examples="""\
   python -m clients.cli ws --wav question.wav --out reply.wav
   python -m clients.cli ws --url ws://10.0.0.5:8765/ws --wav q.flac --voice alice --json > turns.jsonl
   python -m clients.cli ws --language de --wav frage.wav --out antwort.wav   # a German call (default: auto)
   python -m clients.cli ws --token "$(python -m agent tokens mint --scope call)" --wav q.wav  # auth on
+  # the model may call the functions of tools.json, and the script answers each call:
+  python -m clients.cli ws --wav q.wav --tools docs/examples/tools.json \\
+      --tool-command "python docs/examples/tool_command.py"
 """,
 )

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from agent.core.events import (
     AudioChunk,
@@ -16,11 +18,17 @@ from agent.core.events import (
     SessionEnded,
     SpeechStarted,
     SpeechStopped,
+    ToolCalled,
+    ToolResult,
+    ToolTiming,
     TranscriptText,
     TurnMetrics,
 )
 from agent.errors import ProtocolError
+from agent.ports import ToolCall, ToolSpec
 from agent.wires.browser import codec as browser
+from agent.wires.browser import tools as tooling
+from tests.fuzzing import JSON_VALUES, budget
 
 
 def code_of(text: str) -> str:
@@ -123,6 +131,7 @@ def test_session_started_message() -> None:
         "voice": "local-preview",
         "capabilities": [],
         "language": "auto",
+        "tools": [],
     }
 
 
@@ -167,7 +176,7 @@ def test_the_codecs_do_not_import_settings_or_the_runtime() -> None:
     import ast
     from pathlib import Path
 
-    for path in [Path(browser.__file__)]:
+    for path in [Path(browser.__file__), Path(tooling.__file__)]:
         tree = ast.parse(path.read_text())
         imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
         imported |= {a.name for node in ast.walk(tree) if isinstance(node, ast.Import) for a in node.names}
@@ -190,3 +199,180 @@ def test_session_start_language() -> None:
         assert caught.value.code == "bad_message"
     started = json.loads(browser.session_started("abc", 16000, 24000, "v", language="de"))
     assert started["language"] == "de"
+
+
+WEATHER = {
+    "name": "get_weather",
+    "description": "The weather in a city now.",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+}
+
+
+def declared(tools: object) -> tuple[ToolSpec, ...]:
+    message = browser.decode_text(json.dumps({"type": "session.start", "tools": tools}))
+    assert isinstance(message, browser.SessionStart)
+    return message.tools
+
+
+def test_session_start_declares_client_tools_in_every_openai_shape() -> None:
+    expected = ToolSpec(
+        "get_weather", "The weather in a city now.", json.dumps(WEATHER["parameters"]), runs_on="client"
+    )
+    assert declared([WEATHER]) == (expected,)
+    assert declared([{"type": "function", **WEATHER}]) == (expected,)
+    assert declared([{"type": "function", "function": WEATHER}]) == (expected,)
+    bare = declared([{"name": "hang_up"}, {"name": "get-time_2", "description": "", "parameters": None}])
+    assert [(t.name, t.description, json.loads(t.parameters), t.runs_on) for t in bare] == [
+        ("hang_up", "", {"type": "object", "properties": {}}, "client"),
+        ("get-time_2", "", {"type": "object", "properties": {}}, "client"),
+    ]
+    assert declared(None) == () and declared([]) == ()
+    start = browser.decode_text('{"type": "session.start"}')
+    assert isinstance(start, browser.SessionStart) and start.tools == ()
+
+
+def _nest(levels: int) -> dict[str, object]:
+    schema: dict[str, object] = {"type": "string"}
+    for _ in range(levels):
+        schema = {"type": "object", "properties": {"a": schema}}
+    return schema
+
+
+@pytest.mark.parametrize(
+    ("tools", "says"),
+    [
+        ({"name": "a"}, "must be a list"),
+        ("get_time", "must be a list"),
+        ([{"name": f"t{i}"} for i in range(33)], "at most 32"),
+        (["get_time"], "tools[0] must be an object"),
+        ([{"description": "no name"}], "tools[0].name"),
+        ([{"name": "get time"}], "tools[0].name"),
+        ([{"name": "get_time\n"}], "tools[0].name"),
+        ([{"name": "x" * 65}], "tools[0].name"),
+        ([{"name": "héllo"}], "tools[0].name"),
+        ([{"name": 7}], "tools[0].name"),
+        ([{"name": "a"}, {"name": "b"}, {"name": "a"}], "'a' is declared twice"),
+        ([{"type": "code_interpreter"}], "type 'function'"),
+        ([{"type": "function", "function": "get_time"}], "tools[0].function must be an object"),
+        ([{"type": "function", "function": {"name": "a b"}}], "tools[0].function.name"),
+        ([{"name": "a", "description": 5}], "description"),
+        ([{"name": "a", "description": "d" * 2049}], "description"),
+        ([{"name": "a", "description": "\ud800"}], "lone surrogate"),
+        ([{"name": "a", "parameters": {"properties": {}}}], '"type": "object"'),
+        ([{"name": "a", "parameters": {"type": "string"}}], '"type": "object"'),
+        ([{"name": "a", "parameters": "{}"}], '"type": "object"'),
+        ([{"name": "a", "parameters": {"type": "object", "properties": []}}], "properties must be an object"),
+        ([{"name": "a", "parameters": _nest(40)}], "deeper than 32"),
+        ([{"name": "a", "parameters": {"type": "object", "description": "x" * 16400}}], "over 16384"),
+    ],
+)
+def test_bad_tool_declarations_are_refused_with_what_is_wrong(tools: object, says: str) -> None:
+    with pytest.raises(ProtocolError) as caught:
+        declared(tools)
+    assert caught.value.code == "bad_message"
+    assert says in caught.value.message
+
+
+def test_a_schema_with_nan_is_refused() -> None:
+    text = '{"type":"session.start","tools":[{"name":"a","parameters":{"type":"object","default":NaN}}]}'
+    assert code_of(text) == "bad_message"
+
+
+def test_session_started_names_the_declared_tools() -> None:
+    tools = declared([WEATHER, {"name": "hang_up"}])
+    started = json.loads(browser.session_started("abc", 16000, 24000, "v", tools=tools))
+    assert started["tools"] == ["get_weather", "hang_up"]
+
+
+def test_tool_result_output_and_error() -> None:
+    def result(**fields: object) -> object:
+        return browser.decode_text(json.dumps({"type": "tool.result", **fields}))
+
+    assert result(call_id="c1", output="Sunny, 21 °C") == ToolResult("c1", "Sunny, 21 °C")
+    assert result(call_id="c1", output={"temp": 21, "sky": "sunny"}) == ToolResult("c1", '{"temp": 21, "sky": "sunny"}')
+    assert result(call_id="c1", output=[1, "€"]) == ToolResult("c1", '[1, "€"]')
+    assert result(call_id="c1", output=None) == ToolResult("c1", "null")
+    assert result(call_id="c1", output="") == ToolResult("c1", "")
+    assert result(call_id="c1", error="no such city") == ToolResult("c1", "no such city", ok=False)
+    assert result(call_id="c1", error={"code": 404}) == ToolResult("c1", '{"code": 404}', ok=False)
+
+
+@pytest.mark.parametrize(
+    ("fields", "says"),
+    [
+        ('"output": "x"', "call_id"),
+        ('"call_id": 5, "output": "x"', "call_id"),
+        ('"call_id": "", "output": "x"', "call_id"),
+        ('"call_id": "' + "c" * 257 + '", "output": "x"', "call_id"),
+        ('"call_id": "c1"', "exactly one of output"),
+        ('"call_id": "c1", "output": "x", "error": "y"', "exactly one of output"),
+        ('"call_id": "c1", "output": {"t": NaN}', "no NaN"),
+        ('"call_id": "c1", "output": "\ud800"', "lone surrogate"),
+        ('"call_id": "\udfff", "output": "x"', "lone surrogate"),
+    ],
+)
+def test_bad_tool_results_are_refused(fields: str, says: str) -> None:
+    with pytest.raises(ProtocolError) as caught:
+        browser.decode_text('{"type": "tool.result", ' + fields + "}")
+    assert caught.value.code == "bad_message"
+    assert says in caught.value.message
+
+
+@pytest.mark.parametrize(
+    ("arguments", "sent"),
+    [
+        ('{"city": "Paris"}', {"city": "Paris"}),
+        ("{}", {}),
+        ('{"city": "Par', '{"city": "Par'),
+        ('["Paris"]', '["Paris"]'),
+        ('{"t": NaN}', '{"t": NaN}'),
+        ("", ""),
+    ],
+)
+def test_tool_call_sends_the_arguments_as_an_object_when_they_are_one(arguments: str, sent: object) -> None:
+    wire = browser.encode(ToolCalled(3, ToolCall("call_1", "get_weather", arguments)))
+    assert isinstance(wire, str)
+    assert json.loads(wire) == {
+        "type": "tool.call",
+        "turn": 3,
+        "call_id": "call_1",
+        "name": "get_weather",
+        "arguments": sent,
+    }
+
+
+def test_turn_metrics_list_the_tool_calls() -> None:
+    timings = (ToolTiming("get_weather", 412.5, "ok"), ToolTiming("book", 10000.0, "timeout"))
+    wire = browser.encode(TurnMetrics(2, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 700, 800, False, tools=timings))
+    assert isinstance(wire, str)
+    assert json.loads(wire)["tools"] == [
+        {"name": "get_weather", "ms": 412.5, "outcome": "ok"},
+        {"name": "book", "ms": 10000.0, "outcome": "timeout"},
+    ]
+    plain = browser.encode(TurnMetrics(2, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 700, 800, False))
+    assert isinstance(plain, str) and json.loads(plain)["tools"] == []
+
+
+@given(st.lists(JSON_VALUES | st.fixed_dictionaries({"name": JSON_VALUES, "parameters": JSON_VALUES}), max_size=4))
+@budget(300)
+def test_any_tools_field_is_a_declaration_or_bad_message(tools: list[object]) -> None:
+    try:
+        specs = declared(tools)
+    except ProtocolError as exc:
+        assert exc.code == "bad_message" and len(exc.message) < 400
+        return
+    for spec in specs:
+        assert json.loads(spec.parameters)["type"] == "object"
+        spec.description.encode("utf-8")
+
+
+@given(st.dictionaries(st.sampled_from(["call_id", "output", "error"]), JSON_VALUES, max_size=3))
+@budget(300)
+def test_any_tool_result_is_a_result_or_bad_message(fields: dict[str, object]) -> None:
+    try:
+        message = browser.decode_text(json.dumps({"type": "tool.result", **fields}))
+    except ProtocolError as exc:
+        assert exc.code == "bad_message" and len(exc.message) < 400
+        return
+    assert isinstance(message, ToolResult)
+    (message.call_id + message.output).encode("utf-8")

@@ -83,3 +83,70 @@ def test_a_bad_language_names_the_ones_it_takes(capsys: pytest.CaptureFixture[st
         parse_args(["--wav", "a.wav", "--language", "klingon"])
     err = capsys.readouterr().err
     assert "--language" in err and "auto" in err and "de" in err
+
+
+TOOLS_FILE = Path(__file__).resolve().parents[2] / "docs" / "examples" / "tools.json"
+
+
+def test_tools_and_a_tool_command() -> None:
+    args = parse_args(["ws", "--wav", "a.wav"])
+    assert (args.tools, args.tool_command, args.tool_timeout) == (None, None, 8.0)
+    args = parse_args(
+        ["ws", "--wav", "a.wav", "--tools", str(TOOLS_FILE), "--tool-command", "python tool.py --x 'a b'",
+         "--tool-timeout", "2.5"]
+    )  # fmt: skip
+    assert [tool["name"] for tool in args.tools] == ["get_weather", "lookup_order"]
+    assert (args.tool_command, args.tool_timeout) == ("python tool.py --x 'a b'", 2.5)
+
+
+def test_a_tools_file_may_be_an_object_with_a_tools_list(tmp_path: Path) -> None:
+    path = tmp_path / "session.json"
+    path.write_text('{"instructions": "Be brief.", "tools": [{"name": "hang_up"}]}')
+    assert parse_args(["ws", "--wav", "a.wav", "--tools", str(path)]).tools == [{"name": "hang_up"}]
+
+
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [
+        (None, "cannot read"),
+        ("[{", "is not JSON"),
+        ('{"name": "get_time"}', "JSON list of tool objects"),
+        ('["get_time"]', "JSON list of tool objects"),
+    ],
+)
+def test_a_bad_tools_file_exits_2_saying_why(
+    content: str | None, says: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "tools.json"
+    if content is not None:
+        path.write_text(content)
+    with pytest.raises(SystemExit) as exc:
+        parse_args(["ws", "--wav", "a.wav", "--tools", str(path)])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "--tools" in err and says in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["--tool-command", "python tool.py"], "give --tools FILE too"),
+        (["--tools", str(TOOLS_FILE), "--tool-command", ""], "the command is empty"),
+        (["--tools", str(TOOLS_FILE), "--tool-command", "python 'tool.py"], "No closing quotation"),
+        (["--tools", str(TOOLS_FILE), "--tool-timeout", "0"], "must be positive"),
+    ],
+)
+def test_bad_tool_options_exit_2(argv: list[str], says: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        parse_args(["ws", "--wav", "a.wav", *argv])
+    assert exc.value.code == 2
+    assert says in capsys.readouterr().err
+
+
+def test_help_explains_the_tool_options(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        parse_args(["ws", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    for needle in ("--tools FILE", "--tool-command CMD", "--tool-timeout S", "stdin", "stdout", "stderr"):
+        assert needle in out
+    assert '{"name", "call_id", "arguments"}' in out and "docs/examples/tool_command.py" in out

@@ -26,6 +26,7 @@ TYPES = [
     "voices.",
     "voice.enroll.",
     "voice.enroll.other",
+    "tool.result",
 ]
 FIELDS = [
     "type",
@@ -42,6 +43,10 @@ FIELDS = [
     "language",
     "speaker",
     "data",
+    "tools",
+    "call_id",
+    "output",
+    "error",
 ]
 CODES = {
     "bad_json",

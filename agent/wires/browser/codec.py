@@ -1,8 +1,9 @@
 """Protocol v1 codec for browser and CLI callers (``/ws``): pure functions, no sockets.
 
 Client → server: a ``session.start`` text frame, then binary PCM16LE mono frames at the declared rate,
-then ``session.end``. Server → client: JSON text frames, and binary frames of reply audio between
-``audio.start`` and ``audio.end``. The full contract is in docs/protocol.md.
+then ``session.end``; ``tool.result`` answers a ``tool.call`` (``agent.wires.browser.tools``). Server → client:
+JSON text frames, and binary frames of reply audio between ``audio.start`` and ``audio.end``. The full contract
+is in docs/protocol.md.
 """
 
 from __future__ import annotations
@@ -25,12 +26,16 @@ from agent.core.events import (
     SessionEnded,
     SpeechStarted,
     SpeechStopped,
+    ToolCalled,
+    ToolResult,
     TranscriptText,
     TurnEvent,
     TurnMetrics,
 )
 from agent.errors import ProtocolError
 from agent.languages import AUTO, parse_language
+from agent.ports import ToolSpec
+from agent.wires.browser import tools as tooling
 
 PROTOCOL_VERSION = 1
 _MAX_VOICE_NAME = 64
@@ -51,6 +56,8 @@ class SessionStart:
     """The known ``CAPABILITIES`` the client listed."""
     language: str | None = None
     """The caller's language (an ``agent.languages`` code); ``None``: ``"auto"`` or not given."""
+    tools: tuple[ToolSpec, ...] = ()
+    """The functions the client declared and runs itself (``runs_on="client"``; ``agent.wires.browser.tools``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +115,7 @@ class PlaybackMarkMessage:
 
 
 EnrollmentMessage = EnrollBegin | EnrollChunk | EnrollEnd | EnrollCancel | VoicesList | VoicesRemove
-ClientMessage = SessionStart | SessionEnd | PlaybackMarkMessage | EnrollmentMessage
+ClientMessage = SessionStart | SessionEnd | PlaybackMarkMessage | ToolResult | EnrollmentMessage
 
 
 def decode_text(text: str) -> ClientMessage:
@@ -126,6 +133,8 @@ def decode_text(text: str) -> ClientMessage:
         return SessionEnd()
     if kind == "playback.mark":
         return _playback_mark(message)
+    if kind == "tool.result":
+        return tooling.tool_result(message)
     if isinstance(kind, str) and kind.startswith(("voice.enroll.", "voices.")):
         return _enrollment(kind, message)
     if not isinstance(kind, str):
@@ -181,6 +190,7 @@ def _session_start(message: dict[str, Any]) -> SessionStart:
         token=_token(message),
         capabilities=_capabilities(message),
         language=_language(message),
+        tools=tooling.declared_tools(message),
     )
 
 
@@ -318,7 +328,10 @@ def encode(event: TurnEvent) -> str | bytes:
                 "spec_asr_ms": event.spec_asr_ms,
                 "score_ms": event.score_ms,
                 "words_ms": event.words_ms,
+                "tools": tooling.timings(event.tools),
             }
+        case ToolCalled():
+            body = tooling.tool_call_body(event)
         case ErrorNotice():
             body = error_body(event.code, event.message, event.turn)
         case SessionEnded():
@@ -342,8 +355,9 @@ def session_started(
     voice: str,
     capabilities: frozenset[str] = frozenset(),
     language: str | None = None,
+    tools: tuple[ToolSpec, ...] = (),
 ) -> str:
-    """``language``: the one the client gave (``None``: ``"auto"``)."""
+    """``language``: the one the client gave (``None``: ``"auto"``); ``tools``: the ones it declared."""
     return json.dumps(
         {
             "type": "session.started",
@@ -354,5 +368,6 @@ def session_started(
             "voice": voice,
             "capabilities": sorted(capabilities),
             "language": language or AUTO,
+            "tools": [tool.name for tool in tools],
         }
     )

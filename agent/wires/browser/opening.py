@@ -9,7 +9,7 @@ answered through the connection's outbox: ``error`` for a refusal (``unauthorize
 
 from __future__ import annotations
 
-from agent.core.events import CloseSession, ErrorNotice
+from agent.core.events import CloseSession, ErrorNotice, ToolResult
 from agent.errors import ProtocolError, UnknownVoice
 from agent.runtime.call.prestart import Opened, PreStart, heard_language
 from agent.wires.browser import codec as browser
@@ -48,8 +48,8 @@ async def _message(pre: PreStart, message: str | bytes) -> Opened | None:
             return await _session_start(pre, request)
         case browser.SessionEnd():
             pre.close = CloseSession(1000, "session ended")
-        case browser.PlaybackMarkMessage():
-            pass  # nothing is playing before the session starts
+        case browser.PlaybackMarkMessage() | ToolResult():
+            pass  # nothing is playing, and no tool was called, before the session starts
         case _:
             token: str | None = getattr(request, "token", None)
             await pre.aside(pre.credentials.check(token), request)
@@ -69,4 +69,4 @@ async def _session_start(pre: PreStart, start: browser.SessionStart) -> Opened:
     audio = settings.audio
     language = heard_language(start.language, components.stt.languages)
     wire = BrowserWire(start, rate, audio.output_frame_ms, audio.max_input_frame_ms)
-    return Opened(wire, voice, principal, language=language)
+    return Opened(wire, voice, principal, language=language, tools=start.tools)

@@ -6,7 +6,7 @@ the client's own buffer plays the reply, and it reports what it played (``playba
 
 from __future__ import annotations
 
-from agent.core.events import ClientEnded, ConversationEvent, PlaybackMark, ServerEvent
+from agent.core.events import ClientEnded, ConversationEvent, PlaybackMark, ServerEvent, ToolResult
 from agent.errors import ProtocolError
 from agent.runtime.call.outbox import Payload
 from agent.runtime.call.socket import CallSocket
@@ -48,7 +48,7 @@ class BrowserWire:
     def opening(self, session_id: str, voice: str) -> list[Payload]:
         start = self._start
         rates = (self.input_rate, self._output_rate)
-        return [browser.session_started(session_id, *rates, voice, start.capabilities, start.language)]
+        return [browser.session_started(session_id, *rates, voice, start.capabilities, start.language, start.tools)]
 
     def decode(self, message: str | bytes) -> Inbound:
         if isinstance(message, bytes):
@@ -58,6 +58,8 @@ class BrowserWire:
             return ClientEnded()
         if isinstance(request, browser.PlaybackMarkMessage):
             return PlaybackMark(request.turn, request.played_ms)
+        if isinstance(request, ToolResult):
+            return request  # the reply waiting on the call goes on; a result nobody waits for is dropped
         if isinstance(request, browser.SessionStart):
             raise ProtocolError("already_started", "this session has already started")
         return Aside(request)  # voice enrollment: the connection's side channel serves it
