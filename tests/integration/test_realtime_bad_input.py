@@ -77,8 +77,8 @@ async def test_bad_events_get_the_documented_error_and_the_session_goes_on(serve
         assert (await _refused(ws, truncate))["code"] == "item_not_found"
         delete = {"type": "conversation.item.delete", "item_id": "item_x"}
         assert (await _refused(ws, delete))["code"] == "item_not_found"
-        tools = {"type": "session.update", "session": {"tools": [{"type": "function", "name": "f"}]}}
-        assert (await _refused(ws, tools))["param"] == "session.tools"
+        tools = {"type": "session.update", "session": {"tools": [{"type": "mcp", "server_label": "x"}]}}
+        assert (await _refused(ws, tools))["param"] == "session.tools[0].type"
         voice = {"type": "session.update", "session": {"audio": {"output": {"voice": "nobody-here"}}}}
         assert (await _refused(ws, voice))["code"] == "invalid_value"
         image = {

@@ -106,9 +106,14 @@ def test_session_update_reads_the_beta_shape_and_null_turn_detection() -> None:
     ("event", "code", "param"),
     [
         (
-            {"type": "session.update", "session": {"tools": [{"type": "function"}]}},
+            {"type": "session.update", "session": {"tools": [{"type": "mcp", "server_label": "x"}]}},
             "unsupported_parameter",
-            "session.tools",
+            "session.tools[0].type",
+        ),
+        (
+            {"type": "session.update", "session": {"tools": [{"type": "function"}]}},
+            "invalid_value",
+            "session.tools[0].name",
         ),
         (
             {"type": "session.update", "session": {"output_modalities": ["text"]}},
@@ -149,7 +154,11 @@ def test_session_update_reads_the_beta_shape_and_null_turn_detection() -> None:
             "unsupported_parameter",
             "response.conversation",
         ),
-        ({"type": "response.create", "response": {"tools": [{}]}}, "unsupported_parameter", "response.tools"),
+        (
+            {"type": "response.create", "response": {"tools": [{"type": "mcp"}]}},
+            "unsupported_parameter",
+            "response.tools[0].type",
+        ),
         ({"type": "conversation.item.retrieve", "item_id": "i"}, "unsupported_event", "type"),
         ({"type": "nope"}, "invalid_event_type", "type"),
         ({"no": "type"}, "invalid_event_type", "type"),

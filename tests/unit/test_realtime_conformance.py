@@ -23,13 +23,17 @@ from agent.core.events import (
     AudioStart,
     ErrorNotice,
     InputCommitted,
+    MessageDeleted,
     PlaybackClear,
     ReplyText,
     SpeechStarted,
     SpeechStopped,
+    ToolCalled,
+    ToolOutputAdded,
     TranscriptText,
     TurnMetrics,
 )
+from agent.ports import ToolCall
 from agent.runtime.call.wire import Reconfigure
 from agent.wires.realtime.codec import RealtimeError
 from agent.wires.realtime.events import SessionView
@@ -285,3 +289,67 @@ def test_a_response_cut_short_by_a_failure_has_failed_with_the_error() -> None:
     w.encode(ErrorNotice("llm_failed", "the language model failed", turn=2))
     w.encode(ReplyText(2, "Once upon", done=True))
     assert sent(w.encode(AudioEnd(2)))[-1]["response"]["status"] == "completed"
+
+
+# ---------------------------------------------------------------------------------------- issue 30
+
+FUNCTION_CALLING = frozenset(
+    {
+        "session.updated",
+        "response.created",
+        "response.output_item.added",
+        "conversation.item.added",
+        "response.content_part.added",
+        "response.output_audio_transcript.delta",
+        "response.function_call_arguments.delta",
+        "response.function_call_arguments.done",
+        "response.output_item.done",
+        "conversation.item.done",
+        "response.output_audio_transcript.done",
+        "response.content_part.done",
+        "response.done",
+        "conversation.item.deleted",
+        "error",
+    }
+)
+"""The GA events of function calling: the session's tools, a reply that speaks and calls, the client's output."""
+
+_BETA = {
+    "conversation.item.added": "conversation.item.created",
+    "response.output_audio_transcript.delta": "response.audio_transcript.delta",
+    "response.output_audio_transcript.done": "response.audio_transcript.done",
+}
+
+
+@pytest.mark.parametrize("beta", [False, True], ids=["ga", "beta"])
+def test_every_function_calling_event_conforms_to_the_official_models(beta: bool) -> None:
+    w = wire(beta)
+    tool = {
+        "type": "function",
+        "name": "get_weather",
+        "description": "The weather in a city.",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+    }
+    choice = {"type": "function", "name": "get_weather"}
+    out = sent(update(w, {"tools": [tool], "tool_choice": choice}).applied("local-preview"))
+    out += sent(w.encode(ReplyText(1, "Let me see.", done=False)))
+    out += sent(w.encode(ToolCalled(1, ToolCall("call_1", "get_weather", '{"city": "Paris"}'))))
+    out += sent(w.encode(ToolCalled(1, ToolCall("call_2", "get_weather", '{"city": "Rome"}'))))
+    out += sent(w.encode(ReplyText(1, "Let me see.", done=True)))
+    out += sent(w.encode(metrics(1)))
+    for call_id in ("call_1", "call_2"):
+        item = {"type": "function_call_output", "call_id": call_id, "output": '{"sky": "sunny"}'}
+        w.decode(json.dumps({"type": "conversation.item.create", "item": item}))
+        out += sent(w.encode(ToolOutputAdded(1, call_id, '{"sky": "sunny"}')))
+    w.decode(json.dumps({"type": "response.create", "response": {"tools": [tool], "tool_choice": choice}}))
+    out += sent(w.encode(ToolCalled(2, ToolCall("call_3", "get_weather", "{}"))))
+    out += sent(w.encode(metrics(2)))
+    out += sent(w.encode(MessageDeleted(1, "assistant")))
+    w.decode(json.dumps({"type": "conversation.item.create", "item": {**item, "call_id": "call_0"}}))
+    out += sent(w.encode(ErrorNotice("unknown_call", "no such call")))
+    expected = (
+        {_BETA.get(kind, kind) for kind in FUNCTION_CALLING - {"conversation.item.done"}} if beta else FUNCTION_CALLING
+    )
+    assert {e["type"] for e in out} == expected
+    for event in out:
+        conforming(event, beta=beta)

@@ -2,9 +2,10 @@
 
 Every client event is a JSON text frame ``{"type": ..., "event_id": ...}``. ``decode`` turns one into a
 ``ClientEvent`` or raises ``RealtimeError`` (the documented ``error`` event: ``type``, ``code``, ``message``,
-``param``, ``event_id``). What this server cannot do (tools, images, text-only output, out-of-band responses)
-is refused with the parameter named, never ignored in silence. This module changes with the client events;
-what ``session.update`` may change is read by ``agent.wires.realtime.session_update``.
+``param``, ``event_id``). What this server cannot do (images, text-only output, out-of-band responses, items
+written as the model's) is refused with the parameter named, never ignored in silence. This module changes with
+the client events; what ``session.update`` may change is read by ``agent.wires.realtime.session_update``, the
+shapes of function calling by ``agent.wires.realtime.tools``.
 
 Reference: https://platform.openai.com/docs/api-reference/realtime-client-events
 """
@@ -15,11 +16,13 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from agent.ports import ToolChoice, ToolSpec
 from agent.wires.realtime.fields import MAX_ID_CHARS, audio, identifier, integer, obj, optional_id, optional_text
 from agent.wires.realtime.fields import (
     RealtimeError as RealtimeError,  # raised by decode: part of this module's interface
 )
-from agent.wires.realtime.session_update import SessionPatch, check_modalities, refuse_tools, session_patch
+from agent.wires.realtime.session_update import SessionPatch, check_modalities, session_patch
+from agent.wires.realtime.tools import check_parallel, read_choice, read_output, read_tools
 
 Role = Literal["system", "user", "assistant"]
 
@@ -60,6 +63,17 @@ class ItemCreate:
 
 
 @dataclass(frozen=True, slots=True)
+class OutputCreate:
+    """A ``function_call_output`` item: the client's result of the model's call ``call_id``."""
+
+    call_id: str
+    output: str
+    item_id: str | None = None
+    previous_item_id: str | None = None
+    event_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class ItemTruncate:
     item_id: str
     content_index: int
@@ -78,6 +92,9 @@ class ResponseCreate:
     instructions: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     event_id: str | None = None
+    tools: tuple[ToolSpec, ...] | None = None
+    """The tools the client names for this response (``None``: not given)."""
+    tool_choice: ToolChoice | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +109,7 @@ ClientEvent = (
     | AudioCommit
     | AudioClear
     | ItemCreate
+    | OutputCreate
     | ItemTruncate
     | ItemDelete
     | ResponseCreate
@@ -156,8 +174,16 @@ def _decode(kind: Any, message: dict[str, Any], event_id: str | None) -> ClientE
 # ---------------------------------------------------------------------------------- items and responses
 
 
-def _item(item: dict[str, Any], previous: str | None, event_id: str | None) -> ItemCreate:
+def _item(item: dict[str, Any], previous: str | None, event_id: str | None) -> ItemCreate | OutputCreate:
     kind = item.get("type", "message")
+    item_id = optional_id(item.get("id"), "item.id")
+    if kind == "function_call_output":
+        call_id, output = read_output(item)
+        return OutputCreate(call_id, output, item_id, previous, event_id)
+    if kind == "function_call":
+        raise RealtimeError(
+            "unsupported_parameter", "function_call items are the model's: a client cannot add them here", "item.type"
+        )
     if kind != "message":
         raise RealtimeError("unsupported_parameter", f"items of type {str(kind)[:40]!r} are not supported", "item.type")
     role = item.get("role")
@@ -168,7 +194,6 @@ def _item(item: dict[str, Any], previous: str | None, event_id: str | None) -> I
         raise RealtimeError("invalid_value", "item.content must hold exactly one part", "item.content")
     part = obj(content[0], "item.content[0]")
     part_type = part.get("type")
-    item_id = optional_id(item.get("id"), "item.id")
     if part_type in ("input_text", "text", "output_text"):
         text = optional_text(part.get("text"), "item.content[0].text")
         if not text or not text.strip():
@@ -189,7 +214,7 @@ def _response(response: dict[str, Any], event_id: str | None) -> ResponseCreate:
             raise RealtimeError("unsupported_parameter", f"response.{key} is not supported", f"response.{key}")
     if response.get("conversation", "auto") != "auto":
         raise RealtimeError("unsupported_parameter", "out-of-band responses are not supported", "response.conversation")
-    refuse_tools(response.get("tools"), response.get("tool_choice"), "response")
+    check_parallel(response.get("parallel_tool_calls"), "response.parallel_tool_calls")
     key = "output_modalities" if "output_modalities" in response else "modalities"
     check_modalities(response.get(key), f"response.{key}")
     metadata = response.get("metadata") or {}
@@ -197,4 +222,6 @@ def _response(response: dict[str, Any], event_id: str | None) -> ResponseCreate:
         optional_text(response.get("instructions"), "response.instructions"),
         obj(metadata, "response.metadata"),
         event_id,
+        read_tools(response.get("tools"), "response.tools"),
+        read_choice(response.get("tool_choice"), "response.tool_choice"),
     )

@@ -14,8 +14,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from agent.ports import ToolChoice, ToolSpec
 from agent.wires.realtime.formats import FORMAT_RATES, GA_FORMAT_TYPES, AudioFormat
 from agent.wires.realtime.session_update import TurnDetection
+from agent.wires.realtime.tools import choice_json, tools_json
 
 Status = Literal["completed", "cancelled", "incomplete", "failed", "in_progress"]
 
@@ -35,6 +37,9 @@ class SessionView:
     """Echoed only: this server's recogniser transcribes, whatever the client names."""
     language: str | None = None
     """The caller's language as configured (a code of ``agent.languages.LANGUAGES``); ``None``: detected."""
+    tools: tuple[ToolSpec, ...] = ()
+    """The functions the client declared (it runs them): all the model may call."""
+    tool_choice: ToolChoice = "auto"
 
 
 @dataclass(slots=True)
@@ -67,8 +72,8 @@ class Dialect:
                 "output_audio_format": view.output_format,
                 "input_audio_transcription": _transcription(view),
                 "turn_detection": turn,
-                "tools": [],
-                "tool_choice": "auto",
+                "tools": tools_json(view.tools),
+                "tool_choice": choice_json(view.tool_choice, beta=True),
             }
         return {
             "type": "realtime",
@@ -85,8 +90,8 @@ class Dialect:
                 },
                 "output": {"format": _ga_format(view.output_format), "voice": view.voice},
             },
-            "tools": [],
-            "tool_choice": "auto",
+            "tools": tools_json(view.tools),
+            "tool_choice": choice_json(view.tool_choice, beta=False),
         }
 
     # ------------------------------------------------------------------------------------------ items
@@ -167,27 +172,25 @@ class Dialect:
             body["audio"] = {"output": {"format": _ga_format(output_format), "voice": voice}}
         return body
 
-    def audio_delta(self, response_id: str, item_id: str, delta: str) -> str:
+    def audio_delta(self, response_id: str, item_id: str, index: int, delta: str) -> str:
         kind = "response.audio.delta" if self.beta else "response.output_audio.delta"
-        return self.event(kind, response_id=response_id, item_id=item_id, output_index=0, content_index=0, delta=delta)
+        return self.event(kind, **_part(response_id, item_id, index), delta=delta)
 
-    def audio_done(self, response_id: str, item_id: str) -> str:
+    def audio_done(self, response_id: str, item_id: str, index: int) -> str:
         kind = "response.audio.done" if self.beta else "response.output_audio.done"
-        return self.event(kind, response_id=response_id, item_id=item_id, output_index=0, content_index=0)
+        return self.event(kind, **_part(response_id, item_id, index))
 
-    def transcript_delta(self, response_id: str, item_id: str, delta: str) -> str:
+    def transcript_delta(self, response_id: str, item_id: str, index: int, delta: str) -> str:
         kind = "response.audio_transcript.delta" if self.beta else "response.output_audio_transcript.delta"
-        return self.event(kind, response_id=response_id, item_id=item_id, output_index=0, content_index=0, delta=delta)
+        return self.event(kind, **_part(response_id, item_id, index), delta=delta)
 
-    def transcript_done(self, response_id: str, item_id: str, transcript: str) -> str:
+    def transcript_done(self, response_id: str, item_id: str, index: int, transcript: str) -> str:
         kind = "response.audio_transcript.done" if self.beta else "response.output_audio_transcript.done"
-        return self.event(
-            kind, response_id=response_id, item_id=item_id, output_index=0, content_index=0, transcript=transcript
-        )
+        return self.event(kind, **_part(response_id, item_id, index), transcript=transcript)
 
-    def content_part(self, kind: str, response_id: str, item_id: str, transcript: str) -> str:
+    def content_part(self, kind: str, response_id: str, item_id: str, index: int, transcript: str) -> str:
         part = {"type": "audio", "transcript": transcript}
-        return self.event(kind, response_id=response_id, item_id=item_id, output_index=0, content_index=0, part=part)
+        return self.event(kind, **_part(response_id, item_id, index), part=part)
 
     # ----------------------------------------------------------------------------------------- errors
 
@@ -199,6 +202,12 @@ class Dialect:
 def error_type(code: str) -> str:
     """The ``type`` of an error of ``code``: ``server_error`` for the server's own faults."""
     return "server_error" if code in ("internal_error", "server_error") else "invalid_request_error"
+
+
+def _part(response_id: str, item_id: str, index: int) -> dict[str, Any]:
+    """Where an event of the reply's audio part belongs: the response, its message item (the ``index``-th of
+    its output) and the one content part."""
+    return {"response_id": response_id, "item_id": item_id, "output_index": index, "content_index": 0}
 
 
 def _message(item_id: str, role: str, content: list[dict[str, Any]], status: Status) -> dict[str, Any]:

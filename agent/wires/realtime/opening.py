@@ -72,4 +72,4 @@ async def open_realtime(pre: PreStart) -> Opened | None:
         return None
     request = getattr(pre.socket, "request", None)  # a WebSocket's upgrade request
     wire = realtime_wire(request, pre.settings, display_name(voice))
-    return Opened(wire, voice, principal)
+    return Opened(wire, voice, principal, server_tools=False)  # the model has the session's tools, as OpenAI's

@@ -1,11 +1,12 @@
 """The Realtime API's ``session.update``, read: what a client may change in its session, and what it may not.
 
 Pure. Both shapes are read: the GA one (``session.audio.input.format``, ``session.audio.output.voice``...) and
-the beta one (``input_audio_format``, ``voice``, ``turn_detection``...). What this server cannot do (tools,
+the beta one (``input_audio_format``, ``voice``, ``turn_detection``...). What this server cannot do (MCP tools,
 text-only output, stored prompts) is refused with the parameter named, never ignored in silence; settings that
 only tune OpenAI's own models (``temperature``, ``noise_reduction``, the transcription model...) are accepted
 and have no effect (docs/realtime.md). The transcription's ``language`` is read
-(``agent.languages.parse_language``): the caller's language, or detect it. This module changes when the
+(``agent.languages.parse_language``): the caller's language, or detect it; ``tools`` and ``tool_choice`` by
+``agent.wires.realtime.tools``. This module changes when the
 session's settings do; the other client events are ``agent.wires.realtime.codec``'s.
 """
 
@@ -15,8 +16,10 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from agent.languages import parse_language
+from agent.ports import ToolChoice, ToolSpec
 from agent.wires.realtime.fields import RealtimeError, boolean, obj, optional_id, optional_int, optional_text
 from agent.wires.realtime.formats import FORMAT_RATES, GA_FORMATS, AudioFormat
+from agent.wires.realtime.tools import check_parallel, read_choice, read_tools
 
 Eagerness = Literal["low", "medium", "high", "auto"]
 _IGNORED_SESSION_KEYS = frozenset(
@@ -74,6 +77,9 @@ class SessionPatch:
     """The transcription model the client named (echoed only: this server's recogniser transcribes)."""
     language: str | _Unset | None = UNSET
     """The caller's language (a code of ``agent.languages.LANGUAGES``); ``None``: detect it."""
+    tools: tuple[ToolSpec, ...] | None = None
+    """The functions the client declares (they replace the session's)."""
+    tool_choice: ToolChoice | None = None
 
 
 def session_patch(session: dict[str, Any]) -> SessionPatch:
@@ -83,7 +89,7 @@ def session_patch(session: dict[str, Any]) -> SessionPatch:
             raise RealtimeError("unknown_parameter", f"unknown parameter session.{key[:60]}", f"session.{key[:60]}")
     if session.get("type", "realtime") != "realtime":
         raise RealtimeError("invalid_value", "only session type 'realtime' is supported", "session.type")
-    refuse_tools(session.get("tools"), session.get("tool_choice"), "session")
+    check_parallel(session.get("parallel_tool_calls"), "session.parallel_tool_calls")
     if session.get("prompt") is not None:
         raise RealtimeError("unsupported_parameter", "stored prompts are not supported", "session.prompt")
     modalities_key = "output_modalities" if "output_modalities" in session else "modalities"
@@ -109,6 +115,8 @@ def session_patch(session: dict[str, Any]) -> SessionPatch:
         turn_detection=turn,
         transcription_model=model,
         language=language,
+        tools=read_tools(session.get("tools"), "session.tools"),
+        tool_choice=read_choice(session.get("tool_choice"), "session.tool_choice"),
     )
 
 
@@ -124,6 +132,7 @@ _SESSION_KEYS = _IGNORED_SESSION_KEYS | {
     "output_modalities",
     "tools",
     "tool_choice",
+    "parallel_tool_calls",
     "prompt",
 }
 
@@ -203,14 +212,4 @@ def check_modalities(value: Any, param: str) -> None:
     if not isinstance(value, list) or "audio" not in value or any(m not in ("audio", "text") for m in value):
         raise RealtimeError(
             "unsupported_parameter", "this server always answers with audio (and its transcript)", param
-        )
-
-
-def refuse_tools(tools: Any, choice: Any, where: str) -> None:
-    """Refuses tools (function calling) in ``where`` (``session`` or ``response``)."""
-    if tools not in (None, []):
-        raise RealtimeError("unsupported_parameter", "tools (function calling) are not supported", f"{where}.tools")
-    if choice not in (None, "auto", "none"):
-        raise RealtimeError(
-            "unsupported_parameter", "tools (function calling) are not supported", f"{where}.tool_choice"
         )

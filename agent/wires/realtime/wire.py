@@ -10,15 +10,16 @@ Reply audio stays raw PCM in the outbox (so backpressure and barge-in work as on
 are all sent, or when it is cancelled: by the caller's speech (``turn_detected``), or by the client
 (``response.cancel``, ``conversation.item.truncate``: ``client_cancelled``); one cut short by a failure (a
 stage timed out) has ``failed``, with the error. A transcript carries its audio's
-duration as ``usage`` (from the speech events, or the committed audio).
+duration as ``usage`` (from the speech events, or the committed audio). Function calling is the client's: the
+tools of ``session.update`` are the ones the model may call (``agent.wires.realtime.tools``), a call is a
+``function_call`` item of the response (whose reply ends there), and the client's ``function_call_output``
+item joins the conversation for the response it asks for next.
 """
 
 from __future__ import annotations
 
 import base64
 from collections import deque
-from dataclasses import replace
-from functools import partial
 from typing import assert_never
 
 from agent.audio.pcm import float_to_pcm16, pcm16_to_float
@@ -46,11 +47,13 @@ from agent.core.events import (
     SessionEnded,
     SpeechStarted,
     SpeechStopped,
+    ToolCalled,
+    ToolOutputAdded,
+    ToolResult,
     TranscriptText,
     TruncateReply,
     TurnMetrics,
 )
-from agent.core.policies import SessionConfig
 from agent.runtime.call.outbox import Payload
 from agent.runtime.call.socket import CallSocket
 from agent.runtime.call.wire import Inbound, Reconfigure
@@ -60,13 +63,14 @@ from agent.wires.realtime.events import Dialect, SessionView, error_type
 from agent.wires.realtime.fields import RealtimeError
 from agent.wires.realtime.formats import FORMAT_RATES
 from agent.wires.realtime.items import Items
+from agent.wires.realtime.reconfigure import reconfigure
 from agent.wires.realtime.responses import Responses
-from agent.wires.realtime.session_update import UNSET, SessionPatch
-from agent.wires.realtime.turn_detection import turn_rules
-from agent.wires.realtime.voices import find_voice
+from agent.wires.realtime.session_update import SessionPatch
+from agent.wires.realtime.tools import output_item, same_tools
+from agent.wires.realtime.utterances import Utterances
 
 DETECTOR_RATE = 16000
-_KEEP_DURATIONS = 16
+_KEEP_OUTPUTS = 16
 
 
 class RealtimeWire:
@@ -82,12 +86,11 @@ class RealtimeWire:
         self._out = Dialect(beta=beta)
         self._items = Items()
         self._responses = Responses(self._out, self._items, lambda: self.view)
-        self._speech_item: str | None = None
-        self._commits: deque[str | None] = deque()  # per CommitInput sent: the client's item id (None: the buffer)
+        self._utterances = Utterances(self._out, self._items)
         self._added: deque[str | None] = deque()  # per AddMessage sent: the client's item id, if it gave one
+        self._outputs: dict[str, str | None] = {}  # per ToolResult sent, by call: the client's item id, if any
+        self._output_asked: str | None = None  # the call whose result the request being handled gives
         self._client_stop: int | None = None  # the turn whose response the client's request just stopped
-        self._speech_start_ms: int | None = None  # where the caller's utterance in progress began
-        self._heard_ms: dict[int, int] = {}  # per turn: how long the audio of its user item is
         self._client_event: str | None = None  # the event_id of the client event being handled
         self._refusal: RealtimeError | None = None
 
@@ -111,36 +114,36 @@ class RealtimeWire:
 
     def decode(self, message: str | bytes) -> Inbound:
         self._refusal = None
+        self._output_asked = None
         self._client_stop = None  # what a request stops, it stops while it is handled (before the next one)
+        event_id = None
         try:
             event = realtime.decode(message)
-            self._client_event = event.event_id
+            self._client_event = event_id = event.event_id
             return self._request(event)
         except RealtimeError as exc:
+            exc.event_id = exc.event_id or event_id  # refused here, not by the codec: the event is this one
             self._refusal = exc
             raise
 
     def encode(self, event: ServerEvent) -> list[Payload]:
         match event:
             case SpeechStarted(audio_ms=audio_ms):
-                self._speech_item = item = self._speech_item or self._out.new_id("item")
-                self._speech_start_ms = audio_ms
-                return [self._out.event("input_audio_buffer.speech_started", audio_start_ms=audio_ms, item_id=item)]
+                return self._utterances.started(audio_ms)
             case SpeechStopped(turn=turn, audio_ms=audio_ms):
-                item = self._speech_item or self._out.new_id("item")
-                self._speech_item = None
-                start, self._speech_start_ms = self._speech_start_ms, None
-                self._heard(turn, 0 if start is None else audio_ms - start)
-                stopped = self._out.event("input_audio_buffer.speech_stopped", audio_end_ms=audio_ms, item_id=item)
-                return [stopped, *self._committed(turn, item, client=False)]
+                return self._utterances.stopped(turn, audio_ms)
             case InputCommitted(turn=turn, audio_ms=audio_ms):
-                client = self._commits.popleft() if self._commits else None
-                self._heard(turn, audio_ms)
-                return self._committed(turn, client or self._out.new_id("item"), client=client is not None)
+                return self._utterances.committed(turn, audio_ms)
             case TranscriptText():
-                return self._transcribed(event)
+                return self._utterances.transcribed(event)
             case ReplyText() | AudioStart() | AudioEnd():
                 return self._responses.reply(event)
+            case ToolCalled():
+                return self._responses.called(event)
+            case ToolOutputAdded(turn=turn, call_id=call_id, output=output):
+                item = self._outputs.pop(call_id, None) or self._out.new_id("item")
+                previous = self._items.add_call(turn, "function_call_output", call_id, item)
+                return [*self._out.item_added(output_item(item, call_id, output), previous)]
             case AudioChunk(pcm=pcm):
                 return [pcm]  # raw until ``send``: the outbox counts it and drops it on barge-in
             case PlaybackClear(turn=turn):
@@ -158,10 +161,10 @@ class RealtimeWire:
                 previous = self._items.add(turn, role, item)
                 return [*self._out.item_added(self._out.text_item(item, role, text), previous)]
             case MessageDeleted(turn=turn, role=role):
-                deleted = self._items.remove(turn, role)
-                if deleted is None:
-                    return []
-                return [self._out.event("conversation.item.deleted", item_id=deleted)]
+                return [
+                    self._out.event("conversation.item.deleted", item_id=gone)
+                    for gone in self._items.remove(turn, role)
+                ]
             case ReplyTruncated(turn=turn, audio_ms=audio_ms):
                 item = self._items.of(turn, "assistant") or ""
                 return [
@@ -176,7 +179,8 @@ class RealtimeWire:
                 refusal, self._refusal = self._refusal, None
                 if refusal is not None and refusal.code == code:
                     return [self._out.error(code, message, refusal.param, refusal.event_id)]
-                return [self._out.error(code, message, None, self._client_event)]
+                param = "item.call_id" if code == "unknown_call" else None
+                return [self._out.error(code, message, param, self._client_event)]
             case PlaybackPause() | SessionEnded():
                 return []
             case _:
@@ -185,10 +189,10 @@ class RealtimeWire:
     async def send(self, ws: CallSocket, turn: int | None, payload: Payload) -> None:
         if isinstance(payload, bytes):
             response = self._responses.get(turn) if turn is not None else None
-            if response is None:
+            if response is None or response.item_id is None:
                 return
             delta = base64.b64encode(formats.from_pcm(self.view.output_format, payload)).decode("ascii")
-            payload = self._out.audio_delta(response.id, response.item_id, delta)
+            payload = self._out.audio_delta(response.id, response.item_id, response.index, delta)
         await ws.send(payload)
 
     # --------------------------------------------------------------------------------- client events
@@ -200,21 +204,25 @@ class RealtimeWire:
             case realtime.AudioAppend(audio=audio):
                 return formats.to_pcm(self.view.input_format, audio, "audio")
             case realtime.AudioCommit():
-                self._commits.append(None)
+                self._utterances.commit(None)
                 return CommitInput()
             case realtime.AudioClear():
                 return ClearInput()
             case realtime.ItemCreate():
                 return self._create(event)
+            case realtime.OutputCreate():
+                return self._output(event)
             case realtime.ItemTruncate(item_id=item_id, audio_end_ms=audio_end_ms):
-                turn, role = self._items.find(item_id)
-                if role != "assistant":
+                entry = self._items.find(item_id)
+                if entry.kind != "assistant":
                     raise RealtimeError("invalid_value", "only assistant audio can be truncated", "item_id")
-                self._client_stop = turn  # a response still going stops there
-                return TruncateReply(turn, audio_end_ms)
+                self._client_stop = entry.turn  # a response still going stops there
+                return TruncateReply(entry.turn, audio_end_ms)
             case realtime.ItemDelete(item_id=item_id):
-                return DeleteMessage(*self._items.find(item_id))
+                entry = self._items.find(item_id)
+                return DeleteMessage(entry.turn, entry.message)  # a call goes with its reply (and its result)
             case realtime.ResponseCreate(instructions=instructions, metadata=metadata):
+                same_tools(event.tools, event.tool_choice, (self.view.tools, self.view.tool_choice))
                 self._responses.requested(metadata)
                 return CreateResponse(instructions)
             case realtime.ResponseCancel(response_id=response_id):
@@ -229,92 +237,53 @@ class RealtimeWire:
     def _unqueue(self, code: str) -> None:
         """The core refused the request just made: what was queued for its answer is not wanted."""
         self._client_stop = None  # a refused cancel or truncate stopped nothing
-        if code in ("input_audio_buffer_commit_empty", "rate_limited") and self._commits:
+        if code in ("input_audio_buffer_commit_empty", "rate_limited"):
             # rate_limited: an audio item over the input budget was dropped before the core saw it (a commit the
             # core takes is answered at once, so one still queued here is the one just dropped)
-            self._commits.pop()
+            self._utterances.refused()
         elif code == "conversation_already_has_active_response":
             self._responses.refused()
+        elif code == "unknown_call" and self._output_asked is not None:
+            self._outputs.pop(self._output_asked, None)
 
-    def _create(self, event: realtime.ItemCreate) -> Inbound:
-        if event.previous_item_id not in (None, self._items.last):
+    def _at_the_end(self, previous_item_id: str | None, item_id: str | None) -> None:
+        """Refuses an item the client would put anywhere but at the end, or under the id of another."""
+        if previous_item_id not in (None, self._items.last):
             raise RealtimeError(
                 "unsupported_parameter", "items can only be added at the end of the conversation", "previous_item_id"
             )
-        if event.item_id is not None and event.item_id in self._items:
-            raise RealtimeError("invalid_value", f"an item {event.item_id!r} already exists", "item.id")
+        if item_id is not None and (item_id in self._items or item_id in self._outputs.values()):
+            raise RealtimeError("invalid_value", f"an item {item_id!r} already exists", "item.id")
+
+    def _create(self, event: realtime.ItemCreate) -> Inbound:
+        self._at_the_end(event.previous_item_id, event.item_id)
         if event.audio is not None:
             pcm = formats.to_pcm(self.view.input_format, event.audio, "item.content[0].audio")
             if self.input_rate != DETECTOR_RATE:
                 pcm = float_to_pcm16(resample(pcm16_to_float(pcm), self.input_rate, DETECTOR_RATE))
-            self._commits.append(event.item_id or self._out.new_id("item"))
+            self._utterances.commit(event.item_id or self._out.new_id("item"))
             return CommitInput(pcm)
         assert event.text is not None
         self._added.append(event.item_id)
         return AddMessage(event.role, event.text)
 
+    def _output(self, event: realtime.OutputCreate) -> ToolResult:
+        """The client's result of the model's call: the core adds it to the conversation (``ToolOutputAdded``)."""
+        self._at_the_end(event.previous_item_id, event.item_id)
+        if self._items.call("function_call_output", event.call_id) is not None:
+            raise RealtimeError("invalid_value", f"call {event.call_id!r} already has its output", "item.call_id")
+        self._outputs[event.call_id] = event.item_id
+        while len(self._outputs) > _KEEP_OUTPUTS:  # results the core never took (it refused them)
+            del self._outputs[next(iter(self._outputs))]
+        self._output_asked = event.call_id
+        return ToolResult(event.call_id, event.output)
+
     def _update(self, patch: SessionPatch) -> Reconfigure:
-        view = self.view
-        if patch.output_format not in (None, view.output_format) and self._responses.answered:
-            raise RealtimeError(
-                "invalid_value",
-                "the output format cannot change once audio has been sent",
-                "session.audio.output.format",
-            )
-        changed = replace(
-            view,
-            instructions=view.instructions if patch.instructions is None else patch.instructions,
-            input_format=patch.input_format or view.input_format,
-            output_format=patch.output_format or view.output_format,
-            turn_detection=view.turn_detection if patch.turn_detection is UNSET else patch.turn_detection,  # type: ignore[arg-type]
-            transcription_model=patch.transcription_model or view.transcription_model,
-            language=patch.language if isinstance(patch.language, str | None) else view.language,
-        )
-        detection = changed.turn_detection
+        def applied(view: SessionView) -> list[Payload]:
+            self.view = view
+            return [self._out.session("session.updated", view)]
 
-        def rules(current: SessionConfig, base: SessionConfig) -> SessionConfig:
-            config = turn_rules(current, base, detection)
-            return replace(
-                config, system_prompt=changed.instructions, output_sample_rate=FORMAT_RATES[changed.output_format]
-            )
-
-        def applied(voice: str) -> list[Payload]:
-            self.view = replace(changed, voice=voice)
-            return [self._out.session("session.updated", self.view)]
-
-        threshold = detection.threshold if detection is not None else None
-        language_set = patch.language is not UNSET
-        voice = None if patch.voice is None else partial(find_voice, patch.voice)
-        return Reconfigure(voice, threshold, rules, applied, language_set, changed.language)
-
-    # -------------------------------------------------------------------------------------- items
-
-    def _committed(self, turn: int, item: str, *, client: bool) -> list[Payload]:
-        previous = self._items.add(turn, "user", item)
-        out = self._out
-        committed = (
-            [] if client else [out.event("input_audio_buffer.committed", previous_item_id=previous, item_id=item)]
-        )
-        return [*committed, *out.item_added(out.user_audio_item(item, None, "in_progress"), previous)]
-
-    def _heard(self, turn: int, audio_ms: int) -> None:
-        self._heard_ms[turn] = max(0, audio_ms)
-        while len(self._heard_ms) > _KEEP_DURATIONS:
-            del self._heard_ms[next(iter(self._heard_ms))]
-
-    def _transcribed(self, event: TranscriptText) -> list[Payload]:
-        turn, text = event.turn, event.text
-        item = self._items.of(turn, "user")
-        if item is None:
-            return []
-        out = self._out
-        audio_ms = self._heard_ms.get(turn, 0)
-        if event.continues is not None:  # the transcript is of both utterances
-            audio_ms += self._heard_ms.get(event.continues, 0)
-        payloads: list[Payload] = [out.transcription_completed(item, text, audio_ms / 1000, event.language)]
-        if not out.beta:
-            payloads.append(out.event("conversation.item.done", item=out.user_audio_item(item, text)))
-        return payloads
+        return reconfigure(self.view, patch, self._responses.answered, applied)
 
     # ---------------------------------------------------------------------------------- responses
 
