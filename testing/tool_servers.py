@@ -52,6 +52,8 @@ class Seen:
     query: dict[str, str]
     headers: dict[str, str]
     body: bytes
+    at: float = 0.0
+    """When it arrived (``time.monotonic``)."""
 
 
 class HttpToolServer:
@@ -88,7 +90,8 @@ class HttpToolServer:
             await self._runner.cleanup()
 
     async def _record(self, request: web.Request) -> Seen:
-        seen = Seen(request.method, request.path, dict(request.query), dict(request.headers), await request.read())
+        body = await request.read()
+        seen = Seen(request.method, request.path, dict(request.query), dict(request.headers), body, time.monotonic())
         self.seen.append(seen)
         return seen
 

@@ -1,4 +1,4 @@
-"""The built-in ``get_time`` tool: the current time, date and weekday, in UTC or an IANA time zone.
+"""The built-in ``get_time`` tool: the current time, date and weekday, in the server's time zone or an IANA one.
 
 Reason to change: what the clock tool answers. It needs no network and no account, so the offline demo (the local
 responder) and every tenant can call a tool; the clock is injected, so tests are deterministic.
@@ -26,7 +26,8 @@ PARAMETERS = json.dumps(
         "properties": {
             "timezone": {
                 "type": "string",
-                "description": "An IANA time zone such as Europe/Paris or America/New_York; omit it for UTC.",
+                "description": "An IANA time zone such as Europe/Paris or America/New_York; omit it for the "
+                "server's own (where the caller most likely is).",
             }
         },
     },
@@ -46,7 +47,7 @@ class ClockTool:
         self._now = now
         self.spec = ToolSpec(
             name=NAME,
-            description="The current time, date and weekday, in UTC or in a given IANA time zone.",
+            description="The current time, date and weekday, here or in a given IANA time zone.",
             parameters=PARAMETERS,
             runs_on="server",
             timeout_s=1.0,
@@ -56,14 +57,13 @@ class ClockTool:
         """The time as JSON text; raises ``ToolFailed`` for a time zone that is not a known IANA name."""
         zone_name = arguments.get("timezone")
         if zone_name is None or zone_name == "":
-            zone: tzinfo = UTC
-            label = "UTC"
+            now = self._now().astimezone()  # the server's own zone (a laptop's local time; UTC on most servers)
+            label = now.tzname() or "local"
         elif isinstance(zone_name, str):
-            zone = _zone(zone_name)
+            now = self._now().astimezone(_zone(zone_name))
             label = zone_name
         else:
             raise ToolFailed(NAME, "timezone must be a string such as Europe/Paris")
-        now = self._now().astimezone(zone)
         return json.dumps(
             {
                 "time": now.strftime("%H:%M"),

@@ -6,7 +6,8 @@ documents each one. Settings are read once in ``agent.__main__`` and passed down
 
 This package is the settings' public face: import from ``agent.config``, never from its modules. One module per
 reason to change: ``server`` (the listener), ``audio`` (wire formats, echo), ``turns`` (VAD, turn-taking),
-``models`` (ASR, LLM, TTS), ``voices`` (store, fidelity), ``phone`` (the gateways), ``auth`` (tokens), and
+``models`` (ASR, LLM, TTS), ``voices`` (store, fidelity), ``phone`` (the gateways), ``auth`` (tokens), ``tools``
+(the server's own tools; their file is read by ``tool_file``), and
 ``settings``, which composes them; ``credentials`` and ``addresses`` are what sections share.
 """
 
@@ -18,6 +19,8 @@ from agent.config.models import AsrSettings, LlmSettings, TtsSettings
 from agent.config.phone import AudioSocketSettings, TelnyxSettings, TwilioSettings, VonageSettings
 from agent.config.server import ServerSettings
 from agent.config.settings import Settings, load_settings
+from agent.config.tool_file import ToolsFile
+from agent.config.tools import ToolSettings
 from agent.config.turns import SPECULATIVE_LOCAL_MS, SPECULATIVE_REMOTE_MS, TurnSettings, VadSettings
 from agent.config.voices import FidelitySettings, VoicesSettings
 
@@ -35,6 +38,8 @@ __all__ = [
     "ServerSettings",
     "Settings",
     "TelnyxSettings",
+    "ToolSettings",
+    "ToolsFile",
     "TtsSettings",
     "TurnSettings",
     "TwilioSettings",

@@ -121,7 +121,7 @@ class Components:
 
     async def aclose(self) -> None:
         """Release what the adapters hold (HTTP pools, thread pools) at shutdown; errors are logged."""
-        parts: list[object] = [self.llm, self.tts, self.stt, self.turn_model, self.voices, self.fidelity]
+        parts: list[object] = [self.llm, self.tts, self.stt, self.turn_model, self.voices, self.fidelity, self.tools]
         if self.fallback is not None:
             parts.append(self.fallback.tts)
         parts.append(self.work)

@@ -156,3 +156,6 @@ def configure(level: int | str, *, fmt: str = LOG_FORMAT) -> None:
     logging.basicConfig(level=level, format=fmt, stream=sys.stderr)
     for handler in logging.getLogger().handlers:
         protect(handler)
+    quiet = max(logging.WARNING, logging.getLogger().getEffectiveLevel())
+    for chatty in ("httpx", "httpx2", "mcp"):  # a line per request of an MCP tool: the audit line says enough
+        logging.getLogger(chatty).setLevel(quiet)

@@ -3,11 +3,11 @@
 Each promise has its own test elsewhere; this one keeps them together, because each change that made one broke
 another: a caller on /ws who plays a 60 s reply in real time makes every kind of sound over it (a cough, an
 "uh-huh", another cough: each pauses the reply, which resumes from where it was heard), hears it to the end,
-then interrupts the next reply for real and is answered; meanwhile a Realtime caller coughs over the same long
-story, a slow reader takes it at the pace of its playout, 10 sessions sit idle, and 20 anonymous sockets from the
-callers' own address are held open and re-opened as they are closed. Every real caller is answered, nobody who
-reads is closed, and the server's bound for anonymous sockets never refuses a caller with a valid token.
-Waits only guard against a hang; nothing is timed.
+then interrupts the next reply for real and is answered through a tool call (the server's clock); meanwhile a
+Realtime caller coughs over the same long story, a slow reader takes it at the pace of its playout, 10 sessions
+sit idle, and 20 anonymous sockets from the callers' own address are held open and re-opened as they are
+closed. Every real caller is answered, nobody who reads is closed, and the server's bound for anonymous sockets
+never refuses a caller with a valid token. Waits only guard against a hang; nothing is timed.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import dataclasses
 import json
 import socket
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import pytest
@@ -32,6 +32,7 @@ from agent.runtime.server.listener import RunningServer, running_server
 from agent.security.auth import mint_token
 from clients.realtime_client import RealtimeCaller
 from testing.emulators.openai import OpenAIEmulator
+from testing.emulators.tool_calls import Call, ReplyItem, last_results
 from testing.listener import Listener
 from testing.sockets import next_json, until
 from testing.speech import cough, silence, speech_pcm16
@@ -67,19 +68,23 @@ def bearer() -> dict[str, str]:
     return {"Authorization": f"Bearer {token()}"}
 
 
-def answer(body: dict[str, Any]) -> list[str]:
+def answer(body: dict[str, Any]) -> Sequence[ReplyItem]:
     """The language model: the long story when asked for a story, the short one when asked what happened next
-    (it is interrupted), the time otherwise."""
+    (it is interrupted); otherwise, where it has tools, it calls the server's clock and says the time it was told."""
+    if last_results(body):
+        return ["It is ", "half past three."]
     said = str(body["messages"][-1]["content"]).lower()
     if "story" in said:
         return LONG_STORY
     if "happened" in said:
         return STORY
+    if body.get("tools"):  # the interruption ("Wait, what time is it now?", or its start): ask the clock
+        return [Call("get_time")]
     return ["It is ", "half past three."]
 
 
 @contextlib.asynccontextmanager
-async def served(components: Components) -> AsyncIterator[RunningServer]:
+async def served(components: Components) -> AsyncIterator[tuple[RunningServer, OpenAIEmulator]]:
     settings = local_settings(
         auth={"secret": SECRET},
         # the keepalive on (it must close only those who do not read), and anonymous sockets closed quickly, so
@@ -93,7 +98,7 @@ async def served(components: Components) -> AsyncIterator[RunningServer]:
             answering = dataclasses.replace(components, llm=llm)
             async with running_server(settings, lambda: answering) as server:
                 await server.wait_ready()
-                yield server
+                yield server, emulator
         finally:
             await llm.aclose()
 
@@ -212,7 +217,7 @@ async def realtime_caller(server: RunningServer) -> RealtimeCaller:
 async def test_a_long_reply_with_every_sound_over_it_beside_idle_anonymous_and_slow_peers(
     components: Components,
 ) -> None:
-    async with served(components) as server:
+    async with served(components) as (server, emulator):
         crowd = Crowd(server)
         await crowd.start(idle=10, anonymous=20)
         done = asyncio.Event()
@@ -260,9 +265,13 @@ async def test_a_long_reply_with_every_sound_over_it_beside_idle_anonymous_and_s
     resumed = [p for p in got.pauses if p.turn == 1]
     assert len(resumed) >= 3 and all(p.exact and p.played_ms <= p.heard_ms + 2 for p in resumed), resumed
     assert not got.of("playback.clear", 1)
-    # ... then the next reply was interrupted for real and the question answered
+    # ... then the next reply was interrupted for real and the question answered, after a call of the clock
     assert got.of("turn.metrics", 2)[0]["interrupted"] is True
     assert got.of("reply.done", 3)
+    told = [r for r in emulator.requests if last_results(r.body)]
+    assert len(told) == 1 and json.loads(last_results(told[0].body)[0])["time"], [
+        r.body["messages"][-1] for r in emulator.requests
+    ]
     # the Realtime app's story was played until the app stopped it at the cough, every response was done, with no
     # error; the slow reader took all of its story at its pace; nobody was closed
     first, *_ = story.responses.values()
