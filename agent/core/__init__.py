@@ -19,8 +19,8 @@ synchronous unit test on a simulated clock. The parts, each with its own reason 
 - Barge-in: caller speech of at least ``BargeInPolicy.min_speech_ms`` over a reply stops it (``CancelTurn``,
   ``playback.clear``). Backchannels ("uh-huh", "yeah") are recognised from a quick transcript and do not
   interrupt. With ``BargeInPolicy.pause`` the reply yields at once (``agent.core.yielding``): it stops at the
-  caller's speech onset at the position heard, resumes from exactly there when the sound does not take the
-  floor (a cough, an acknowledgement), and is cut at that position when it does.
+  caller's speech onset at the position heard (the start of its frame), resumes from exactly there when the
+  sound does not take the floor (a cough, an acknowledgement), and is cut at that position when it does.
 - Recovery (``agent.core.recovery``): nothing can wedge a turn and every failure is spoken. Each stage has a
   deadline checked on every event (``Deadlines``); a failed or overdue stage is reported with an ``error``
   and, when nothing of the reply was said, answered with the apology phrase. The agent also speaks on its

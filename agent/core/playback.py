@@ -92,11 +92,14 @@ class Playback:
             return True
         return (now - self._origin) * 1000.0 >= self.sent_ms + margin_ms
 
-    def pause(self, now: float, overrun_ms: float = 0.0) -> float:
+    def pause(self, now: float, overrun_ms: float = 0.0, frame_ms: int = 0) -> float:
         """Stop at what has been heard by ``now`` (the client drops the rest; ``overrun_ms``: a far end that cannot
-        drop what it was sent still plays that much of it); returns that position."""
+        drop what it was sent still plays that much of it), at the start of the ``frame_ms`` frame it is in (the
+        reply goes on in whole frames: a far end such as Asterisk takes nothing else); returns that position."""
         if self.paused_ms is None:
             heard = min(self.played_ms(now) + overrun_ms, self.sent_ms)
+            if frame_ms > 0 and heard < self.sent_ms:
+                heard = heard // frame_ms * frame_ms
             self.paused_ms = float(int(heard))  # whole ms, as the client is told: never ahead
             self.sent_ms = self.paused_ms
         return self.paused_ms

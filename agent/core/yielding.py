@@ -29,15 +29,16 @@ def pause(turn: Turn | None, config: SessionConfig, now: float) -> list[Effect]:
     turn.paused = True
     if not turn.announced:
         return [HoldSpeech(turn.number)]  # nothing is playing yet: its audio just waits
-    played = playback.pause(now, config.barge_in.pause_overrun_ms)
+    played = playback.pause(now, config.barge_in.pause_overrun_ms, config.output_frame_ms)
     turn.audio_ended = False  # ``audio.end`` comes (again) when the resumed audio is complete
     return [HoldSpeech(turn.number), Notify(PlaybackPause(turn.number, round(played)))]
 
 
 def resume(turn: Turn | None, config: SessionConfig, now: float) -> list[Effect]:
-    """The sound did not take the floor: the paused ``turn`` plays on from exactly where it was heard. The
-    runtime sends its audio again from there (``ResendSpeech``), each frame as the client takes it, and the
-    ledger (``agent.core.reply_audio``) lets each one through in order."""
+    """The sound did not take the floor: the paused ``turn`` plays on from exactly where it paused (the start of
+    the frame the caller was hearing, so the reply goes on in whole frames). The runtime sends its audio again
+    from there (``ResendSpeech``), each frame as the client takes it, and the ledger (``agent.core.reply_audio``)
+    lets each one through in order."""
     if turn is None or not turn.paused:
         return []
     turn.paused = False

@@ -129,21 +129,24 @@ async def test_a_tool_that_hangs_is_abandoned_at_its_timeout_and_the_caller_is_t
     components: Components, tmp_path: Path
 ) -> None:
     replies: list[list[Any]] = [[Call("lookup_order", '{"id": "A1"}')], ["Sorry, the order service is not answering."]]
-    async with tool_server(components, tmp_path, replies) as (server, emulator, http), connect(url(server)) as ws:
+    async with (
+        tool_server(components, tmp_path, replies, hang_timeout_s=2) as (server, emulator, http),
+        connect(url(server)) as ws,
+    ):
         caller = TwilioCaller(ws)
         await caller.begin()
         caller.say(silence(300, RATE) + speech_pcm16("Where is my order?", RATE))
         got = caller.received
         assert await caller.run_until(lambda: len(emulator.requests) >= 1, 60)
+        # "One moment." (its time, 700 ms into the wait, is the core's: tests/unit/test_tool_rounds.py)
         assert await caller.run_until(lambda: len(got.media_times) >= 10, 30), "no 'one moment' while it hangs"
-        assert len(emulator.requests) == 1  # the hold phrase came while the tool still hung
         assert await caller.run_until(lambda: len(emulator.requests) >= 2, 30), "the model was not told"
         assert await caller.run_until(lambda: http.abandoned == 1, 10), "the hanging request was not dropped"
         heard = len(got.media_times)
         assert await caller.run_until(lambda: len(got.media_times) >= heard + 40, 30), "no spoken apology"
         await caller.hang_up()
     (told,) = results(emulator.requests[1])
-    assert told["content"].startswith("error:") and "1 s" in told["content"]
+    assert told["content"].startswith("error:") and "2 s" in told["content"]
 
 
 async def test_barge_in_during_a_tool_call_cancels_it_and_the_history_says_so(

@@ -29,7 +29,9 @@ pytestmark = pytest.mark.models
 
 START = json.dumps({"type": "session.start", "sample_rate": 16000, "voice": None})
 FRAME = 640  # 20 ms at 16 kHz
-QUESTION = "What time is it?"
+QUESTION = "What is your name?"
+"""Answered in words by the offline responder (asked the time it calls the clock, and a prepared reply runs no
+tool before the end of turn: it would do no speech ahead)."""
 
 
 def metric(body: str, name: str, labels: str = "") -> float:

@@ -243,3 +243,30 @@ def test_a_dialogue_never_starts_with_a_result_whose_call_was_dropped() -> None:
     dialogue.add("user", "thanks", 2)  # four messages: the call goes, and its result with it
     assert [m.role for m in dialogue.snapshot()] == ["system", "user"]
     assert dialogue.find_call("call_1") is None
+
+
+def prepared(text: str = "What is the weather in Paris?") -> tuple[Driver, int]:
+    """A reply prepared from the speculative transcript (preemption), before the end of turn."""
+    d = Driver(speculative_ms=100, preemption="llm+tts", tools=ToolPolicy(specs=(WEATHER,)), phrases=PHRASES)
+    (spec,) = requests(d.audio("S" * 10 + "." * 5))
+    (ask,) = of(d.at(0.0, TranscriptReady(spec, text)), GenerateReply)
+    assert d.session.active_turn is None
+    return d, ask.turn
+
+
+def test_a_prepared_reply_runs_no_tool_before_the_end_of_turn_and_runs_it_once_released() -> None:
+    d, turn = prepared()
+    ahead = d.at(0.01, ReplyToolCall(turn, CALL)) + d.at(0.0, ReplyEnded(turn))
+    assert of(ahead, RunTool) == []  # a guess must not act: the tool might book a table
+    released = d.audio(".....")  # the turn ends as guessed
+    assert of(released, RunTool) == [RunTool(turn, CALL)]
+    (again,) = of(d.at(0.1, ToolDone(turn, "call_1", "sunny")), GenerateReply)
+    assert again.history[-3].text == "What is the weather in Paris?" and again.history[-1].text == "sunny"
+
+
+def test_a_prepared_reply_the_caller_talks_past_never_runs_its_tool() -> None:
+    d, turn = prepared()
+    d.at(0.01, ReplyToolCall(turn, CALL))
+    d.at(0.0, ReplyEnded(turn))
+    effects = d.audio("S" * 10 + "." * 25)  # the caller goes on: the guess is discarded
+    assert CancelTurn(turn) in effects and of(effects, RunTool) == []
