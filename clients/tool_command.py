@@ -78,13 +78,7 @@ class ToolCommand:
         call_id = call.get("call_id")
         stdin = json.dumps({"name": call.get("name"), "call_id": call_id, "arguments": call.get("arguments")})
         try:
-            process = await asyncio.create_subprocess_exec(
-                *self.argv,
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                start_new_session=True,  # its own process group: a timeout kills what it started too
-            )
+            process = await _start(self.argv)
         except OSError as exc:
             return result(call_id, error=f"cannot run the tool command {self.argv[0]!r}: {exc.strerror or exc}")
         finished = False
@@ -98,6 +92,7 @@ class ToolCommand:
             if not finished:  # timed out or cancelled: end it, and whatever it started
                 _kill(process)
                 await process.wait()
+                await _close_pipes(process)
         if status != 0:
             said = err.decode("utf-8", "replace").strip()
             return _bounded(result(call_id, error=said or f"the tool command exited with status {status}"))
@@ -123,6 +118,38 @@ async def _read(stream: asyncio.StreamReader) -> bytes:
     while chunk := await stream.read(_READ_CHUNK):
         kept += chunk[: MAX_RESULT_BYTES + 1 - len(kept)]
     return bytes(kept)
+
+
+async def _start(argv: list[str]) -> asyncio.subprocess.Process:
+    """Start the command in a process group of its own (a timeout kills what it started too). Cancelled while it
+    starts, the command is ended all the same (else it would run on, its pipes left to the garbage collector)."""
+    starting = asyncio.ensure_future(
+        asyncio.create_subprocess_exec(
+            *argv,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            start_new_session=True,
+        )
+    )
+    try:
+        return await asyncio.shield(starting)
+    except asyncio.CancelledError:
+        with contextlib.suppress(Exception):
+            process = await starting
+            _kill(process)
+            await process.wait()
+            await _close_pipes(process)
+        raise
+
+
+async def _close_pipes(process: asyncio.subprocess.Process) -> None:
+    """Read what is left of a killed command's output to its end, which closes the pipes (left to the garbage
+    collector, they are closed with a ResourceWarning, in whatever code runs then)."""
+    streams = [stream for stream in (process.stdout, process.stderr) if stream is not None]
+    with contextlib.suppress(Exception):
+        async with asyncio.timeout(2.0):  # the group is dead: the ends come at once
+            await asyncio.gather(*(stream.read() for stream in streams))
 
 
 def _kill(process: asyncio.subprocess.Process) -> None:

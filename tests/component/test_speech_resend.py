@@ -133,16 +133,16 @@ async def test_held_speech_posts_nothing_and_resends_from_the_position_in_order_
             speech.add(voice.sentence(sentence), sentence)
         speech.finish()
         await until(lambda: len(client) >= limit, 10, "the first 800 ms")
-        ledger.now = 0.5  # the caller coughs, having heard 500 ms
-        assert ledger.pause() == 500
-        del client[500 * 48 :]  # the client drops what it buffered beyond that
+        ledger.now = 0.5  # the caller coughs, having heard 500 ms: the reply stops at the start of that frame
+        assert ledger.pause() == 480
+        del client[480 * 48 :]  # the client drops what it buffered beyond that
         await asyncio.sleep(0.05)
         posted = len(ledger.events)
         await asyncio.sleep(0.05)
         assert len(ledger.events) == posted, "frames posted while held"
         assert not any(isinstance(e, SpeechEnded) for e in ledger.events)
         ledger.now = 1.0
-        ledger.resume()  # from 500 ms: mid-frame
+        ledger.resume()  # from 480 ms
         limit = 1 << 40
         more.set()
         await until(lambda: ledger.ended, 10, "audio.end")
@@ -150,10 +150,12 @@ async def test_held_speech_posts_nothing_and_resends_from_the_position_in_order_
     finally:
         speech.cancel()
         outbox.close()
+        limit = 1 << 40
+        more.set()  # a reader waiting for leave to read takes the close
         await reader
     samples = [int.from_bytes(client[i : i + 2], "little") for i in range(0, len(client), 2)]
     assert samples == [i % 32768 for i in range(6 * RATE)], "not the reply in order, once, from where it was heard"
-    again = [e for e in ledger.events if isinstance(e, SpeechAudio) and e.offset == 500 * 48]
+    again = [e for e in ledger.events if isinstance(e, SpeechAudio) and e.offset == 480 * 48]
     assert again and again[0].sentence == 0 and len(again[0].pcm) == FRAME  # whole frames from the position
 
 

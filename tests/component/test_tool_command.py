@@ -7,7 +7,6 @@ import asyncio
 import json
 import shlex
 import sys
-import time
 from pathlib import Path
 
 from clients.conversation import Message
@@ -66,14 +65,12 @@ async def test_a_command_that_cannot_start_is_an_error() -> None:
 
 
 async def test_a_command_past_its_time_is_killed_and_the_call_answered() -> None:
-    started = time.monotonic()
-    answer = await python("import time; time.sleep(60)", timeout_s=0.5)(call("slow"))
+    answer = await asyncio.wait_for(python("import time; time.sleep(60)", timeout_s=0.5)(call("slow")), 30)
     assert answer == {
         "type": "tool.result",
         "call_id": "call_1",
         "error": "the tool command did not finish within 0.5 s",
     }
-    assert time.monotonic() - started < 30
 
 
 async def test_a_command_whose_child_keeps_its_output_open_is_bounded_too() -> None:
@@ -81,10 +78,8 @@ async def test_a_command_whose_child_keeps_its_output_open_is_bounded_too() -> N
         "import subprocess, sys; "
         "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']); print('partial')"
     )
-    started = time.monotonic()
-    answer = await python(code, timeout_s=1.0)(call("f"))
+    answer = await asyncio.wait_for(python(code, timeout_s=1.0)(call("f")), 30)  # not held by the child's pipe
     assert answer["error"] == "the tool command did not finish within 1 s"
-    assert time.monotonic() - started < 30
 
 
 async def test_output_too_large_for_a_message_is_an_error() -> None:
@@ -127,8 +122,6 @@ async def test_closing_stops_the_calls_still_running() -> None:
 
     answers = ToolAnswers(python("import time; time.sleep(60)"), send)
     answers.on_message(call("slow"))
-    await asyncio.sleep(0)
-    started = time.monotonic()
-    await answers.close()
-    assert time.monotonic() - started < 30
+    await asyncio.sleep(0)  # the command is starting: closing now must end it all the same
+    await asyncio.wait_for(answers.close(), 30)
     assert sent == []
