@@ -30,6 +30,7 @@ import aiohttp
 from aiohttp.abc import AbstractResolver, ResolveResult
 from aiohttp.resolver import DefaultResolver
 
+from agent.adapters.aiohttp_pool import LoopSession
 from agent.config.tool_file import HttpTool
 from agent.errors import ProviderTimeout, ToolFailed
 from agent.security.tool_hosts import HostPolicy
@@ -97,25 +98,20 @@ class HttpTools:
         self._policy = policy
         self._max_bytes = 4 * max_output_chars + 1  # enough for max_output_chars of any UTF-8, and one more
         self._default_timeout_s = default_timeout_s
-        self._session: aiohttp.ClientSession | None = None
-        self._session_loop: asyncio.AbstractEventLoop | None = None
+        self._pool = LoopSession(self._new_session)
+
+    def _new_session(self) -> aiohttp.ClientSession:
+        connector = aiohttp.TCPConnector(resolver=GuardedResolver(self._policy), limit=0)
+        return aiohttp.ClientSession(
+            connector=connector, headers={"User-Agent": USER_AGENT, "Accept": "application/json"}
+        )
 
     def _http(self) -> aiohttp.ClientSession:
-        loop = asyncio.get_running_loop()
-        if self._session is None or self._session_loop is not loop or self._session.closed:
-            # A session of another (finished) loop cannot be closed from this one; it is dropped.
-            connector = aiohttp.TCPConnector(resolver=GuardedResolver(self._policy), limit=0)
-            self._session = aiohttp.ClientSession(
-                connector=connector, headers={"User-Agent": USER_AGENT, "Accept": "application/json"}
-            )
-            self._session_loop = loop
-        return self._session
+        return self._pool.get()
 
     async def aclose(self) -> None:
         """Close the connection pool (on the loop that made it)."""
-        session, self._session, self._session_loop = self._session, None, None
-        if session is not None:
-            await session.close()
+        await self._pool.aclose()
 
     def timeout_s(self, tool: HttpTool) -> float:
         return tool.timeout_s if tool.timeout_s is not None else self._default_timeout_s

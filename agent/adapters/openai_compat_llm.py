@@ -15,7 +15,6 @@ the response is closed, not drained: the connection drops and the server stops g
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
@@ -23,6 +22,7 @@ from typing import Any
 
 import aiohttp
 
+from agent.adapters.aiohttp_pool import LoopSession
 from agent.adapters.openai_chat_wire import ToolCallFragments, chat_messages, tool_fields
 from agent.config import LlmSettings
 from agent.errors import ConfigError, ProviderError, ProviderTimeout, ProviderUnavailable
@@ -100,22 +100,14 @@ class OpenAICompatLLM:
         self._headers = {"Accept": "text/event-stream"}
         if settings.api_key is not None and settings.api_key.get_secret_value():
             self._headers["Authorization"] = f"Bearer {settings.api_key.get_secret_value()}"
-        self._session: aiohttp.ClientSession | None = None
-        self._session_loop: asyncio.AbstractEventLoop | None = None
+        self._pool = LoopSession(lambda: aiohttp.ClientSession(timeout=self._timeout, headers=self._headers))
 
     def _http(self) -> aiohttp.ClientSession:
-        loop = asyncio.get_running_loop()
-        if self._session is None or self._session_loop is not loop or self._session.closed:
-            # A session of another (finished) loop cannot be closed from this one; it is dropped.
-            self._session = aiohttp.ClientSession(timeout=self._timeout, headers=self._headers)
-            self._session_loop = loop
-        return self._session
+        return self._pool.get()
 
     async def aclose(self) -> None:
         """Close the connection pool (on the loop that made it)."""
-        session, self._session, self._session_loop = self._session, None, None
-        if session is not None:
-            await session.close()
+        await self._pool.aclose()
 
     def _request(
         self, history: Sequence[ChatMessage], tools: Sequence[ToolSpec], tool_choice: ToolChoice
