@@ -34,20 +34,20 @@ transcript of the whole detected utterance; ``core`` = what the session core did
 ``passes`` for acknowledgements and ``barge-in`` for the control group; the summary counts the runs that differ.
 Progress goes to stderr. The default run takes a few minutes on 2 cores (~700 transcriptions of short audio;
 identical audio is transcribed once).
+
+This module changes only with the run, its command line and its tables; the caller's audio is
+``bench/backchannel_audio.py``, one phrase through the session ``bench/backchannel_run.py``.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import hashlib
-import inspect
 import json
 import sys
 import time
-import wave
-from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from collections.abc import Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -56,49 +56,20 @@ import numpy as np
 if __package__ in (None, ""):  # run as a script: make the project importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agent.audio import mulaw
-from agent.audio.pcm import float_to_pcm16
-from agent.audio.resample import resample
 from agent.config import Settings
 from agent.core.endpointing import is_backchannel
-from agent.core.events import (
-    AudioFrame,
-    CancelTranscription,
-    CancelTurn,
-    Effect,
-    Notify,
-    PlaybackClear,
-    PlaybackPause,
-    SpeechAudio,
-    SpeechEnded,
-    SpeechStopped,
-    Synthesize,
-    Transcribe,
-    TranscriptReady,
-    TranscriptText,
-)
-from agent.core.session import Session
-from agent.core.turn_detector import EndOfTurn, TurnDetector, TurnPolicy
-from agent.ports import JobInfo, SpeechDetector, SpeechToText, Work
-from agent.runtime.call.caller_audio import CallerAudio
-from agent.runtime.call.policies import session_config
-from agent.wiring import build_detector_factory, build_stt
-from bench.eot_corpus import Voice, _trimmed, speaker
+from agent.wiring import build_detector_factory
+from bench.backchannel_audio import INTERRUPTIONS
+from bench.backchannel_run import Run, Transcriber, run_phrase
+from bench.eot_voices import Voice
+from bench.progress import progress
 
-RATE = 16000
-OUTPUT_RATE = 24000
-LEAD_MS = 1000
-TRAIL_MS = 1500
-PEAK = 0.7
-NOISE_DBFS = -60.0
-REPLY_S = 20
 GREETING = "Let me read you the whole list of our opening hours for every day of the coming week."
 
 BACKCHANNEL_PHRASES: tuple[str, ...] = (
     "uh-huh", "uh huh", "mm-hmm", "mhm", "hmm", "mm", "yeah", "yep", "yes", "yup", "okay", "ok", "right",
     "sure", "I see", "got it", "alright", "oh", "ah", "yeah yeah", "okay, got it", "right, right",
 )  # fmt: skip
-INTERRUPTIONS: tuple[str, ...] = ("wait", "stop", "no, I meant", "hold on", "what about tomorrow")
 
 VOICES: tuple[Voice, ...] = (
     Voice("piper", "piper", "joe", 1.0),
@@ -111,211 +82,6 @@ VOICES: tuple[Voice, ...] = (
     Voice("en-gb+f2 175", "espeak", "en-gb+f2", 175),
 )
 PATHS = ("ws", "twilio")
-
-
-def progress(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
-
-
-# --- audio ------------------------------------------------------------------------------------------
-
-
-def caller_pcm(phrase: str, voice: Voice, path: str) -> tuple[bytes, int, float]:
-    """The caller's audio for ``phrase`` on ``path``: (PCM16 at the path's rate, that rate, audible ms)."""
-    spoken = _trimmed(speaker(voice, 0)(phrase))
-    audible_ms = spoken.size / RATE * 1000
-    audio = np.concatenate(
-        [np.zeros(RATE * LEAD_MS // 1000, np.float32), spoken, np.zeros(RATE * TRAIL_MS // 1000, np.float32)]
-    )
-    audio *= PEAK / max(float(np.max(np.abs(audio))), 1e-9)
-    seed = int(hashlib.sha1(f"{phrase}|{voice.label}".encode()).hexdigest()[:8], 16)
-    audio += (10 ** (NOISE_DBFS / 20) * np.random.default_rng(seed).standard_normal(audio.size)).astype(np.float32)
-    if path == "twilio":
-        narrow = float_to_pcm16(resample(audio, RATE, 8000))
-        return mulaw.decode(mulaw.encode(narrow)), 8000, audible_ms
-    return float_to_pcm16(audio), RATE, audible_ms
-
-
-def write_wav(folder: Path, name: str, pcm: bytes, rate: int) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
-    safe = name.replace(" ", "_").replace(",", "").replace("+", "")
-    with wave.open(str(folder / f"{safe}.wav"), "wb") as out:
-        out.setnchannels(1)
-        out.setsampwidth(2)
-        out.setframerate(rate)
-        out.writeframes(pcm)
-
-
-# --- transcripts --------------------------------------------------------------------------------------
-
-
-class Transcriber:
-    """The settings' ASR, with transcripts of identical audio reused (greedy decoding is deterministic)."""
-
-    def __init__(self, settings: Settings) -> None:
-        progress(f"loading the ASR model ({settings.asr.model or 'bundled tiny.en'})")
-        self._model: SpeechToText = build_stt(settings)
-        self._texts: dict[str, tuple[str, float]] = {}
-        self.runs = 0
-
-    async def text(self, pcm: bytes, over_agent: bool = False) -> tuple[str, float]:
-        """(transcript, ms it took when first transcribed); ``over_agent``: plain, as the server does for a sound
-        made over the agent (``Transcribe.over_agent``)."""
-        key = f"{hashlib.sha1(pcm).hexdigest()}:{over_agent}"
-        known = self._texts.get(key)
-        if known is None:
-            started = time.perf_counter()
-            job = JobInfo(Work.FINAL_TRANSCRIPT, plain=over_agent)
-            text = (await self._model.transcribe(pcm, job)).text
-            known = self._texts[key] = (text, (time.perf_counter() - started) * 1000)
-            self.runs += 1
-        return known
-
-    def close(self) -> None:
-        close = getattr(self._model, "close", None)
-        if callable(close):
-            close()
-
-
-# --- one phrase through the pipeline -------------------------------------------------------------------
-
-
-@dataclass(slots=True)
-class Run:
-    phrase: str
-    voice: str
-    path: str
-    control: bool
-    """A real interruption (expected to barge in), not an acknowledgement."""
-    audible_ms: float
-    speech_ms: list[int] = field(default_factory=list)
-    """Voiced ms of each utterance the turn detector found."""
-    probes: list[tuple[int, str, bool, float]] = field(default_factory=list)
-    """(speech ms when asked, text, is_backchannel, ms the ASR took)."""
-    finals: list[str] = field(default_factory=list)
-    """Transcripts of each whole detected utterance."""
-    barge_in_at: int | None = None
-    turns: list[str] = field(default_factory=list)
-    """Transcripts of the turns the utterance became."""
-    paused: bool = False
-    resumed: bool = False
-
-    @property
-    def core(self) -> str:
-        parts = [f"barge-in@{self.barge_in_at}"] if self.barge_in_at is not None else []
-        parts += [f"turn {t!r}" for t in self.turns]
-        if not parts:
-            return "paused+resumed" if self.paused and self.resumed else "passes"
-        return " + ".join(parts)
-
-    @property
-    def interrupted(self) -> bool:
-        return self.barge_in_at is not None or bool(self.turns)
-
-    @property
-    def wrong(self) -> bool:
-        return self.interrupted != self.control
-
-
-def _session(settings: Settings, path: str, probe_lead_ms: int | None) -> Session:
-    kwargs: dict[str, Any] = {}
-    if "can_pause" in inspect.signature(session_config).parameters:
-        kwargs["can_pause"] = path == "twilio"
-    config = session_config(settings, OUTPUT_RATE, **kwargs)
-    if probe_lead_ms is not None:  # not a setting: BargeInPolicy's own default
-        config = replace(config, barge_in=replace(config.barge_in, probe_lead_ms=probe_lead_ms))
-    return Session(config)
-
-
-def _speech_ms(session: Session) -> int:
-    """The listener's detected speech ms (the number ``_judge_interruption`` compares)."""
-    return int(session._listener._detector.speech_ms)  # a bench looking inside
-
-
-async def run_phrase(
-    phrase: str,
-    voice: Voice,
-    path: str,
-    settings: Settings,
-    new_detector: Callable[[], SpeechDetector],
-    transcriber: Transcriber,
-    asr_latency_ms: int,
-    save_wav: Path | None,
-    probe_lead_ms: int | None = None,
-) -> Run:
-    pcm, rate, audible_ms = caller_pcm(phrase, voice, path)
-    if save_wav is not None:
-        write_wav(save_wav, f"{phrase}-{voice.label}-{path}", pcm, rate)
-    run = Run(phrase, voice.label, path, phrase in INTERRUPTIONS, audible_ms)
-    session = _session(settings, path, probe_lead_ms)
-    front = CallerAudio(rate, new_detector(), settings.vad.threshold, getattr(settings.vad, "tail_floor_db", 0.0))
-    vad = settings.vad
-    detector = TurnDetector(
-        TurnPolicy(vad.onset_ms, vad.hangover_ms, vad.min_utterance_ms, vad.max_utterance_ms, vad.preroll_ms)
-    )
-    greeting_turn: int | None = None
-    position = 0
-    delayed: dict[int, tuple[int, str]] = {}  # request -> (due position, transcript)
-    purposes: dict[int, str] = {}
-
-    async def settle(effects: list[Effect]) -> None:
-        nonlocal greeting_turn
-        queue = list(effects)
-        while queue:
-            effect = queue.pop(0)
-            match effect:
-                case Synthesize(turn=turn, sentence=sentence) if greeting_turn is None:
-                    greeting_turn = turn
-                    reply = bytes(2 * OUTPUT_RATE * REPLY_S)
-                    queue += session.handle(SpeechAudio(turn, reply, sentence), position / 1000)
-                    queue += session.handle(SpeechEnded(turn), position / 1000)
-                case Transcribe(request=request, pcm=audio, purpose=purpose, over_agent=over_agent):
-                    purposes[request] = purpose
-                    text, took = await transcriber.text(audio, over_agent)
-                    if purpose == "quick":
-                        speech = _speech_ms(session)
-                        run.probes.append((speech, text, is_backchannel(text), took))
-                    if asr_latency_ms:
-                        delayed[request] = (position + asr_latency_ms, text)
-                    else:
-                        queue += session.handle(TranscriptReady(request, text), position / 1000)
-                case CancelTranscription(request=request):
-                    delayed.pop(request, None)
-                case CancelTurn(turn=turn) if turn == greeting_turn and run.barge_in_at is None and not run.turns:
-                    superseded = any(isinstance(e, Notify) and isinstance(e.event, SpeechStopped) for e in queue)
-                    if not superseded:  # a barge-in, not a new turn taking over the playing reply
-                        run.barge_in_at = _speech_ms(session)
-                case Notify(event=PlaybackClear()) | Notify(event=PlaybackPause()):
-                    run.paused = run.paused or isinstance(effect.event, PlaybackPause)
-                case Notify(event=SpeechStopped()):
-                    run.turns.append("?")
-                case Notify(event=TranscriptText(text=text)) if run.turns and run.turns[-1] == "?":
-                    run.turns[-1] = text
-                case _:
-                    if type(effect).__name__ == "YieldOutcome" and getattr(effect, "resumed", False):
-                        run.resumed = True
-
-    await settle(session.open(0.0))
-    if greeting_turn is None:
-        raise RuntimeError("the session did not start its greeting: no reply to talk over")
-    chunk = rate * 20 // 1000 * 2
-    for offset in range(0, len(pcm), chunk):
-        for frame in front.push(pcm[offset : offset + chunk]):
-            position += frame.duration_ms
-            now = position / 1000
-            signal = detector.push(frame.pcm, frame.voiced, frame.duration_ms)
-            if isinstance(signal, EndOfTurn):
-                run.speech_ms.append(signal.speech_ms)
-                run.finals.append((await transcriber.text(signal.audio))[0])
-            effects = session.handle(AudioFrame(frame.pcm, frame.voiced, frame.duration_ms), now)
-            for request, (due, text) in sorted(delayed.items(), key=lambda item: item[1][0]):
-                if due <= position and request in delayed:
-                    del delayed[request]
-                    effects += session.handle(TranscriptReady(request, text), now)
-            await settle(effects)
-    for request, (_, text) in sorted(delayed.items(), key=lambda item: item[1][0]):
-        await settle(session.handle(TranscriptReady(request, text), position / 1000))
-    return run
 
 
 # --- output ---------------------------------------------------------------------------------------------
@@ -373,6 +139,7 @@ def use_endpointing_from(rev: str) -> None:
 
     import agent.core.listening
     import agent.core.session
+    import bench.backchannel_run
 
     source = subprocess.run(
         ["git", "show", f"{rev}:agent/core/endpointing.py"],
@@ -387,6 +154,7 @@ def use_endpointing_from(rev: str) -> None:
     globals()["is_backchannel"] = old
     agent.core.listening.is_backchannel = old  # type: ignore[attr-defined]
     agent.core.session.is_backchannel = old  # type: ignore[attr-defined]
+    bench.backchannel_run.is_backchannel = old  # type: ignore[attr-defined]
 
 
 # --- main -----------------------------------------------------------------------------------------------

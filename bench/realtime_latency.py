@@ -37,9 +37,11 @@ from websockets.asyncio.client import connect
 from agent.audio.pcm import float_to_pcm16, pcm16_to_float
 from agent.audio.resample import resample
 from agent.config import Settings
-from agent.runtime.server.listener import RunningServer, running_server
+from agent.front_door.listener import RunningServer
 from agent.wiring import build_components
-from bench.latency import RATE, SENTENCES, caller_speech, summarize
+from bench.latency_sets import RATE, SENTENCES, caller_speech
+from bench.server import serving
+from bench.stats import summarize
 from clients import realtime_client
 from clients.protocol_client import converse_utterances
 from clients.realtime_client import RealtimeCaller
@@ -103,8 +105,7 @@ async def amain(args: argparse.Namespace) -> int:
     components = build_components(settings)
     print(f"models loaded in {time.perf_counter() - started:.1f} s", file=sys.stderr)
     results: dict[str, list[float]] = {"/ws": [], "/v1/realtime": []}
-    async with running_server(settings, lambda: components) as server:
-        await server.wait_ready()
+    async with serving(settings, lambda: components) as server:
         for round_ in range(args.rounds):
             order = ("/ws", "/v1/realtime") if round_ % 2 == 0 else ("/v1/realtime", "/ws")
             for path in order:

@@ -42,7 +42,9 @@ if __package__ in (None, ""):  # run as a script: make the project importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agent.adapters.resemblyzer_similarity import VoiceEncoder, similarity
-from bench.eot_corpus import RATE, SENTENCES, VOICES, Voice, speaker
+from bench.eot_corpus import VOICES
+from bench.eot_sentences import SENTENCES
+from bench.eot_voices import RATE, Voice, speaker
 
 PIPER_REFERENCE = Voice("piper", "piper", "joe", 1.0)
 PIPER_RENDERINGS = tuple(v for split in ("dev", "test") for v in VOICES[split] if v.engine == "piper")

@@ -38,8 +38,9 @@ import numpy as np
 if __package__ in (None, ""):  # run as a script: make the project importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.latency import RATE, caller_speech
-from bench.load import SENTENCES, percentiles
+from bench.latency_sets import RATE, caller_speech
+from bench.load import SENTENCES
+from bench.stats import percentiles
 from clients.protocol_client import ConnectFailed, SessionFailed, converse_utterances
 from testing.sockets import free_port
 

@@ -45,11 +45,11 @@ if __package__ in (None, ""):  # run as a script: make the project importable
 import aiohttp
 from openai import AsyncOpenAI
 
-from agent.adapters.openai_compat_llm import OpenAICompatLLM
-from agent.config import LlmSettings, Settings
+from agent.config import Settings
+from agent.front_door.listener import RunningServer
 from agent.runtime.components import Components
-from agent.runtime.server.listener import RunningServer, running_server
 from agent.wiring import build_components, build_tools
+from bench.server import emulated_llm, serving
 from clients.protocol_client import converse
 from testing.emulators.openai import OpenAIEmulator
 from testing.emulators.tool_calls import Call, ReplyItem, last_results, user_text
@@ -111,11 +111,10 @@ async def live(
 ) -> AsyncIterator[tuple[RunningServer, OpenAIEmulator, HttpToolServer]]:
     async with HttpToolServer() as http, OpenAIEmulator(reply=model) as emulator:
         settings = settings_with(tools_file(directory, http))
-        llm = OpenAICompatLLM(LlmSettings(backend="openai", model="m", base_url=emulator.base_url))
+        llm = emulated_llm(emulator.base_url)
         served = dataclasses.replace(loaded, llm=llm, tools=build_tools(settings))
         try:
-            async with running_server(settings, lambda: served) as server:
-                await server.wait_ready()
+            async with serving(settings, lambda: served) as server:
                 yield server, emulator, http
         finally:
             await llm.aclose()

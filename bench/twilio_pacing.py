@@ -28,16 +28,15 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import numpy as np
 from websockets.asyncio.client import connect
 
-from agent.adapters.openai_compat_llm import OpenAICompatLLM
-from agent.config import LlmSettings, Settings
+from agent.config import Settings
 from agent.runtime.components import Components
-from agent.runtime.server.listener import running_server
 from agent.wiring import build_components
-from clients.framing import frame_dbfs
-from clients.twilio_client import FRAME_BYTES, TwilioCaller
+from bench.server import emulated_llm, serving
+from bench.speech import onset_offset_s
+from bench.stats import pct
+from clients.twilio_client import TwilioCaller
 from testing.emulators.openai import OpenAIEmulator
 from testing.speech import silence, speech_pcm16
 
@@ -47,18 +46,6 @@ STORY = [
     "One day she found a lost duckling crying under a willow tree. ",
     "The fox carried the duckling home across three wide fields. ",
 ]
-
-
-def onset_offset_s(pcm: bytes) -> float:
-    """Seconds from the start of ``pcm`` (8 kHz) to its first frame above -40 dBFS."""
-    for i in range(0, len(pcm), FRAME_BYTES):
-        if frame_dbfs(pcm[i : i + FRAME_BYTES]) > -40:
-            return i / 16000
-    return 0.0
-
-
-def pct(values: list[float], q: float) -> float:
-    return float(np.percentile(values, q)) if values else math.nan
 
 
 async def one_call(url: str, emulator: OpenAIEmulator, listen_ms: int) -> tuple[list[float], float | None]:
@@ -79,7 +66,7 @@ async def one_call(url: str, emulator: OpenAIEmulator, listen_ms: int) -> tuple[
     gaps = [(b - a) * 1000 for a, b in itertools.pairwise(times)]
     if not got.clears or len(caller.speech_onsets) < 2:
         return gaps, None
-    onset = caller.speech_onsets[1] + onset_offset_s(interrupt)
+    onset = caller.speech_onsets[1] + onset_offset_s(interrupt, 8000)
     return gaps, (got.clears[0] - onset) * 1000
 
 
@@ -89,13 +76,12 @@ async def run(
     gaps: list[float] = []
     reactions: list[float] = []
     async with OpenAIEmulator(default_reply=STORY) as emulator:  # every reply is the story
-        llm = OpenAICompatLLM(LlmSettings(backend="openai", model="m", base_url=emulator.base_url))
+        llm = emulated_llm(emulator.base_url)
         served = dataclasses.replace(components, llm=llm)
         turn: dict[str, Any] = {} if backchannels else {"backchannels": []}
         settings = Settings(server={"port": 0}, turn=turn)
         try:
-            async with running_server(settings, lambda: served) as server:
-                await server.wait_ready()
+            async with serving(settings, lambda: served) as server:
                 for _ in range(calls):
                     g, r = await one_call(server.url("twilio"), emulator, listen_ms)
                     gaps += g

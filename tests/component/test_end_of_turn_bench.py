@@ -16,26 +16,23 @@ import pytest
 
 from agent.audio.pcm import float_to_pcm16
 from agent.config import Settings
-from bench.end_of_turn import (
-    DEFAULT_POLICIES,
-    Outcome,
-    Policy,
+from bench.end_of_turn import build_parser, select_policies
+from bench.eot_corpus import Utterance
+from bench.eot_models import Transcriber, TurnScorer
+from bench.eot_policies import DEFAULT_POLICIES, Policy, parse_policy, with_overrides
+from bench.eot_report import (
     PolicyResult,
     SetResult,
-    build_parser,
     format_summary,
     format_table,
-    parse_policy,
-    run_utterance,
-    select_policies,
     summarize,
     summary,
     summary_rows,
-    with_overrides,
     word_errors,
 )
-from bench.eot_corpus import CATEGORIES, RATE, Category, Split, Utterance
-from bench.eot_models import Transcriber, TurnScorer
+from bench.eot_run import Outcome, run_utterance
+from bench.eot_sentences import CATEGORIES, Category, Split
+from bench.eot_voices import RATE
 
 
 def utterance(

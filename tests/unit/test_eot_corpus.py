@@ -12,28 +12,21 @@ import numpy as np
 import pytest
 
 from bench.eot_corpus import (
-    CATEGORIES,
     EDGE_MS,
     LEAD_MS,
-    PAUSED,
     PAUSES_MS,
-    RATE,
     ROOM_NOISES,
     ROOM_SNRS_DB,
-    SENTENCES,
-    SPLITS,
     TRAIL_MS,
     VOICES,
     Plan,
     RoomNoise,
-    Voice,
     assemble,
-    coloured_noise,
-    espeak_command,
-    noise_rms,
     plain_text,
     plan,
 )
+from bench.eot_sentences import CATEGORIES, PAUSED, SENTENCES, SPLITS
+from bench.eot_voices import RATE, Voice, coloured_noise, espeak_command, noise_rms
 
 
 def words(text: str) -> list[str]:

@@ -11,11 +11,14 @@ from typing import Any
 import pytest
 
 from agent.config import Settings
-from bench.end_of_turn import Policy, PolicyResult, SetResult, build_parser, summary, summary_rows
+from bench.end_of_turn import build_parser
 from bench.eot_call import CallLog, LiveOutcome, format_groups, frame_of, groups_json, policy_env
-from bench.eot_corpus import Category, Source, Utterance
+from bench.eot_corpus import Utterance
 from bench.eot_delays import Delays
+from bench.eot_policies import Policy
+from bench.eot_report import PolicyResult, SetResult, summary, summary_rows
 from bench.eot_seal import HEADER, append, log_line, seal
+from bench.eot_sentences import Category, Source
 
 
 def utterance(

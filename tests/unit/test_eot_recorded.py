@@ -8,23 +8,12 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from bench.eot_corpus import CATEGORIES, PAUSED, RATE, SPLITS, plain_text, plan
+from bench.eot_corpus import plain_text, plan
 from bench.eot_german import SENTENCES_DE, VOICES_DE
-from bench.eot_recorded import (
-    BREATHS,
-    CUTS,
-    JOINS,
-    SPEAKERS,
-    WHOLE,
-    Speaker,
-    category_of,
-    cut_at_pause,
-    joined,
-    pauses_in,
-    quietest,
-    speakers,
-    utterance,
-)
+from bench.eot_recorded import category_of, cut_at_pause, joined, pauses_in, quietest, speakers, utterance
+from bench.eot_recordings import BREATHS, CUTS, JOINS, SPEAKERS, WHOLE, Speaker
+from bench.eot_sentences import CATEGORIES, PAUSED, SPLITS
+from bench.eot_voices import RATE
 
 
 def tone(ms: int, level: float = 0.5, hz: float = 220.0) -> npt.NDArray[np.float32]:
@@ -129,7 +118,8 @@ def test_the_english_plan_is_unchanged_by_default() -> None:
 
 
 def test_a_recording_s_own_room_noise_is_not_audible_speech() -> None:
-    from bench.eot_corpus import OVER_NOISE_DB, RATE, loud_span
+    from bench.eot_corpus import OVER_NOISE_DB, loud_span
+    from bench.eot_voices import RATE
 
     rng = np.random.default_rng(0)
     noise = (10 ** (-40 / 20) * rng.standard_normal(RATE)).astype(np.float32)  # 1 s of room noise, 35 dB down

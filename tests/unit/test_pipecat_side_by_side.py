@@ -1,4 +1,4 @@
-"""The pure parts of bench/pipecat_side_by_side.py and bench/latency.py's utterance sets.
+"""The pure parts of bench/pipecat_side_by_side.py (its client and report) and bench/latency.py's utterance sets.
 
 The protobuf bytes below were made by Pipecat 1.14's own ``frames_pb2`` / ``ProtobufFrameSerializer``.
 """
@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from bench.latency import SHORT_UTTERANCES, utterance_of, utterance_plan, values_by_set
-from bench.pipecat_side_by_side import Sample, ServerRun, decode_frame, encode_audio, format_table, ratios
+from bench.latency_sets import SHORT_UTTERANCES, utterance_of, utterance_plan, values_by_set
+from bench.pipecat_client import decode_frame, encode_audio
+from bench.pipecat_report import Sample, ServerRun, format_table, ratios
 
 PCM = b"\x01\x00\xff\x7f"
 
