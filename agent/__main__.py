@@ -1,7 +1,7 @@
 """``python -m agent``: start the voice agent server.
 
 Reads settings once (environment ``AGENT_*`` and an optional ``--env-file``), refuses an unsafe exposure
-(``agent.security.exposure``: exit code 2), configures logging (``agent.security.logsafe``: no credential in any
+(``agent.front_door.exposure``: exit code 2), configures logging (``agent.security.logsafe``: no credential in any
 record, at any level), starts listening at once and loads the models in the background (``/healthz`` is 503 until
 they are loaded). Invalid settings also exit with code 2.
 
@@ -32,7 +32,7 @@ from agent.security import logsafe
 from agent.security.auth import DEFAULT_TENANT, Authenticator
 
 if TYPE_CHECKING:
-    from agent.runtime.server.listener import RunningServer
+    from agent.front_door.listener import RunningServer
 log = logging.getLogger("agent")
 CLI_LOG_FORMAT = "%(levelname)s %(name)s: %(message)s"
 
@@ -86,7 +86,7 @@ def print_local_token(settings: Settings, page_url: str) -> None:
 
 async def serve(settings: Settings, print_token: bool = False) -> int:
     # Imported here: the other commands (tokens, voices) do not load the server and its models.
-    from agent.runtime.server.listener import running_server
+    from agent.front_door.listener import running_server
     from agent.wiring import build_components
 
     async with running_server(settings, lambda: build_components(settings)) as server:
@@ -159,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
         return endpoint.run(args, settings)
     # Imported here, as in ``serve``: the other commands do not load the server (the exposure rules are the
     # ENDPOINTS table's, which brings the wires and the runtime).
-    from agent.security.exposure import check_exposure
+    from agent.front_door.exposure import check_exposure
 
     exposure = check_exposure(settings)
     if exposure.refusals:

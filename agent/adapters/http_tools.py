@@ -11,7 +11,7 @@ body: it may echo the arguments), no answer within the tool's ``timeout_s`` rais
 ``aiohttp`` exception is mapped here.
 
 ``GuardedResolver`` wraps ``aiohttp``'s resolver: a host that is not on the allow-list, or that resolves only to
-addresses the host rules refuse (``agent.security.tool_hosts``), fails to connect with ``HostRefused``; refused
+addresses the host rules refuse (``agent.config.tool_hosts``), fails to connect with ``HostRefused``; refused
 addresses among allowed ones are dropped. ``aiohttp`` does not resolve an address literal, which is why the URL is
 checked (``HostPolicy.url_refusal``) before each request as well. One ``aiohttp`` session (one connection pool,
 without a bound on connections: each call is bounded by its own timeout, so one caller's slow tool never holds up
@@ -32,8 +32,8 @@ from aiohttp.resolver import DefaultResolver
 
 from agent.adapters.aiohttp_pool import LoopSession
 from agent.config.tool_file import HttpTool
+from agent.config.tool_hosts import HostPolicy
 from agent.errors import ProviderTimeout, ToolFailed
-from agent.security.tool_hosts import HostPolicy
 
 USER_AGENT = "voice-agent-server (tools)"
 

@@ -34,10 +34,10 @@ from mcp.client.streamable_http import streamable_http_client
 
 from agent.adapters.http_tools import USER_AGENT, HostRefused
 from agent.config.tool_file import MAX_DESCRIPTION_CHARS, MAX_SCHEMA_CHARS, TOOL_NAME, McpServer
+from agent.config.tool_hosts import HostPolicy
 from agent.errors import ProviderTimeout, ToolFailed
 from agent.ports import ToolSpec
 from agent.security.logsafe import shown
-from agent.security.tool_hosts import HostPolicy
 
 log = logging.getLogger(__name__)
 

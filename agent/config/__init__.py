@@ -8,7 +8,10 @@ This package is the settings' public face: import from ``agent.config``, never f
 reason to change: ``server`` (the listener), ``audio`` (wire formats, echo), ``turns`` (VAD, turn-taking),
 ``models`` (ASR, LLM, TTS), ``voices`` (store, fidelity), ``phone`` (the gateways), ``auth`` (tokens), ``tools``
 (the server's own tools; their file is read by ``tool_file``), and
-``settings``, which composes them; ``credentials`` and ``addresses`` are what sections share.
+``settings``, which composes them; ``credentials`` and ``addresses`` are what sections share. Three pure modules
+hold the rules for what the operator's lists may name, read here at load time and applied above (so they are
+imported by their own names): ``origins`` (the browser Origin allow-list: the upgrade's check), ``tool_hosts``
+(the hosts a tool may reach: the adapters' check at each connection) and ``tenants`` (tenant names: the tokens').
 """
 
 from agent.config.addresses import cidrs

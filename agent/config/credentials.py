@@ -20,7 +20,7 @@ def is_blank(value: object) -> bool:
 class WithSecrets(BaseModel):
     """A section whose ``SecretStr | None`` fields are credentials: one given empty or blank is unset (None),
     never the HMAC key ``''`` anyone can sign with, and its name is kept in ``blank_secrets`` so that the start-up
-    check (``agent.security.exposure``) can say it was set but empty."""
+    check (``agent.front_door.exposure``) can say it was set but empty."""
 
     _blank: frozenset[str] = PrivateAttr(default_factory=frozenset)
 

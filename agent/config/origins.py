@@ -1,5 +1,8 @@
 """Which browser pages may open a WebSocket here: the ``Origin`` allowlist (pure: no sockets, no settings).
 
+Its one reason to change is the rule for origins. The settings normalise ``AGENT_SERVER__ALLOWED_ORIGINS`` with
+it at load time (``agent.config.server``), and the upgrade applies ``OriginPolicy`` (``agent.runtime.server.upgrade``).
+
 A browser always sends ``Origin`` on a WebSocket upgrade, and a page cannot forge it; so checking it stops
 any web page the user happens to visit from driving their local server (cross-site WebSocket hijacking).
 Allowed: the configured list, the server's own address (from its configuration and the listening socket,

@@ -10,7 +10,7 @@ from typing import Literal
 from pydantic import BaseModel, Field, field_validator, model_validator
 
 from agent.config.addresses import cidrs
-from agent.security.origins import normalize_origin
+from agent.config.origins import normalize_origin
 
 
 class ServerSettings(BaseModel):

@@ -1,7 +1,7 @@
 """Tenant names: what a valid one is, and the one a caller without a token belongs to.
 
-One reason to change: the rule for tenant names. Apart from the token codec (``agent.security.auth``) so that
-the settings (a tools file names tenants) can check names without importing what reads the settings.
+One reason to change: the rule for tenant names. Below the settings (a tools file names tenants) and the token
+codec (``agent.security.auth``, which re-exports these names), so both check names by the same rule.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ TOML (``tomllib``), or JSON when the name ends in ``.json``. Unknown keys are re
 not a tool silently left out). A header value ``env:NAME`` is read from the environment and ``file:PATH`` from
 a file (a mounted secret; relative to the tools file) when the file is loaded, here and nowhere else; any other
 value is sent as written. Secrets are kept as ``SecretStr``, and no message here shows one. Every URL must pass
-the host rules (``agent.security.tool_hosts``) at load time; the adapters check again at each connection.
+the host rules (``agent.config.tool_hosts``) at load time; the adapters check again at each connection.
 """
 
 from __future__ import annotations
@@ -31,9 +31,9 @@ from pydantic import (
     model_validator,
 )
 
+from agent.config.tenants import is_valid_tenant
+from agent.config.tool_hosts import HostPolicy
 from agent.errors import ConfigError
-from agent.security.tenants import is_valid_tenant
-from agent.security.tool_hosts import HostPolicy
 
 CLOCK_TOOL = "get_time"
 """The built-in tool's name (``agent.adapters.clock_tools``): reserved while the clock is on."""

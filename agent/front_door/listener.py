@@ -2,9 +2,10 @@
 
 Its one reason to change is the server's life: start, ready, drain, close. ``running_server(settings, load)``
 listens at once for WebSockets (the endpoints' paths, and the plain HTTP routes answered during the handshake:
-``agent.runtime.server.routes``), starts every listener an endpoint brings (``Endpoint.listener``: AudioSocket's
-TCP one when ``audiosocket.port`` is set), and loads the components in a worker thread; ``GET /healthz``
-answers 503 until they are loaded, then 200; 503 again while the server is full or draining
+``agent.front_door.routes``), starts every listener a row of the table brings (``Endpoint.listener``, when the
+row's settings turn it on; ``RunningServer.listener_port(name)`` says on which port), and loads the components in
+a worker thread; ``GET /healthz`` answers 503 until they are loaded, then 200; 503 again while the server is full
+or draining
 (``agent.runtime.server.admission``; upgrades are then refused with 503 and ``Retry-After``).
 ``RunningServer.drain`` lets the live calls finish (``agent.runtime.server.drain``); leaving ``running_server``
 closes whatever is still open with 1001. WebSocket limits are explicit: no compression, ``max_size``,
@@ -23,8 +24,8 @@ from websockets.asyncio.server import Server, serve
 
 from agent.config import Settings
 from agent.core.events import SHUTTING_DOWN
+from agent.front_door.routes import Routes
 from agent.runtime.components import Components
-from agent.runtime.server.routes import Routes
 from agent.runtime.server.state import ServerState, limits
 from agent.security.auth import Authenticator
 from agent.wires.endpoints import ENDPOINTS, Listener, endpoint
@@ -79,11 +80,6 @@ class RunningServer:
     def realtime_base_url(self) -> str:
         """What an OpenAI client takes as ``base_url`` (it connects to ``.../realtime`` under it)."""
         return self.url("realtime", "http").rsplit("/", 1)[0]
-
-    @property
-    def audiosocket_port(self) -> int | None:
-        """The AudioSocket listener's TCP port (``None``: ``audiosocket.port`` is not set)."""
-        return self.listener_port("audiosocket")
 
     @property
     def state(self) -> ServerState:

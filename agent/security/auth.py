@@ -17,16 +17,16 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from agent.errors import ProtocolError
-from agent.security.tenants import (  # part of this module's interface too
+from agent.config.tenants import (  # part of this module's interface too
     DEFAULT_TENANT as DEFAULT_TENANT,
 )
-from agent.security.tenants import (
+from agent.config.tenants import (
     MAX_TENANT as MAX_TENANT,
 )
-from agent.security.tenants import (
+from agent.config.tenants import (
     is_valid_tenant as is_valid_tenant,
 )
+from agent.errors import ProtocolError
 
 if TYPE_CHECKING:
     from agent.config import AuthSettings

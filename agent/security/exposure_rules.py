@@ -1,7 +1,7 @@
 """The vocabulary of the start-up exposure check: what the settings expose, and what a rule says about it.
 
 Its one reason to change is what an endpoint's exposure rule (``Endpoint.exposure``, ``agent.wires.endpoints``)
-reads and answers. Pure: settings in, sentences out. ``agent.security.exposure`` runs the rules of every
+reads and answers. Pure: settings in, sentences out. ``agent.front_door.exposure`` runs the rules of every
 endpoint; a rule lives with its protocol (``agent.wires.phone.credential``, ``agent.wires.audiosocket.credential``).
 """
 

@@ -7,7 +7,8 @@ peer is shown (``shown``).
   voice name) as it goes into a log line: printable, never a line break (so a caller cannot forge a
   ``CRITICAL agent.security.auth:`` line of its own), at most ``MAX_SHOWN_CHARS``.
 - ``Redactor``: a ``logging.Filter`` that rewrites any record holding a credential: the values of the
-  ``Authorization``, ``X-Twilio-Signature``, ``x-telnyx-streaming-auth-token``, ``Cookie``... headers,
+  ``Authorization`` header and of every one ``agent.security.credential_headers`` declares (``Cookie``, each
+  phone provider's signature or token...),
   ``token=``-like pairs (a query string's, a JSON object's, a dict's), bearer tokens and JWTs, in the formatted
   message, the traceback and the stack; a WebSocket frame (``websockets`` logs them at DEBUG, elided in the
   middle, so a token could show only in part) whose whole payload holds one is shown by its size only.
@@ -24,6 +25,8 @@ import re
 import sys
 from collections.abc import Mapping
 from typing import Any
+
+from agent.security.credential_headers import SECRET_HEADERS
 
 MAX_SHOWN_CHARS = 80
 REDACTED = "[redacted]"
@@ -43,11 +46,9 @@ def shown(value: object, limit: int = MAX_SHOWN_CHARS, *, quote: bool = False) -
     return repr(text[:limit]) + ("..." if len(text) > limit else "")
 
 
-_HEADERS = (
-    r"proxy-authorization|x-twilio-signature|x-telnyx-streaming-auth-token|set-cookie|cookie|x-api-key"
-    r"|x-amz-security-token"
-)
-"""Credential headers whose name is never prose: their value is redacted wherever ``Name: value`` shows."""
+_HEADERS = "|".join(re.escape(name.lower()) for name in SECRET_HEADERS)
+"""Credential headers whose name is never prose (``agent.security.credential_headers``, where each protocol's is
+declared): their value is redacted wherever ``Name: value`` shows."""
 _KEYS = (
     r"(?:access_|auth_|stream_auth_|refresh_|id_|session_)?token|api[_-]?key|apikey|(?:client_|signature_)?secret"
     r"|password|passwd|authorization"

@@ -3,8 +3,8 @@
 Its one reason to change is the set of protocols served. A row says where a protocol is reached (a WebSocket
 ``path``; none for one that brings its own ``listener``), how its call starts (``opening``), how its upgrade is
 checked after the method and the Origin (``check``), what the settings expose through it (``exposure``) and
-what else its socket serves (``side``). The routes (``agent.runtime.server.routes``), the upgrade checks, the
-start-up exposure rules (``agent.security.exposure``) and the URLs the server gives (``RunningServer.url``) are
+what else its socket serves (``side``). The routes (``agent.front_door.routes``), the upgrade checks, the
+start-up exposure rules (``agent.front_door.exposure``) and the URLs the server gives (``RunningServer.url``) are
 all read from here, and each path is written here only. A new gateway is one new folder under ``agent/wires``
 and one row.
 """

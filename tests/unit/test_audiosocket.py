@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from agent.config import Settings
 from agent.errors import ProtocolError
-from agent.security.exposure import check_exposure
+from agent.front_door.exposure import check_exposure
 from agent.wires.audiosocket import codec as audiosocket
 from agent.wires.audiosocket.credential import peer_allowed
 from agent.wires.audiosocket.gateway import MAX_BAD_IN_A_ROW, AudioSocketGateway, audiosocket_start

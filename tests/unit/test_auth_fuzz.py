@@ -12,10 +12,10 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
+from agent.config.origins import OriginPolicy, normalize_origin
 from agent.errors import ProtocolError
 from agent.security import auth
 from agent.security.auth import SCOPES, Authenticator, Principal, TokenError, is_valid_tenant, verify_token
-from agent.security.origins import OriginPolicy, normalize_origin
 from tests.fuzzing import JSON_VALUES, budget
 
 SECRET = b"f" * 32

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from agent.config import Settings
-from agent.security.exposure import check_exposure, is_loopback
+from agent.front_door.exposure import check_exposure, is_loopback
 
 SECRET = "k" * 40
 

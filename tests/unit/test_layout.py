@@ -6,7 +6,11 @@ contracts in ``.importlinter``, run by ``make lint``. What they cannot say is ch
 
 - every module in agent/ is at most 400 lines and opens with a docstring (its one reason to change);
 - the imports of agent/ form no cycle, counting those inside functions: an import may be put off to save start-up
-  time (``python -m agent tokens`` needs no model), never to hide a cycle.
+  time (``python -m agent tokens`` needs no model), never to hide a cycle;
+- nor do agent's top-level packages (``agent.config``, ``agent.wires``, ``agent.errors``...), counting the same
+  imports: a package that imports another is below it, whichever of its modules does it. The ``layers`` contract
+  says in which order; this says, independently of it, that some order exists, and names every arrow of a loop
+  with the module and line that draws it.
 """
 
 from __future__ import annotations
@@ -62,16 +66,30 @@ def test_every_module_is_small_and_says_why_it_exists() -> None:
     assert not silent, f"modules without a docstring: {silent}"
 
 
-def test_the_modules_of_agent_import_each_other_without_a_cycle_even_inside_functions() -> None:
+def _imports() -> dict[str, dict[str, int]]:
+    """Every module of agent/ -> the modules of agent/ it imports (anywhere: in a function, under
+    ``TYPE_CHECKING``) -> the line of the first import that names each."""
     modules = dict(_modules("agent"))
-    graph: dict[str, set[str]] = {}
+    graph: dict[str, dict[str, int]] = {}
     for name, path in modules.items():
-        tree = ast.parse(path.read_text())
-        edges: set[str] = set()
-        for node in ast.walk(tree):
+        edges: dict[str, int] = {}
+        for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Import | ast.ImportFrom):
-                edges |= {module for module in _imported(name, path, node) if module in modules and module != name}
+                for module in _imported(name, path, node):
+                    if module in modules and module != name:
+                        edges[module] = min(edges.get(module, node.lineno), node.lineno)
         graph[name] = edges
+    return graph
+
+
+def _package(module: str) -> str:
+    """The top-level package (or module) of agent/ that ``module`` belongs to: ``agent.wires.phone.ids`` ->
+    ``agent.wires``; ``agent`` itself for the package's own ``__init__``."""
+    return ".".join(module.split(".")[:2])
+
+
+def test_the_modules_of_agent_import_each_other_without_a_cycle_even_inside_functions() -> None:
+    graph = {name: set(edges) for name, edges in _imports().items()}
 
     cycles: list[list[str]] = []
     state: dict[str, int] = {}  # 1: on the current path, 2: done
@@ -89,3 +107,48 @@ def test_the_modules_of_agent_import_each_other_without_a_cycle_even_inside_func
         if module not in state:
             visit(module, [module])
     assert not cycles, "import cycles: " + "; ".join(" -> ".join(cycle) for cycle in cycles)
+
+
+def test_the_packages_of_agent_import_each_other_without_a_loop_even_inside_functions() -> None:
+    arrows: dict[tuple[str, str], list[str]] = {}  # (importer, imported) -> where: "module:line"
+    for name, edges in _imports().items():
+        for module, line in edges.items():
+            source, target = _package(name), _package(module)
+            if source != target:
+                arrows.setdefault((source, target), []).append(f"{name}:{line} -> {module}")
+    below: dict[str, set[str]] = {}
+    for source, target in arrows:
+        below.setdefault(source, set()).add(target)
+
+    def reaches(start: str) -> set[str]:
+        seen: set[str] = set()
+        todo = [start]
+        while todo:
+            for target in below.get(todo.pop(), ()):
+                if target not in seen:
+                    seen.add(target)
+                    todo.append(target)
+        return seen
+
+    reach = {package: reaches(package) for package in below}
+    looped = sorted((source, target) for source, target in arrows if source in reach.get(target, set()))
+    assert not looped, "arrows between packages that sit in a loop: " + "; ".join(
+        f"{source} -> {target} ({', '.join(sorted(arrows[source, target]))})" for source, target in looped
+    )
+
+
+def test_every_bench_module_is_small_and_says_why_it_exists() -> None:
+    """bench/ is held to agent/'s rule (issue 31): a bench too big for one reason to change is split (its sets,
+    its runner, its report), and what benches share lives once (``bench.stats``, ``bench.progress``,
+    ``bench.speech``, ``bench.server``)."""
+    too_long: list[str] = []
+    silent: list[str] = []
+    for path in sorted((ROOT / "bench").rglob("*.py")):
+        text = path.read_text()
+        name = str(path.relative_to(ROOT))
+        if len(text.splitlines()) > MAX_LINES:
+            too_long.append(f"{name}: {len(text.splitlines())} lines")
+        if not ast.get_docstring(ast.parse(text)):
+            silent.append(name)
+    assert not too_long, f"bench modules over {MAX_LINES} lines: {too_long}"
+    assert not silent, f"bench modules without a docstring: {silent}"

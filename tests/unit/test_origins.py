@@ -6,7 +6,7 @@ import pytest
 from pydantic import ValidationError
 
 from agent.config import ServerSettings
-from agent.security.origins import OriginPolicy, normalize_origin
+from agent.config.origins import OriginPolicy, normalize_origin
 
 
 @pytest.mark.parametrize(

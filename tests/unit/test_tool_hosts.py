@@ -6,7 +6,7 @@ import ipaddress
 
 import pytest
 
-from agent.security.tool_hosts import HostPolicy, is_public, normalize_host, parse_address
+from agent.config.tool_hosts import HostPolicy, is_public, normalize_host, parse_address
 
 
 @pytest.mark.parametrize(

@@ -1,7 +1,7 @@
 """What the front door shares between its listeners: the components, the load, the calls, the callers' seats.
 
 Its one reason to change is what a listener needs to know to take or refuse a call. One ``ServerState`` per
-server, made by ``running_server`` and read by the WebSocket routes (``agent.runtime.server.routes``) and by any
+server, made by ``running_server`` and read by the WebSocket routes (``agent.front_door.routes``) and by any
 other listener an endpoint brings (``Endpoint.listener``, e.g. AudioSocket's TCP one).
 """
 

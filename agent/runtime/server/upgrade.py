@@ -1,7 +1,7 @@
 """Who may open a WebSocket: the checks made on the upgrade request, before any handler runs.
 
 Its one reason to change is the order of the checks and what every endpoint shares. In order: the method (GET
-only, else 405), the browser ``Origin`` (a foreign one gets 403, see ``agent.security.origins``), then the
+only, else 405), the browser ``Origin`` (a foreign one gets 403, see ``agent.config.origins``), then the
 endpoint's own credential check (``Endpoint.check`` in ``agent.wires.endpoints``), which reads the
 ``Authorization: Bearer`` header as parsed here. Protocol v1 (``deferred``) does not refuse a bad header at the
 upgrade: the connection opens, answers ``error`` ``unauthorized`` and closes 1008 (the protocol's own way to
@@ -20,10 +20,10 @@ from http import HTTPStatus
 from websockets.http11 import Request, Response
 
 from agent.config import Settings
+from agent.config.origins import OriginPolicy
 from agent.errors import ProtocolError
 from agent.runtime.server.responses import json_response, method_not_allowed, single_header
 from agent.security.auth import Authenticator, Principal
-from agent.security.origins import OriginPolicy
 
 log = logging.getLogger(__name__)
 

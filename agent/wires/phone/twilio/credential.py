@@ -11,6 +11,7 @@ from agent.config import Settings
 from agent.runtime.server.responses import single_header
 from agent.runtime.server.upgrade import Upgrade
 from agent.security.auth import TWILIO_CALLER
+from agent.security.credential_headers import TWILIO_SIGNATURE
 from agent.wires.phone.credential import ProviderCredential
 from agent.wires.phone.twilio import codec as twilio
 
@@ -28,11 +29,11 @@ def _signed(upgrade: Upgrade) -> str | None:
     assert token is not None
     try:
         host = single_header(upgrade.request.headers, "Host") or ""
-        signature = single_header(upgrade.request.headers, "X-Twilio-Signature")
+        signature = single_header(upgrade.request.headers, TWILIO_SIGNATURE)
     except ValueError:
-        return "invalid X-Twilio-Signature"
+        return f"invalid {TWILIO_SIGNATURE}"
     url = cfg.public_url or f"wss://{host}{upgrade.path}"
-    return None if twilio.valid_signature(token.get_secret_value(), url, signature) else "invalid X-Twilio-Signature"
+    return None if twilio.valid_signature(token.get_secret_value(), url, signature) else f"invalid {TWILIO_SIGNATURE}"
 
 
 SIGNATURE = ProviderCredential(
