@@ -42,6 +42,9 @@ class Received:
 
     audio_times: list[float] = field(default_factory=list)
     audio_sizes: list[int] = field(default_factory=list)
+    audio_sent: list[int] = field(default_factory=list)
+    """For each audio frame received, how many 20 ms frames the caller had sent by then: the caller's own audio
+    time, which a loaded machine cannot squeeze as it can the arrival times (frames delayed, then in a burst)."""
     audio: bytearray = field(default_factory=bytearray)  # PCM16 8 kHz, everything received
     hangup_at: float | None = None
     closed_at: float | None = None
@@ -61,6 +64,7 @@ class AudioSocketCaller:
         self.call = call or uuid.uuid4()
         self.received = Received()
         self.speech_onsets: list[float] = []  # when each queued utterance began to be sent
+        self.sent_frames = 0
         self._outgoing: asyncio.Queue[bytes] = asyncio.Queue()
         self._playout_until = 0.0
         self._tasks: list[asyncio.Task[None]] = []
@@ -105,6 +109,7 @@ class AudioSocketCaller:
                 frame, pending = pending[:FRAME_BYTES], pending[FRAME_BYTES:]
                 await self.send(message(AUDIO, frame.ljust(FRAME_BYTES, b"\x00")))
                 sent += 1
+                self.sent_frames = sent
                 await asyncio.sleep(max(0.0, start + sent * 0.02 - time.monotonic()))
 
     async def _receive_loop(self) -> None:
@@ -117,6 +122,7 @@ class AudioSocketCaller:
                 if kind == AUDIO:
                     got.audio_times.append(now)
                     got.audio_sizes.append(len(payload))
+                    got.audio_sent.append(self.sent_frames)
                     got.audio += payload
                     self._playout_until = max(self._playout_until, now) + len(payload) / (2 * RATE)
                 elif kind == HANGUP:

@@ -2,7 +2,8 @@
 condition, pick a port, fetch a URL, and send audio at the pace of a live caller.
 
 Every wait here is bounded and fails loudly (``AssertionError`` saying what was awaited) rather than returning
-as if it had succeeded; a test that must see nothing arrive says so itself. It changes when the way tests drive
+as if it had succeeded; a test that must see nothing arrive says so itself. A wait on anything else is
+``testing.waits`` (``until`` is also here, where tests have long found it). It changes when the way tests drive
 a server over sockets changes.
 """
 
@@ -11,19 +12,17 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
-import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from websockets.asyncio.client import ClientConnection
 
 from clients.framing import FramePacer
+from testing.waits import WAIT_S, until
 
-WAIT_S = 30.0
-"""The default bound on one wait: only against a hang, never a timing under test."""
+__all__ = ["WAIT_S", "FrameClock", "HttpResponse", "free_port", "http_get", "next_json", "read_until", "until"]
 
 
 async def next_json(ws: ClientConnection, wait_s: float = WAIT_S) -> dict[str, Any]:
@@ -51,17 +50,6 @@ async def read_until(ws: ClientConnection, kind: str, wait_s: float = WAIT_S) ->
         seen.append(message)
         if message["type"] == kind:
             return seen
-
-
-async def until(condition: Callable[[], bool], wait_s: float, what: str = "the condition") -> None:
-    """Return as soon as ``condition()`` holds, checked every 20 ms; ``AssertionError`` after ``wait_s``.
-
-    For state another task updates (a caller's counters); a wait on messages is ``read_until``."""
-    deadline = time.monotonic() + wait_s
-    while not condition():
-        if time.monotonic() >= deadline:
-            raise AssertionError(f"still waiting for {what} after {wait_s} s")
-        await asyncio.sleep(0.02)
 
 
 def free_port() -> int:

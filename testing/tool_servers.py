@@ -32,6 +32,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 from testing.emulators.scripted import wait_for_client_close
+from testing.waits import until_sync
 
 FORECAST = {"temp_c": 21, "conditions": "sunny"}
 START_WAIT_S = 30.0
@@ -193,11 +194,13 @@ class McpToolServer:
         self._server = server = uvicorn.Server(config)
         self._thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
         self._thread.start()
-        deadline = time.monotonic() + START_WAIT_S
-        while not server.started:
-            if not self._thread.is_alive() or time.monotonic() > deadline:
-                raise AssertionError("the MCP tool server did not start")
-            time.sleep(0.01)
+        thread = self._thread
+
+        def started() -> bool:
+            assert thread.is_alive(), "the MCP tool server stopped before it started"
+            return bool(server.started)
+
+        until_sync(started, START_WAIT_S, "the MCP tool server to start", every_s=0.01)
         return self
 
     def __exit__(self, *exc: object) -> None:

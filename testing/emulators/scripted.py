@@ -1,19 +1,23 @@
 """What the streaming LLM emulators share: a loopback aiohttp server that plays a script per call.
 
 Each call takes the next queued plan (``script(steps)``) or the emulator's default reply. A plan is a list of
-steps: bytes to write, a ``Pause``, a ``Hang`` (send nothing more until the client closes) or a
-``Disconnect`` (drop the connection abruptly). Calls are recorded by the subclass; ``client_closed`` is set
-when a client drops a stream before it ended, ``completed_streams`` counts the ones played to the end.
+steps: bytes to write, a ``Pause``, a ``Gate`` (held until the test opens it), a ``Hang`` (send nothing more
+until the client closes) or a ``Disconnect`` (drop the connection abruptly). Calls are recorded by the
+subclass; ``client_closed`` is set when a client drops a stream before it ended, ``completed_streams`` counts
+the ones played to the end.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections import deque
-from dataclasses import dataclass
+from collections.abc import AsyncGenerator
+from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 from aiohttp import web
+
+from testing.waits import within
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,6 +25,14 @@ class Pause:
     """Wait before the next frame (streaming latency)."""
 
     seconds: float
+
+
+@dataclass(frozen=True, slots=True)
+class Gate:
+    """Send nothing more until the test opens the gate (``opened.set()``): what the client does with what it has
+    so far is then ordered against what the server sends next, with no clock (``gated`` makes one per pause)."""
+
+    opened: asyncio.Event = field(default_factory=asyncio.Event)
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,8 +45,38 @@ class Disconnect:
     """Drop the connection abruptly (a broken stream: no terminating frame)."""
 
 
-Step = bytes | Pause | Hang | Disconnect
+Step = bytes | Pause | Gate | Hang | Disconnect
+
+
+def gated(steps: list[Step]) -> tuple[list[Step], list[Gate]]:
+    """``steps`` with each ``Pause`` replaced by a ``Gate``, and the gates in order."""
+    gates = [Gate() for step in steps if isinstance(step, Pause)]
+    opened = iter(gates)
+    return [next(opened) if isinstance(step, Pause) else step for step in steps], gates
+
+
+T = TypeVar("T")
 Failure = TypeVar("Failure")
+
+
+async def one_by_one(stream: AsyncGenerator[T, None], gates: list[Gate]) -> list[T]:
+    """Open ``gates`` one at a time and take one item of ``stream`` after each: every item must come while the
+    later ones are still held back by the server (streamed, not buffered to the end); after the last, the
+    stream must end. Returns the items."""
+    got: list[T] = []
+    try:
+        for gate in gates:
+            gate.opened.set()
+            got.append(await within(anext(stream), what=f"item {len(got) + 1} while the rest is held back"))
+        rest = await within(_rest(stream), what="the end of the stream")
+    finally:
+        await stream.aclose()
+    assert rest == [], f"more than one item a gate: {rest}"
+    return got
+
+
+async def _rest(stream: AsyncGenerator[T, None]) -> list[T]:
+    return [item async for item in stream]
 
 
 async def wait_for_client_close(request: web.Request) -> None:
@@ -86,6 +128,8 @@ class ScriptedServer(Generic[Failure]):
             for step in plan:
                 if isinstance(step, Pause):
                     await asyncio.sleep(step.seconds)
+                elif isinstance(step, Gate):
+                    await step.opened.wait()
                 elif isinstance(step, Hang):
                     await wait_for_client_close(request)
                     self.client_closed.set()

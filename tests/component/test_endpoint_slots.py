@@ -8,6 +8,7 @@ import pytest
 
 from agent.adapters.endpoint_slots import EndpointSlots
 from agent.ports import JobInfo, Work
+from testing.waits import until, within
 
 FIRST = JobInfo(Work.FIRST_SENTENCE)
 
@@ -28,15 +29,13 @@ async def test_a_saturated_endpoint_sends_first_sentences_before_later_ones() ->
                 await release.wait()
 
     busy = asyncio.create_task(request("a1", FIRST))
-    while not order:  # noqa: ASYNC110 - a list, not an event
-        await asyncio.sleep(0)
+    await until(lambda: bool(order), what="a1 to take the slot", every_s=0)
     waiting = [
         asyncio.create_task(request("a2", later(30.0))),
         asyncio.create_task(request("a3", later(60.0))),
         asyncio.create_task(request("b1", FIRST)),
     ]
-    while slots.stats().models["tts"].queued < 3:  # noqa: ASYNC110 - the slots expose a count
-        await asyncio.sleep(0)
+    await until(lambda: slots.stats().models["tts"].queued >= 3, what="three requests to queue", every_s=0)
     release.set()
     await asyncio.gather(busy, *waiting)
     assert order == ["a1", "b1", "a2", "a3"]
@@ -53,15 +52,14 @@ async def test_a_cancelled_waiter_leaves_the_queue_and_its_slot_is_not_lost() ->
             await release.wait()
 
     holder = asyncio.create_task(hold())
-    await entered.wait()
+    await within(entered.wait(), what="the holder to take the slot")
 
     async def wait_for_slot() -> None:
         async with slots.slot(later(5.0), 1):
             pytest.fail("a cancelled waiter must not get the slot")
 
     waiter = asyncio.create_task(wait_for_slot())
-    while slots.stats().models["tts"].queued < 1:  # noqa: ASYNC110 - the slots expose a count
-        await asyncio.sleep(0)
+    await until(lambda: slots.stats().models["tts"].queued >= 1, what="the waiter to queue", every_s=0)
     waiter.cancel()
     with pytest.raises(asyncio.CancelledError):
         await waiter

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from agent.config import Settings
+from agent.front_door.listener import RunningServer, running_server
 from agent.ports import VoiceStore
 from agent.runtime.components import Components
-from agent.runtime.server.listener import RunningServer, running_server
 from agent.wiring import build_components, build_enrollment_limits
 
 

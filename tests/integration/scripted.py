@@ -9,8 +9,8 @@ from contextlib import asynccontextmanager
 
 from agent.adapters.openai_compat_llm import OpenAICompatLLM
 from agent.config import LlmSettings, Settings
+from agent.front_door.listener import RunningServer, running_server
 from agent.runtime.components import Components
-from agent.runtime.server.listener import RunningServer, running_server
 from testing.emulators import openai as oai
 from testing.emulators.openai import OpenAIEmulator
 from tests.integration.conftest import local_settings

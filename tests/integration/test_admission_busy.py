@@ -18,9 +18,9 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import InvalidStatus
 
+from agent.front_door.listener import running_server
 from agent.ports import URGENT
 from agent.runtime.components import Components
-from agent.runtime.server.listener import running_server
 from agent.work.workers import WorkPool
 from testing.sockets import http_get, read_until
 from tests.integration.conftest import local_settings

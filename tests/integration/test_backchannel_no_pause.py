@@ -1,5 +1,6 @@
 """An "uh-huh" or a hum over a playing reply, on a client that cannot pause (no ``playback.pause``), over a real
-socket with real tiny.en and Piper: the reply plays on to its end, and the sound becomes no turn.
+socket with real tiny.en and Piper: the reply plays on to its end, and the sound becomes no turn (the caller's
+next words are the next turn).
 
 The sounds are ones the quick look at their first 180 ms used to take for words and so cut the reply
 (``bench/backchannels.py``): espeak-ng's en-gb+f2 "uh-huh" (heard as "F***", then "Uh-uh.") and Piper's "mhm"
@@ -21,8 +22,9 @@ from websockets.asyncio.client import ClientConnection, connect
 from agent.audio.pcm import float_to_pcm16
 from agent.runtime.components import Components
 from testing.echo_audio import espeak
-from testing.sockets import FrameClock
+from testing.sockets import FrameClock, read_until
 from testing.speech import silence, speech_pcm16
+from testing.waits import within
 from tests.integration.scripted import scripted_server
 
 pytestmark = pytest.mark.models
@@ -34,6 +36,7 @@ STORY = [
     "One day she found a lost duckling crying under a willow tree. ",
     "The fox carried the duckling home across three wide fields. ",
 ]
+QUESTION = "What time is it?"
 
 
 def _espeak_uh_huh() -> bytes:
@@ -57,8 +60,12 @@ async def _stream(ws: ClientConnection, queue: asyncio.Queue[bytes], stop: async
 
 
 async def _call(url: str, sound: bytes) -> tuple[list[dict[str, Any]], int]:
-    """Ask for a story; 1.5 s after its first audio, make ``sound``; listen until the story's turn is over.
-    Returns the messages and the reply audio bytes received."""
+    """Ask for a story; 1.5 s after its first audio, make ``sound``; once the story's turn is over, ask a question.
+    Returns the messages up to the question's transcript and the story's reply audio bytes received.
+
+    The question is the signal that the server has done with the sound: the server decides what caller audio
+    becomes in the order it was said (a sound still waiting for its transcript when the question ends is
+    dropped), so by the question's transcript, a turn the sound had become would have been announced."""
     messages: list[dict[str, Any]] = []
     audio = 0
     async with connect(url) as ws:
@@ -67,32 +74,30 @@ async def _call(url: str, sound: bytes) -> tuple[list[dict[str, Any]], int]:
         stop = asyncio.Event()
         queue.put_nowait(silence(300) + speech_pcm16("Tell me a story about a fox."))
         sender = asyncio.create_task(_stream(ws, queue, stop))
-        sound_at: float | None = None
+
+        async def story() -> None:
+            nonlocal audio
+            sound_at: float | None = None
+            while True:
+                if sound_at is not None and time.monotonic() >= sound_at:
+                    queue.put_nowait(sound)
+                    sound_at = float("inf")
+                try:
+                    message = await asyncio.wait_for(ws.recv(), 0.1)
+                except TimeoutError:
+                    continue
+                if isinstance(message, bytes):
+                    audio += len(message)
+                    sound_at = time.monotonic() + 1.5 if sound_at is None else sound_at
+                    continue
+                messages.append(json.loads(message))
+                if messages[-1]["type"] == "turn.metrics" and messages[-1]["turn"] == 1:
+                    return
+
         try:
-            async with asyncio.timeout(90):
-                while True:
-                    if sound_at is not None and time.monotonic() >= sound_at:
-                        queue.put_nowait(sound)
-                        sound_at = float("inf")
-                    try:
-                        message = await asyncio.wait_for(ws.recv(), 0.1)
-                    except TimeoutError:
-                        continue
-                    if isinstance(message, bytes):
-                        audio += len(message)
-                        sound_at = time.monotonic() + 1.5 if sound_at is None else sound_at
-                        continue
-                    messages.append(json.loads(message))
-                    if messages[-1]["type"] == "turn.metrics" and messages[-1]["turn"] == 1:
-                        break
-                await asyncio.sleep(2.0)  # what the sound becomes, if anything (fails below if it is a turn)
-                while True:
-                    try:
-                        message = await asyncio.wait_for(ws.recv(), 0.5)
-                    except TimeoutError:
-                        break
-                    if isinstance(message, str):
-                        messages.append(json.loads(message))
+            await within(story(), 90, "the end of the story's turn")
+            queue.put_nowait(silence(300) + speech_pcm16(QUESTION) + silence(300))
+            messages += await read_until(ws, "transcript")  # the sound's, had it become a turn; else the question's
         finally:
             stop.set()
             await sender
@@ -114,4 +119,7 @@ async def test_an_acknowledgement_over_the_reply_loses_none_of_it(
     assert metrics["interrupted"] is False
     (start,) = [m for m in messages if m["type"] == "audio.start"]
     assert audio == metrics["reply_audio_ms"] * start["sample_rate"] * 2 // 1000  # every byte of it was sent
-    assert [m["turn"] for m in messages if m["type"] == "transcript"] == [1]  # and the sound became no turn
+    # And the sound became no turn: the next turn is the question.
+    transcripts = [(m["turn"], m["text"]) for m in messages if m["type"] == "transcript"]
+    assert [turn for turn, _ in transcripts] == [1, 2], transcripts
+    assert "time" in transcripts[1][1].lower(), transcripts

@@ -27,9 +27,9 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from agent.adapters.file_voice_store import FileVoiceStore
 from agent.audio import mulaw
+from agent.front_door.listener import RunningServer, running_server
 from agent.ports import ConsentRecord, Voice, VoiceRecord
 from agent.runtime.components import Components
-from agent.runtime.server.listener import RunningServer, running_server
 from agent.security.auth import DEFAULT_TENANT
 from agent.wires.phone.twilio import codec as twilio
 from testing.sockets import http_get, next_json

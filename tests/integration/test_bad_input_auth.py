@@ -20,8 +20,8 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
+from agent.front_door.listener import RunningServer, running_server
 from agent.runtime.components import Components
-from agent.runtime.server.listener import RunningServer, running_server
 from agent.security.auth import mint_token
 from agent.wires.phone.twilio import codec as twilio
 from testing.sockets import next_json

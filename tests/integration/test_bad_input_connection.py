@@ -22,10 +22,11 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
 from agent.config import Settings
-from agent.runtime.server.listener import RunningServer, running_server
+from agent.front_door.listener import RunningServer, running_server
 from agent.security.auth import Authenticator
 from clients.twilio_client import TwilioCaller
 from testing.sockets import next_json, read_until
+from testing.waits import until
 from tests.integration.conftest import local_settings
 from tests.integration.standins import (
     EchoLanguageModel,
@@ -84,9 +85,8 @@ async def bystander_works(server: RunningServer) -> None:
 
 
 async def slots_freed(server: RunningServer) -> None:
-    """Wait for the effect (every connection gone), however long it takes; pytest's timeout bounds it."""
-    while server.state.connections:  # noqa: ASYNC110 - the server exposes a count, not an event
-        await asyncio.sleep(0.02)
+    """Wait for the effect (every connection gone)."""
+    await until(lambda: not server.state.connections, what=lambda: f"every connection gone: {server.state.connections}")
 
 
 def tracebacks(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:

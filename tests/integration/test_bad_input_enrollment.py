@@ -15,9 +15,9 @@ import pytest
 from websockets.asyncio.client import connect
 
 from agent.adapters.file_voice_store import FileVoiceStore
+from agent.front_door.listener import RunningServer, running_server
 from agent.ports import ConsentRecord, Voice, VoiceRecord
 from agent.runtime.components import Components
-from agent.runtime.server.listener import RunningServer, running_server
 from agent.security.auth import DEFAULT_TENANT
 from testing.reference_files import encode
 from testing.sockets import next_json

@@ -20,7 +20,7 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 
-from agent.runtime.server.listener import RunningServer, running_server
+from agent.front_door.listener import RunningServer, running_server
 from clients.phone_caller import PhoneCaller
 from clients.telnyx_client import TelnyxCaller
 from clients.vonage_client import VonageCaller

@@ -20,6 +20,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from agent.runtime.components import Components
 from testing.sockets import FrameClock
 from testing.speech import silence, speech_pcm16, wer
+from testing.waits import within
 from tests.integration.scripted import scripted_server
 
 pytestmark = pytest.mark.models
@@ -115,9 +116,10 @@ async def _conversation(url: str) -> Talk:
         first_audio_at: float | None = None
         received_ms = 0.0
         interrupted = cleared = False
-        deadline = time.monotonic() + 60
-        try:
-            while time.monotonic() < deadline:
+
+        async def listen() -> None:
+            nonlocal first_audio_at, received_ms, interrupted, cleared
+            while True:
                 try:
                     message = await asyncio.wait_for(ws.recv(), 0.2)
                 except TimeoutError:
@@ -138,7 +140,7 @@ async def _conversation(url: str) -> Talk:
                     if event["type"] == "audio.start" and event["turn"] == 2:
                         cleared = False
                     if event["type"] == "turn.metrics" and event["turn"] == 2:
-                        break
+                        return
                 if first_audio_at is not None and not interrupted:
                     played = min(received_ms, (time.monotonic() - first_audio_at) * 1000)
                     await ws.send(json.dumps({"type": "playback.mark", "turn": 1, "played_ms": played}))
@@ -146,6 +148,9 @@ async def _conversation(url: str) -> Talk:
                     if played >= 1500:
                         interrupted = True
                         await caller.queue.put(speech_pcm16(INTERRUPTION))
+
+        try:
+            await within(listen(), 60, "the answer's turn to end")
         finally:
             caller.stop.set()
             await sender

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -16,7 +15,9 @@ from agent.config import LlmSettings
 from agent.errors import ProviderError, ProviderTimeout, ProviderUnavailable
 from agent.ports import ChatMessage, ToolCall
 from testing.emulators import bedrock
-from testing.emulators.bedrock import BedrockEmulator, Hang, Pause
+from testing.emulators.bedrock import BedrockEmulator, Hang
+from testing.emulators.scripted import gated, one_by_one
+from testing.waits import within
 
 MODEL = "anthropic.claude-3-haiku-20240307-v1:0"
 HISTORY = (
@@ -135,11 +136,9 @@ async def test_tool_input_for_a_block_that_did_not_start_as_a_tool_use_is_an_err
 
 
 async def test_deltas_arrive_incrementally(llm: BedrockLLM, emulator: BedrockEmulator) -> None:
-    emulator.script(bedrock.text_reply(["one", " two", " three"], delay_s=0.15))
-    arrivals = [time.monotonic() async for _ in llm.stream_reply(HISTORY)]
-    # Buffered until the end, all three would arrive together; streamed, they are ~0.15 s apart.
-    assert len(arrivals) == 3
-    assert arrivals[1] - arrivals[0] > 0.08 and arrivals[2] - arrivals[1] > 0.08
+    steps, gates = gated(bedrock.text_reply(["one", " two", " three"], delay_s=1.0))
+    emulator.script(steps)
+    assert await one_by_one(llm.stream_reply(HISTORY), gates) == ["one", " two", " three"]
 
 
 @pytest.mark.parametrize(
@@ -214,10 +213,10 @@ async def test_mid_stream_exceptions_are_mapped_after_some_text(
 
 async def test_a_stalled_stream_times_out(emulator: BedrockEmulator) -> None:
     adapter = BedrockLLM(_settings(emulator, read_timeout_s=0.2), session=_session())
-    emulator.script([bedrock.message_start(), bedrock.text_delta("Hel"), Pause(0.6), bedrock.text_delta("lo")])
+    emulator.script([bedrock.message_start(), bedrock.text_delta("Hel"), Hang()])  # only the timeout ends it
     try:
         with pytest.raises(ProviderTimeout):
-            await _collect(adapter)
+            await within(_collect(adapter), what="the read timeout")
     finally:
         await adapter.aclose()
 

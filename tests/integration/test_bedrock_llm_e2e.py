@@ -9,8 +9,8 @@ from aiobotocore.session import get_session
 
 from agent.adapters.bedrock_llm import BedrockLLM
 from agent.config import LlmSettings
+from agent.front_door.listener import running_server
 from agent.runtime.components import Components
-from agent.runtime.server.listener import running_server
 from clients.protocol_client import converse
 from testing.emulators import bedrock
 from testing.emulators.bedrock import BedrockEmulator

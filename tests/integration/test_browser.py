@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.runtime.server.listener import RunningServer
+from agent.front_door.listener import RunningServer
 from testing.speech import silence, speech_pcm16, wer
 from tests.integration.chromium import chromium_page, flags, require_chromium
 

@@ -23,12 +23,13 @@ import pytest
 from websockets.asyncio.server import ServerConnection, serve
 
 from agent.audio.pcm import float_to_pcm16
+from agent.front_door.listener import RunningServer, running_server
 from agent.languages import LANGUAGES, NATIVE
 from agent.runtime.components import Components
-from agent.runtime.server.listener import RunningServer, running_server
 from agent.wiring import build_stt
 from testing.echo_audio import espeak
 from testing.speech import silence
+from testing.waits import within
 from tests.integration.chromium import chromium_page, flags, require_chromium, serve_page
 from tests.integration.conftest import local_settings
 
@@ -173,8 +174,7 @@ class FakeAgent:
                 await ws.close(1000)
 
     async def send(self, *messages: dict[str, object]) -> None:
-        async with asyncio.timeout(WAIT_MS / 1000):
-            await self.started.wait()
+        await within(self.started.wait(), WAIT_MS / 1000, "the page's call to start")
         assert self.call is not None
         for message in messages:
             await self.call.send(json.dumps(message))

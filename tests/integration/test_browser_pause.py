@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import pytest
 from websockets.asyncio.server import ServerConnection, serve
 
+from testing.waits import until
 from tests.integration.chromium import chromium_page, flags, require_chromium, serve_page
 
 RATE = 24000
@@ -65,13 +66,10 @@ class FakeAgent:
             self.news.set()
 
     async def until(self, what: Callable[[], bool]) -> None:
-        try:
-            async with asyncio.timeout(WAIT_MS / 1000):
-                while not what():
-                    self.news.clear()
-                    await self.news.wait()
-        except TimeoutError:
-            raise AssertionError(f"still waiting; the page's marks (turn, played_ms): {self.marks}") from None
+        def marks() -> str:
+            return f"the page's marks (turn, played_ms), now {self.marks}"
+
+        await until(what, WAIT_MS / 1000, marks, changed=self.news)
 
     async def send(self, *messages: dict[str, object] | list[bytes]) -> None:
         assert self.call is not None

@@ -6,7 +6,7 @@ import asyncio
 import urllib.error
 import urllib.request
 
-from agent.runtime.server.listener import RunningServer
+from agent.front_door.listener import RunningServer
 
 
 def _get(url: str) -> tuple[int, dict[str, str], bytes]:

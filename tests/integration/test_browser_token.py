@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from agent.runtime.server.listener import RunningServer
+from agent.front_door.listener import RunningServer
 from tests.integration.chromium import chromium_page, flags, require_chromium
 
 pytestmark = pytest.mark.models

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -16,6 +15,7 @@ import pytest
 from agent.audio.wav import write_wav
 from testing.sockets import free_port
 from testing.speech import silence, speech_pcm16, wer
+from testing.waits import until_sync
 from tests.integration.conftest import server_env
 
 pytestmark = pytest.mark.models
@@ -35,18 +35,17 @@ def server_process() -> Iterator[str]:
         text=True,
     )
     url = f"http://127.0.0.1:{port}/healthz"
-    deadline = time.monotonic() + 60
+
+    def ready() -> bool:
+        assert proc.poll() is None, proc.stdout.read() if proc.stdout else "server exited"
+        try:
+            with urllib.request.urlopen(url, timeout=1) as response:
+                return bool(response.status == 200)
+        except (urllib.error.URLError, ConnectionError):
+            return False
+
     try:
-        while True:
-            assert proc.poll() is None, proc.stdout.read() if proc.stdout else "server exited"
-            try:
-                with urllib.request.urlopen(url, timeout=1) as response:
-                    if response.status == 200:
-                        break
-            except (urllib.error.URLError, ConnectionError):
-                pass
-            assert time.monotonic() < deadline, "server did not become ready"
-            time.sleep(0.2)
+        until_sync(ready, 60, "the server to become ready", every_s=0.2)
         yield f"ws://127.0.0.1:{port}/ws"
     finally:
         proc.terminate()

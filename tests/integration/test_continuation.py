@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 import urllib.request
 from typing import Any
 
@@ -18,7 +17,7 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
 from agent.runtime.components import Components
-from testing.sockets import FrameClock
+from testing.sockets import FrameClock, read_until
 from testing.speech import silence, speech_pcm16, wer
 from tests.integration.scripted import scripted_server
 
@@ -50,17 +49,9 @@ async def _talk(url: str, capabilities: list[str]) -> list[dict[str, Any]]:
         stop = asyncio.Event()
         said = silence(300) + speech_pcm16(FIRST) + silence(500) + speech_pcm16(SECOND)
         sender = asyncio.create_task(_stream(ws, said, stop))
-        deadline = time.monotonic() + 60
         try:
-            while time.monotonic() < deadline:
-                try:
-                    message = await asyncio.wait_for(ws.recv(), 0.2)
-                except TimeoutError:
-                    continue
-                if isinstance(message, str):
-                    messages.append(json.loads(message))
-                    if messages[-1]["type"] == "turn.metrics" and messages[-1]["turn"] == 2:
-                        break
+            while not (messages and messages[-1]["type"] == "turn.metrics" and messages[-1]["turn"] == 2):
+                messages += await read_until(ws, "turn.metrics", 60)
         finally:
             stop.set()
             await sender

@@ -9,6 +9,7 @@ are replaced in place, are ``None`` until stored and go with their voice.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import itertools
 from collections.abc import AsyncIterator, Awaitable, Iterator
@@ -20,7 +21,7 @@ from agent.adapters.file_voice_store import FileVoiceStore
 from agent.adapters.s3_voice_store import S3VoiceStore
 from agent.errors import UnknownVoice, VoiceExists
 from agent.ports import ConsentRecord, Voice, VoiceRecord, VoiceStore
-from testing.s3 import s3_server
+from testing.s3 import make_bucket, s3_server
 
 BUCKET = "voices-contract"
 STORES = ["file", "s3"]
@@ -56,14 +57,8 @@ async def store(
         monkeypatch.setenv(key, "testing")
     monkeypatch.delenv("AWS_PROFILE", raising=False)
     url: str = request.getfixturevalue("s3_url")
-    s3 = S3VoiceStore(BUCKET, f"contract-{next(_prefixes)}-{request.node.name[:30]}/", "us-east-1", url)
-    async with s3._client() as client:
-        try:
-            await client.create_bucket(Bucket=BUCKET)
-        except Exception as exc:  # made by an earlier test of this module
-            if "BucketAlreadyOwnedByYou" not in str(exc):
-                raise
-    yield s3
+    await asyncio.to_thread(make_bucket, url, BUCKET)
+    yield S3VoiceStore(BUCKET, f"contract-{next(_prefixes)}-{request.node.name[:30]}/", "us-east-1", url)
 
 
 async def _unknown(call: Awaitable[object]) -> None:

@@ -20,9 +20,10 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import InvalidStatus
 
 from agent.core.events import SHUTTING_DOWN
-from agent.runtime.server.listener import RunningServer, running_server
+from agent.front_door.listener import RunningServer, running_server
 from clients.twilio_client import TwilioCaller
 from testing.sockets import http_get
+from testing.waits import until
 from tests.integration.conftest import local_settings
 from tests.integration.standins import standin_components, utterance
 
@@ -168,9 +169,10 @@ async def test_beyond_the_session_limit_calls_get_503_with_retry_after_and_healt
             assert int(headers["Retry-After"]) > 0
             await speak(first)  # the live call goes on
             await heard_until(first, "turn.metrics", Heard())
-        for _ in range(1000):  # the slot is freed when the handler returns
-            status, body, _ = await health(server)
-            if status == 200:
-                break
-            await asyncio.sleep(0.01)
+
+        async def freed() -> bool:
+            return (await health(server))[0] == 200
+
+        await until(freed, what="the slot to be freed when the handler returns")
+        status, body, _ = await health(server)
         assert status == 200 and body["status"] == "ok"

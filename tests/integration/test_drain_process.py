@@ -23,12 +23,13 @@ from websockets.asyncio.client import ClientConnection, connect
 from agent.core.events import SHUTTING_DOWN
 from testing.sockets import free_port, http_get
 from testing.speech import silence, speech_pcm16
+from testing.waits import until
 from tests.integration.conftest import server_env
 from tests.integration.test_drain import GOODBYE, START, Heard, heard_until, refused, to_the_close
 
 pytestmark = pytest.mark.models
 ROOT = Path(__file__).parents[2]
-PATIENCE = 2400  # × 50 ms: only against a hang
+PATIENCE_S = 120.0  # only against a hang
 
 
 @dataclass
@@ -51,15 +52,14 @@ class Agent:
         return status, str(body["status"])
 
     async def health_until(self, wanted: str) -> None:
-        for _ in range(PATIENCE):
+        async def says() -> bool:
             assert self.proc.poll() is None, self.log.read_text()
             try:
-                if (await self.health())[1] == wanted:
-                    return
+                return (await self.health())[1] == wanted
             except OSError:  # not listening yet
-                pass
-            await asyncio.sleep(0.05)
-        raise AssertionError(f"/healthz never said {wanted}: {self.log.read_text()}")
+                return False
+
+        await until(says, PATIENCE_S, lambda: f"/healthz to say {wanted}: {self.log.read_text()}", every_s=0.05)
 
     async def exit_code(self) -> int:
         """The exit code; the log must show no traceback and no task left pending."""

@@ -22,6 +22,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from agent.runtime.components import Components
 from testing.sockets import FrameClock
 from testing.speech import silence, speech_pcm16
+from testing.waits import within
 from tests.integration.conftest import local_settings
 from tests.integration.scripted import scripted_server
 
@@ -62,16 +63,19 @@ async def _call(url: str, said: bytes) -> Call:
         await ws.send(json.dumps({"type": "session.start", "sample_rate": 16000, "voice": None}))
         done, stop = asyncio.Event(), asyncio.Event()
         sender = asyncio.create_task(_stream(ws, said, done, stop))
+
+        async def listen() -> Call:
+            while True:
+                message = await ws.recv()
+                if isinstance(message, bytes):
+                    call.audio_before_done += 0 if done.is_set() else 1
+                    continue
+                call.messages.append(json.loads(message))
+                if call.messages[-1]["type"] == "turn.metrics":
+                    return call
+
         try:
-            async with asyncio.timeout(60):
-                while True:
-                    message = await ws.recv()
-                    if isinstance(message, bytes):
-                        call.audio_before_done += 0 if done.is_set() else 1
-                        continue
-                    call.messages.append(json.loads(message))
-                    if call.messages[-1]["type"] == "turn.metrics":
-                        return call
+            return await within(listen(), 60, lambda: f"the first turn's metrics, after {call.messages[-3:]}")
         finally:
             stop.set()
             await sender

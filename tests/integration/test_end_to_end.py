@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agent.runtime.server.listener import RunningServer
+from agent.front_door.listener import RunningServer
 from clients.protocol_client import converse, converse_utterances
 from testing.speech import silence, speech_pcm16, wer
 

@@ -16,8 +16,8 @@ import pytest
 from websockets.asyncio.client import connect
 
 from agent.adapters.file_voice_store import FileVoiceStore
+from agent.front_door.listener import RunningServer, running_server
 from agent.runtime.components import Components
-from agent.runtime.server.listener import RunningServer, running_server
 from testing.sockets import next_json
 from tests.integration.conftest import local_settings, with_voice_store
 from tests.integration.test_enrollment_bombs import TRANSCRIPT, tone_flac

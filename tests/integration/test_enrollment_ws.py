@@ -12,8 +12,8 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
 from agent.adapters.file_voice_store import FileVoiceStore
+from agent.front_door.listener import RunningServer, running_server
 from agent.runtime.components import Components
-from agent.runtime.server.listener import RunningServer, running_server
 from testing.reference_files import encode
 from testing.sockets import next_json
 from testing.speech import silence, speech_pcm16

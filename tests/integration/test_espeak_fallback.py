@@ -6,14 +6,15 @@ Real Piper model and the real ``espeak-ng`` program (CI and the image install it
 from __future__ import annotations
 
 import logging
+import os
 import shutil
-from collections.abc import AsyncGenerator, Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from agent.adapters.espeak_tts import VOICE, EspeakTTS
+from agent.adapters.espeak_tts import VOICE, VOICES, EspeakTTS
 from agent.adapters.local_responder_lines import LINES
 from agent.adapters.piper_tts import LOCAL_VOICE, PiperTTS
 from agent.audio.pcm import pcm16_to_float, rms_dbfs
@@ -29,24 +30,49 @@ pytestmark = [
 GERMAN = "Guten Tag! Ich bin die Offline-Demo. Wie kann ich Ihnen helfen?"
 
 
+WRAPPER = """#!/bin/sh
+# espeak-ng as the adapter runs it, noting the voice of each run (its -v argument) first.
+prev=""
+for arg in "$@"; do
+    if [ "$prev" = "-v" ]; then echo "$arg" >> '{log}'; fi
+    prev="$arg"
+done
+exec '{real}' "$@"
+"""
+
+
 @pytest.fixture(scope="module")
-def tts() -> Iterator[PiperTTS]:
+def espeak_log(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """For the module, the ``espeak-ng`` on ``PATH`` is a wrapper of the real program that writes the voice of
+    every run to this file: which languages espeak-ng spoke, seen from outside the adapter."""
+    real = shutil.which("espeak-ng")
+    assert real is not None
+    bin_dir = tmp_path_factory.mktemp("bin")
+    log = bin_dir / "runs.log"
+    script = bin_dir / "espeak-ng"
+    script.write_text(WRAPPER.format(log=log, real=real))
+    script.chmod(0o755)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
+        yield log
+
+
+@pytest.fixture(scope="module")
+def tts(espeak_log: Path) -> Iterator[PiperTTS]:
     engine = PiperTTS.load(TtsSettings(max_concurrency=1, cpu_threads=1))
     yield engine
     engine.close()
 
 
 @pytest.fixture
-def espeak_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The languages ``EspeakTTS.speak`` is called for (it still speaks)."""
-    calls: list[str] = []
-    speak = EspeakTTS.speak
+def espeak_calls(espeak_log: Path) -> Callable[[], list[str]]:
+    """The languages espeak-ng has been run for since the test began (it still speaks)."""
+    espeak_log.write_text("")
+    language = {voice: code for code, voice in VOICES.items()}
 
-    def spy(self: EspeakTTS, text: str, language: str, job: Any = None) -> AsyncGenerator[bytes, None]:
-        calls.append(language)
-        return speak(self, text, language, job)
+    def calls() -> list[str]:
+        return [language[voice] for voice in espeak_log.read_text().split()]
 
-    monkeypatch.setattr(EspeakTTS, "speak", spy)
     return calls
 
 
@@ -65,21 +91,37 @@ def _assert_speech(pcm: bytes, rate: int, min_s: float = 0.5) -> None:
     assert float(np.std(levels)) > 0.3 * float(np.mean(levels))
 
 
-async def test_german_is_spoken_by_espeak_ng(tts: PiperTTS, espeak_calls: list[str]) -> None:
+async def test_german_is_spoken_by_espeak_ng(tts: PiperTTS, espeak_calls: Callable[[], list[str]]) -> None:
     assert tts.language == "en"
     pcm = await _say(tts, GERMAN, "de")
     _assert_speech(pcm, tts.sample_rate, min_s=2.0)
-    assert espeak_calls == ["de"]
+    assert espeak_calls() == ["de"]
 
 
-async def test_the_voices_own_language_stays_with_piper(tts: PiperTTS, espeak_calls: list[str]) -> None:
+async def test_without_espeak_ng_other_languages_are_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """No ``espeak-ng`` on ``PATH`` (a real missing program): English is still spoken, German is refused."""
+    monkeypatch.setenv("PATH", str(tmp_path))
+    caplog.set_level(logging.WARNING, logger="agent.adapters.piper_tts")
+    local = PiperTTS.load(TtsSettings(max_concurrency=1, cpu_threads=1))
+    try:
+        _assert_speech(await _say(local, "Hello, how can I help you?", "en"), local.sample_rate)
+        with pytest.raises(ProviderError, match="espeak-ng is not installed"):
+            await _say(local, GERMAN, "de")
+    finally:
+        local.close()
+    assert "espeak-ng is not installed: the local voice can speak en only" in caplog.text
+
+
+async def test_the_voices_own_language_stays_with_piper(tts: PiperTTS, espeak_calls: Callable[[], list[str]]) -> None:
     for language in (None, "en"):
         _assert_speech(await _say(tts, "Hello, how can I help you?", language), tts.sample_rate)
-    assert espeak_calls == []
+    assert espeak_calls() == []
 
 
 async def test_the_fallback_is_logged_once_per_language(
-    espeak_calls: list[str], caplog: pytest.LogCaptureFixture
+    espeak_calls: Callable[[], list[str]], caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO, logger="agent.adapters.piper_tts")
     tts = PiperTTS.load(TtsSettings(max_concurrency=1, cpu_threads=1))
@@ -94,14 +136,16 @@ async def test_the_fallback_is_logged_once_per_language(
         "the local voice speaks en only: speaking ru with espeak-ng's voice",
         "the local voice speaks en only: speaking es with espeak-ng's voice",
     ]
-    assert espeak_calls == ["ru", "es", "ru", "es"]
+    assert espeak_calls() == ["ru", "es", "ru", "es"]
 
 
 @pytest.mark.parametrize("language", [code for code in LANGUAGES if code not in ("en", "ja")])
-async def test_every_other_language_gets_audio(tts: PiperTTS, language: str, espeak_calls: list[str]) -> None:
+async def test_every_other_language_gets_audio(
+    tts: PiperTTS, language: str, espeak_calls: Callable[[], list[str]]
+) -> None:
     pcm = await _say(tts, LINES[language].thanks, language)
     _assert_speech(pcm, tts.sample_rate)
-    assert espeak_calls == [language]
+    assert espeak_calls() == [language]
 
 
 async def test_japanese_is_read_from_kana_only(tts: PiperTTS) -> None:
@@ -110,13 +154,13 @@ async def test_japanese_is_read_from_kana_only(tts: PiperTTS) -> None:
         await _say(tts, LINES["ja"].greeting, "ja")
 
 
-async def test_whitespace_is_nothing_and_a_closed_voice_refuses(espeak_calls: list[str]) -> None:
+async def test_whitespace_is_nothing_and_a_closed_voice_refuses(espeak_calls: Callable[[], list[str]]) -> None:
     local = PiperTTS.load(TtsSettings(max_concurrency=1, cpu_threads=1))
     assert await _say(local, "  ", "de") == b""
     local.close()
     with pytest.raises(ProviderUnavailable):
         await _say(local, GERMAN, "de")
-    assert espeak_calls == []
+    assert espeak_calls() == []
 
 
 async def test_espeak_alone_at_another_rate() -> None:

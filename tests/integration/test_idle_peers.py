@@ -22,10 +22,12 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
+from agent.front_door.listener import running_server
 from agent.runtime.components import Components
-from agent.runtime.server.listener import running_server
 from agent.security.auth import mint_token
+from testing.sockets import read_until
 from testing.speech import silence, speech_pcm16
+from testing.waits import within
 from tests.integration.conftest import local_settings
 
 pytestmark = pytest.mark.models
@@ -56,11 +58,7 @@ async def from_address(url: str, host: str, port: int, **kwargs: Any) -> ClientC
 
 
 async def next_of(ws: ClientConnection, kind: str) -> dict[str, Any]:
-    async with asyncio.timeout(PATIENCE_S):
-        while True:
-            message = await ws.recv()
-            if isinstance(message, str) and (event := json.loads(message))["type"] == kind:
-                return event  # type: ignore[no-any-return]
+    return (await read_until(ws, kind, PATIENCE_S))[-1]
 
 
 def health(url: str) -> tuple[int, dict[str, Any]]:
@@ -108,9 +106,12 @@ async def test_twenty_idle_sessions_and_twenty_unauthenticated_sockets_leave_a_c
             transcript = await next_of(caller, "transcript")
             assert "time" in transcript["text"].lower(), transcript
             await next_of(caller, "audio.start")
-            async with asyncio.timeout(PATIENCE_S):
+
+            async def audio() -> None:
                 while not isinstance(await caller.recv(), bytes):
-                    pass  # reply audio reached the caller
+                    pass
+
+            await within(audio(), PATIENCE_S, "reply audio to reach the caller")
 
 
 async def test_an_expired_token_is_told_unauthorized_even_on_a_full_server(components: Components) -> None:
@@ -130,8 +131,7 @@ async def test_an_expired_token_is_told_unauthorized_even_on_a_full_server(compo
                 error = await next_of(ws, "error")
                 assert error["code"] == "unauthorized"
                 with contextlib.suppress(ConnectionClosed):
-                    async with asyncio.timeout(PATIENCE_S):
-                        await ws.recv()
+                    await within(ws.recv(), PATIENCE_S, "the close after the error")
             assert ws.close_code == 1008
 
             # /v1/realtime: 401 at the upgrade, as OpenAI answers.

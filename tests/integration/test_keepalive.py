@@ -19,7 +19,7 @@ import sys
 
 import pytest
 
-from agent.runtime.server.listener import running_server
+from agent.front_door.listener import running_server
 from testing.raw_peer import PROC_TCP, RawPeer
 from testing.sockets import WAIT_S, until
 from tests.integration.conftest import local_settings

@@ -17,12 +17,12 @@ from agent.adapters.piper_tts import LOCAL_VOICE
 from agent.adapters.sagemaker_tts import SageMakerTTS
 from agent.audio.pcm import float_to_pcm16
 from agent.config import Settings
+from agent.front_door.listener import running_server
 from agent.ports import SpeechToText, Voice
 from agent.runtime.call.fidelity import FidelitySampler
 from agent.runtime.call.phrases import PhraseBook
 from agent.runtime.call.voicing import Fallback
 from agent.runtime.components import Components
-from agent.runtime.server.listener import running_server
 from agent.wiring import build_speaker_scorer, build_stt
 from clients.protocol_client import converse
 from testing.echo_audio import espeak

@@ -20,7 +20,7 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 
-from agent.runtime.server.listener import running_server
+from agent.front_door.listener import running_server
 from agent.security import logsafe
 from agent.security.auth import Authenticator
 from agent.wires.phone.twilio import codec as twilio

@@ -7,7 +7,8 @@ import urllib.request
 
 from websockets.asyncio.client import connect
 
-from agent.runtime.server.listener import RunningServer
+from agent.front_door.listener import RunningServer
+from testing.waits import until
 from tests.unit.test_metrics import parse
 
 
@@ -35,18 +36,13 @@ async def test_open_sessions_are_counted(server: RunningServer) -> None:
         assert ("voice_agent_active_sessions", {}, 0.0) in parse(body)[2]  # a socket is not a session yet
         assert ("voice_agent_opening_connections", {}, 1.0) in parse(body)[2]
         await ws.send('{"type": "session.start", "sample_rate": 16000}')
-        for _ in range(200):  # the session starts once its start is read; wait for it
-            if server.state.metrics.active_sessions.value() == 1:
-                break
-            await asyncio.sleep(0.01)
+        # The session starts once its start is read.
+        await until(lambda: server.state.metrics.active_sessions.value() == 1, what="the session to start")
         _, _, body = await _scrape(server)
         assert ("voice_agent_active_sessions", {}, 1.0) in parse(body)[2]
         assert ("voice_agent_opening_connections", {}, 0.0) in parse(body)[2]
         assert ("voice_agent_speaking_calls", {}, 0.0) in parse(body)[2]
-    for _ in range(200):
-        if server.state.metrics.active_sessions.value() == 0:
-            break
-        await asyncio.sleep(0.01)
+    await until(lambda: server.state.metrics.active_sessions.value() == 0, what="the session to end")
     _, _, body = await _scrape(server)
     samples = parse(body)[2]
     assert ("voice_agent_active_sessions", {}, 0.0) in samples
@@ -66,17 +62,16 @@ async def test_the_process_is_on_metrics_and_its_handles_come_back_after_a_call(
     fds, tasks = figure(before, "process_open_fds"), figure(before, "voice_agent_asyncio_tasks")
     assert fds > 0 and tasks > 0
     async with connect(server.ws_url) as ws:
-        for _ in range(200):  # the handler runs once the handshake is done; wait for it
-            if server.state.metrics.active_sessions.value() == 1:
-                break
-            await asyncio.sleep(0.01)
+        # The handler runs once the handshake is done: the socket is then an opening connection (not a session).
+        await until(lambda: server.state.occupancy.opening == 1, what="the handler to take the connection")
         _, _, during = await _scrape(server)
         assert figure(during, "process_open_fds") > fds  # the call's socket
         await ws.close()
-    for _ in range(200):
+    seen: dict[str, float] = {}
+
+    async def back() -> bool:
         _, _, after = await _scrape(server)
-        if figure(after, "process_open_fds") == fds and figure(after, "voice_agent_asyncio_tasks") == tasks:
-            break
-        await asyncio.sleep(0.01)
-    assert figure(after, "process_open_fds") == fds
-    assert figure(after, "voice_agent_asyncio_tasks") == tasks
+        seen.update((name, figure(after, name)) for name in ("process_open_fds", "voice_agent_asyncio_tasks"))
+        return seen == {"process_open_fds": fds, "voice_agent_asyncio_tasks": tasks}
+
+    await until(back, what=lambda: f"{fds} open fds and {tasks} tasks as before the call, not {seen}")

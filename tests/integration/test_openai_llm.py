@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -17,6 +16,8 @@ from agent.ports import ChatMessage, ToolCall
 from testing.emulators import openai as oai
 from testing.emulators.bedrock import Hang, Pause
 from testing.emulators.openai import Disconnect, OpenAIEmulator
+from testing.emulators.scripted import gated, one_by_one
+from testing.waits import within
 
 KEY = "sk-test-secret-123"
 HISTORY = (
@@ -99,10 +100,9 @@ async def test_split_and_multiline_sse_events_are_parsed(llm: OpenAICompatLLM, e
 
 
 async def test_deltas_arrive_incrementally(llm: OpenAICompatLLM, emulator: OpenAIEmulator) -> None:
-    emulator.script(oai.text_reply(["one", " two", " three"], delay_s=0.15))
-    arrivals = [time.monotonic() async for _ in llm.stream_reply(HISTORY)]
-    assert len(arrivals) == 3
-    assert arrivals[1] - arrivals[0] > 0.08 and arrivals[2] - arrivals[1] > 0.08
+    steps, gates = gated(oai.text_reply(["one", " two", " three"], delay_s=1.0))
+    emulator.script(steps)
+    assert await one_by_one(llm.stream_reply(HISTORY), gates) == ["one", " two", " three"]
 
 
 @pytest.mark.parametrize(
@@ -173,10 +173,10 @@ async def test_malformed_chunk_is_an_error(llm: OpenAICompatLLM, emulator: OpenA
 
 async def test_a_stalled_stream_times_out(emulator: OpenAIEmulator) -> None:
     adapter = OpenAICompatLLM(_settings(emulator, read_timeout_s=0.2))
-    emulator.script([oai.content("Hel"), Pause(0.6), oai.content("lo"), oai.DONE])
+    emulator.script([oai.content("Hel"), Hang()])  # stalled until the client gives up: only its timeout ends it
     try:
         with pytest.raises(ProviderTimeout):
-            await _collect(adapter)
+            await within(_collect(adapter), what="the read timeout")
     finally:
         await adapter.aclose()
 

@@ -8,8 +8,8 @@ import pytest
 
 from agent.adapters.openai_compat_llm import OpenAICompatLLM
 from agent.config import LlmSettings
+from agent.front_door.listener import running_server
 from agent.runtime.components import Components
-from agent.runtime.server.listener import running_server
 from clients.protocol_client import converse
 from testing.emulators import openai as oai
 from testing.emulators.openai import OpenAIEmulator

@@ -21,7 +21,7 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import InvalidStatus
 
-from agent.runtime.server.listener import RunningServer, running_server
+from agent.front_door.listener import RunningServer, running_server
 from agent.security.auth import mint_token
 from testing.sockets import http_get, read_until
 from tests.integration.conftest import local_settings

@@ -4,12 +4,12 @@ documentation), real tiny.en and Piper, the reply paced in real time, barge-in t
 A caller asks for a story, hears about a second and a half of it (paced media, a mark after each frame:
 Twilio and Telnyx ``mark``, Vonage ``notify``, echoed back as it "plays"), then talks over it. The server must send the
 provider's clear, stop the story, answer the new question, and tell the model only what the caller heard.
-Then a call from the CLI (``--telnyx``, ``--vonage``) and the provider's handshake authentication.
+Then a call from the CLI (``--telnyx``, ``--vonage``) and the provider's handshake authentication. Every call
+ends the way a hang-up ends it (``hang_up_cleanly``): a call the server dropped fails, whatever it had sent.
 """
 
 from __future__ import annotations
 
-import asyncio
 import io
 import json
 import time
@@ -20,9 +20,10 @@ from pathlib import Path
 import pytest
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import InvalidStatus
+from websockets.protocol import State
 
+from agent.front_door.listener import RunningServer, running_server
 from agent.runtime.components import Components
-from agent.runtime.server.listener import RunningServer, running_server
 from agent.wires.phone.telnyx import codec as telnyx
 from agent.wires.phone.vonage import codec as vonage
 from clients.phone_caller import PhoneCaller
@@ -30,6 +31,7 @@ from clients.telnyx_client import TelnyxCaller
 from clients.twilio_client import TwilioCaller
 from clients.vonage_client import VonageCaller, vonage_jwt
 from testing.speech import silence, speech_pcm16
+from testing.waits import until, within
 from tests.integration.conftest import local_settings
 from tests.integration.scripted import scripted_server
 from tests.integration.test_barge_in import STORY
@@ -46,6 +48,29 @@ class Provider:
 
     def url(self, server: RunningServer) -> str:
         return server.http_url.replace("http://", "ws://") + self.path
+
+
+async def hang_up_cleanly(caller: PhoneCaller) -> None:
+    """Hang up a call the server has kept open, and see the server end it as a hang-up ends it.
+
+    Twilio and Telnyx send ``stop``: the server ends the session and closes first, with 1000 ``session ended``
+    (a stop before the start would be ``stream stopped``). Vonage has no stop message: it closes the socket
+    itself, and the server answers that close with 1000. A call the server had already dropped (any code, or
+    none at all) fails here."""
+    ws = caller.ws
+    received = ws.protocol.close_rcvd
+    dropped = f"{received.code} {received.reason!r}" if received is not None else ws.state.name
+    assert ws.state is State.OPEN and received is None, f"the server dropped the call before the hang-up: {dropped}"
+    await caller.hang_up()
+    await within(ws.wait_closed(), what="the close after the hang-up")
+    received, server_first = ws.protocol.close_rcvd, ws.protocol.close_rcvd_then_sent
+    assert received is not None, "the connection was cut, not closed"
+    if caller.stop_message() is not None:
+        assert server_first, "the server did not end the call on the stop message"
+        assert (received.code, received.reason) == (1000, "session ended"), received
+    else:
+        assert server_first is False, "the server closed before the caller hung up"
+        assert received.code == 1000, received
 
 
 PROVIDERS = [
@@ -76,7 +101,7 @@ async def test_caller_hears_paced_audio_with_marks_and_barge_in_clears(
         assert await caller.run_until(lambda: len(emulator.requests) >= 2, 30)
         answer_from = len(got.media_times)
         assert await caller.run_until(lambda: len(got.media_times) >= answer_from + 40, 30)
-        await caller.hang_up()
+        await hang_up_cleanly(caller)
 
     # Paced, not a burst: a lower bound a loaded machine cannot break (the exact schedule is unit-tested on an
     # injected clock in tests/unit/test_telephony.py).
@@ -125,10 +150,11 @@ async def _refused(url: str, headers: dict[str, str]) -> int:
 
 
 async def _starts(caller: PhoneCaller) -> None:
-    """The call opens and ends cleanly."""
+    """The call opens, streams, and ends cleanly: the server ends the session at the hang-up, not before."""
     await caller.begin()
-    await asyncio.sleep(0.1)
-    await caller.hang_up()
+    caller.say(silence(100, caller.rate))
+    await until(lambda: bool(caller.speech_onsets), what="the caller's first audio")
+    await hang_up_cleanly(caller)
 
 
 async def test_provider_credentials_are_checked_at_the_upgrade(components: Components) -> None:

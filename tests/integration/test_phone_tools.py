@@ -20,8 +20,8 @@ from websockets.asyncio.client import connect
 from agent.adapters.openai_compat_llm import OpenAICompatLLM
 from agent.config import LlmSettings
 from agent.errors import ConfigError
+from agent.front_door.listener import RunningServer, running_server
 from agent.runtime.components import Components
-from agent.runtime.server.listener import RunningServer, running_server
 from agent.wiring import build_tools
 from clients.twilio_client import TwilioCaller
 from testing.emulators import openai as oai

@@ -19,10 +19,11 @@ from typing import Any
 import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
+from agent.front_door.listener import running_server
 from agent.runtime.components import Components
-from agent.runtime.server.listener import running_server
 from testing.sockets import FrameClock
 from testing.speech import silence, speech_pcm16, wer
+from testing.waits import until
 from tests.integration.conftest import local_settings
 
 pytestmark = pytest.mark.models
@@ -47,17 +48,21 @@ def scrape(url: str) -> str:
 async def models_idle(url: str, *, tts_jobs_above: float = -1.0) -> float:
     """Wait until no model job runs or waits (and more than ``tts_jobs_above`` synthesis jobs have started);
     returns the synthesis jobs started so far."""
-    while True:
+    seen = {"busy": 0.0, "tts_jobs": 0.0}
+
+    async def idle() -> bool:
         body = await asyncio.to_thread(scrape, url)
-        busy = sum(
+        seen["busy"] = sum(
             metric(body, name, f'{{model="{model}"}}')
             for name in ("voice_agent_model_running", "voice_agent_model_queue_depth")
             for model in ("asr", "tts")
         )
-        jobs = metric(body, "voice_agent_model_jobs_total", '{model="tts"}')
-        if not busy and jobs > tts_jobs_above:
-            return jobs
-        await asyncio.sleep(0.05)
+        seen["tts_jobs"] = metric(body, "voice_agent_model_jobs_total", '{model="tts"}')
+        return not seen["busy"] and seen["tts_jobs"] > tts_jobs_above
+
+    what = f"the models to be idle after more than {tts_jobs_above:g} synthesis jobs"
+    await until(idle, 120, lambda: f"{what}; last seen {seen}", every_s=0.05)
+    return seen["tts_jobs"]
 
 
 async def send_paced(ws: ClientConnection, pcm: bytes) -> None:
@@ -96,7 +101,7 @@ async def test_a_prepared_reply_is_held_until_the_end_of_turn_and_released_in_or
             # The question, then 300 ms of silence: past the speculative point (120 ms), short of the hangover.
             await send_paced(ws, silence(300) + speech_pcm16(QUESTION) + silence(300))
             # The transcript, the reply and its first sentence's speech are done (or the test fails after 2 min).
-            await asyncio.wait_for(models_idle(server.http_url, tts_jobs_above=baseline), 120)
+            await models_idle(server.http_url, tts_jobs_above=baseline)
             held = [m["type"] for m in received]
             assert "speech.started" in held
             assert not {"speech.stopped", "transcript", "reply.delta", "reply.done", "audio.start", "<audio>"} & set(

@@ -27,8 +27,8 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from agent.adapters.openai_compat_llm import OpenAICompatLLM
 from agent.config import LlmSettings
+from agent.front_door.listener import RunningServer, running_server
 from agent.runtime.components import Components
-from agent.runtime.server.listener import RunningServer, running_server
 from agent.security.auth import mint_token
 from clients.realtime_client import RealtimeCaller
 from testing.emulators.openai import OpenAIEmulator
@@ -238,7 +238,7 @@ async def test_a_long_reply_with_every_sound_over_it_beside_idle_anonymous_and_s
 
                 listener.say(silence(300) + speech_pcm16("Please tell me a long story."))
                 for ms, sound in ((3000, cough()), (20000, speech_pcm16("Uh-huh.")), (40000, cough())):
-                    await until(lambda ms=ms: at(ms), 90, f"{ms} ms of the story")  # type: ignore[misc]
+                    await until(lambda ms=ms: at(ms), 90, f"{ms} ms of the story")
                     listener.say(sound)
                 await until(lambda: running.done() or bool(got.of("turn.metrics", 1)), 90, "the end of the story")
                 listener.say(speech_pcm16(FOLLOW_UP))

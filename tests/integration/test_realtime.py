@@ -18,13 +18,13 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 
 from agent.adapters.file_voice_store import FileVoiceStore
+from agent.front_door.listener import RunningServer
 from agent.runtime.components import Components
-from agent.runtime.server.listener import RunningServer
-from clients.realtime_client import wait_for
 from testing.emulators.openai import OpenAIEmulator
 from testing.emulators.sagemaker import SageMakerEmulator
 from testing.sockets import FrameClock
 from testing.speech import silence, speech_pcm16
+from testing.waits import until
 from tests.integration.conftest import local_settings
 from tests.integration.sagemaker_fixtures import aws_env, emulator, store, voice  # noqa: F401
 from tests.integration.scripted import scripted_server
@@ -48,7 +48,9 @@ class Events:
         return [e for e in self.items if e["type"] == kind]
 
     async def wait(self, check: Callable[[], bool], timeout_s: float) -> bool:
-        return await wait_for(check, self.changed, timeout_s)
+        """``True`` once ``check()`` holds; ``AssertionError`` with the last events after ``timeout_s``."""
+        await until(check, timeout_s, lambda: f"a server event; the last: {self.items[-3:]}", changed=self.changed)
+        return True
 
 
 class Microphone:

@@ -17,7 +17,7 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
 from agent.audio import alaw, mulaw
-from agent.runtime.server.listener import RunningServer
+from agent.front_door.listener import RunningServer
 from testing.speech import silence, speech_pcm16
 
 pytestmark = pytest.mark.models

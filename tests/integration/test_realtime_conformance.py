@@ -20,6 +20,7 @@ from openai import AsyncOpenAI
 
 from agent.runtime.components import Components
 from testing.speech import silence, speech_pcm16
+from testing.waits import until
 from tests.component.test_realtime_conformance import GA_EMITTED
 from tests.integration.conftest import local_settings
 from tests.integration.scripted import scripted_server
@@ -42,11 +43,15 @@ class RawEvents:
         return [e for e in self.items if e["type"] == kind]
 
     async def until(self, check: Callable[[], bool]) -> None:
-        """Wait until ``check()`` holds; fails once the session is over (pytest's timeout bounds the rest)."""
-        while not check():
+        """Wait until ``check()`` holds; fails once the session is over, or after ``WAIT_S``."""
+
+        def holds() -> bool:
+            if check():
+                return True
             assert not self.closed, f"the session ended; its last events: {self.items[-3:]}"
-            self.changed.clear()
-            await self.changed.wait()
+            return False
+
+        await until(holds, what=lambda: f"a server event; the last: {self.items[-3:]}", changed=self.changed)
 
     async def read(self, conn: Any) -> None:
         try:

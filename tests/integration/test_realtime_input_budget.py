@@ -13,15 +13,17 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
 from agent.audio import mulaw
-from agent.runtime.server.listener import RunningServer
+from agent.front_door.listener import RunningServer
+from testing.sockets import read_until
 from testing.speech import silence
+from testing.waits import within
 
 pytestmark = pytest.mark.models
 
@@ -36,15 +38,17 @@ def _url(server: RunningServer) -> str:
 async def _outcome(ws: ClientConnection) -> tuple[list[str], int | None, str | None]:
     """Error codes seen until the server closes the session (or goes quiet), and its close code and reason."""
     codes: list[str] = []
+
+    async def errors() -> NoReturn:
+        while True:
+            event: dict[str, Any] = json.loads(await asyncio.wait_for(ws.recv(), 10))
+            if event["type"] == "error":
+                codes.append(event["error"]["code"])
+
     try:
-        async with asyncio.timeout(PATIENCE_S):
-            while True:
-                try:
-                    event: dict[str, Any] = json.loads(await asyncio.wait_for(ws.recv(), 10))
-                except TimeoutError:
-                    return codes, None, None  # quiet: the session goes on
-                if event["type"] == "error":
-                    codes.append(event["error"]["code"])
+        await within(errors(), PATIENCE_S, lambda: f"the close or a quiet moment, after errors {codes}")
+    except TimeoutError:
+        return codes, None, None  # quiet: the session goes on
     except ConnectionClosed:
         return codes, ws.close_code, ws.close_reason
 
@@ -77,8 +81,7 @@ async def test_a_switch_to_g711_re_rates_the_input_budget(server: RunningServer)
         await ws.recv()  # session.created
         formats = {"input": {"format": {"type": "audio/pcmu"}, "turn_detection": None}}
         await ws.send(json.dumps({"type": "session.update", "session": {"type": "realtime", "audio": formats}}))
-        while json.loads(await asyncio.wait_for(ws.recv(), PATIENCE_S))["type"] != "session.updated":
-            pass
+        await read_until(ws, "session.updated", PATIENCE_S)
         # 20 s of μ-law at 8 kHz in 200 ms messages, as fast as they go: counted at the PCM16 24 kHz byte rate
         # it would look like 6.7 s, inside the 7.5 s burst.
         chunk = base64.b64encode(mulaw.encode(silence(200, 8000))).decode()

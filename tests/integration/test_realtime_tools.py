@@ -24,12 +24,12 @@ from openai.types.realtime import ResponseFunctionCallArgumentsDoneEvent
 
 from agent.adapters.openai_compat_llm import OpenAICompatLLM
 from agent.config import LlmSettings
+from agent.front_door.listener import RunningServer, running_server
 from agent.runtime.components import Components
-from agent.runtime.server.listener import RunningServer, running_server
-from clients.realtime_client import wait_for
 from testing.emulators.openai import Call, OpenAIEmulator
 from testing.emulators.tool_calls import ReplyItem, last_results, user_text
 from testing.speech import silence, speech_pcm16
+from testing.waits import until
 from tests.integration.conftest import local_settings
 from tests.integration.test_realtime import RATE, Microphone
 from tests.unit.test_realtime_conformance import conforming
@@ -70,7 +70,9 @@ class Received:
         return [e for e in self.raw if e["type"] == kind]
 
     async def wait(self, check: Callable[[], bool], timeout_s: float = 60) -> bool:
-        return await wait_for(check, self.changed, timeout_s)
+        """``True`` once ``check()`` holds; ``AssertionError`` with the last events after ``timeout_s``."""
+        await until(check, timeout_s, lambda: f"a server event; the last: {self.raw[-3:]}", changed=self.changed)
+        return True
 
     async def read(self, conn: Any) -> None:
         while True:

@@ -32,6 +32,7 @@ from testing.reference_files import encode
 from testing.s3 import s3_server
 from testing.sockets import free_port, next_json
 from testing.speech import silence, speech_pcm16
+from testing.waits import until
 from tests.integration.conftest import server_env
 from tests.integration.sagemaker_fixtures import aws_env, emulator  # noqa: F401
 
@@ -126,9 +127,12 @@ async def start_replica(name: str, tmp_path: Path, emu_url: str, s3_url: str) ->
     )
     log = tmp_path / f"replica-{name}.log"
     replica = Replica(name, spawn(env, port, log), port, log)
-    while await asyncio.to_thread(_status, f"http://127.0.0.1:{port}/healthz") != 200:
+
+    async def ready() -> bool:
         assert replica.proc.poll() is None, f"replica {name} exited:\n{replica.output()}"
-        await asyncio.sleep(0.2)
+        return await asyncio.to_thread(_status, f"http://127.0.0.1:{port}/healthz") == 200
+
+    await until(ready, 120, lambda: f"replica {name} to be ready:\n{replica.output()}", every_s=0.2)
     return replica
 
 

@@ -13,7 +13,7 @@ import pytest
 from agent.adapters.s3_voice_store import S3VoiceStore
 from agent.errors import ProviderError, UnknownVoice, VoiceExists
 from agent.ports import ConsentRecord, Voice, VoiceRecord
-from testing.s3 import s3_server
+from testing.s3 import Forwarded, S3Proxy, make_bucket, object_keys, put_object, s3_server
 
 BUCKET = "voices-test"
 
@@ -25,22 +25,18 @@ def s3_url() -> Iterator[str]:
 
 
 @pytest.fixture
-def store(s3_url: str, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> S3VoiceStore:
+def prefix(request: pytest.FixtureRequest) -> str:
+    """The test's own corner of the bucket."""
+    return f"t-{request.node.name[:40]}/"
+
+
+@pytest.fixture
+def store(s3_url: str, prefix: str, monkeypatch: pytest.MonkeyPatch) -> S3VoiceStore:
     for key, value in (("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY", "testing")):
         monkeypatch.setenv(key, value)
     monkeypatch.delenv("AWS_PROFILE", raising=False)
-    s3 = S3VoiceStore(BUCKET, f"t-{request.node.name[:40]}/", "us-east-1", s3_url)
-
-    async def create() -> None:
-        async with s3._client() as client:
-            try:
-                await client.create_bucket(Bucket=BUCKET)
-            except Exception as exc:  # already made by an earlier test
-                if "BucketAlreadyOwnedByYou" not in str(exc):
-                    raise
-
-    asyncio.run(create())
-    return s3
+    make_bucket(s3_url, BUCKET)
+    return S3VoiceStore(BUCKET, prefix, "us-east-1", s3_url)
 
 
 def make_voice(name: str, wav: bytes = b"RIFF-fake", tenant: str = "default") -> Voice:
@@ -51,11 +47,6 @@ def make_voice(name: str, wav: bytes = b"RIFF-fake", tenant: str = "default") ->
         sha256, 3.5, "2026-01-01T00:00:00+00:00", tenant,
     )  # fmt: skip
     return Voice(record, wav)
-
-
-async def all_keys(store: S3VoiceStore) -> list[str]:
-    async with store._client() as client:
-        return sorted(await store._keys(client, store._key("")))
 
 
 def test_round_trip(store: S3VoiceStore) -> None:
@@ -80,23 +71,28 @@ def test_round_trip(store: S3VoiceStore) -> None:
 
 
 def test_a_replica_that_checked_too_early_cannot_overwrite_a_voice(
-    store: S3VoiceStore, monkeypatch: pytest.MonkeyPatch
+    store: S3VoiceStore, s3_url: str, prefix: str
 ) -> None:
     """Replica B checked that the name was free before replica A committed it: B's conditional PUT fails.
 
-    (Run one after the other: moto's server does not make concurrent conditional PUTs atomic; S3 does.)
+    A proxy in front of B holds B's first upload, made after its check, until A has added the voice. (One after
+    the other: moto's server does not make concurrent conditional PUTs atomic; S3 does.)
     """
     first, second = make_voice("same", b"A" * 10), make_voice("same", b"B" * 10)
-    asyncio.run(store.add(first))
-    real_read = store._read
+    registry = f"/{BUCKET}/{prefix}registry/same.json"
 
-    async def stale_read(client: object, key: str) -> bytes | None:
-        return None if key.endswith("registry/same.json") else await real_read(client, key)
+    async def scenario() -> None:
+        async with S3Proxy(s3_url) as proxy:
+            late = S3VoiceStore(BUCKET, prefix, "us-east-1", proxy.url)
+            proxy.before("PUT", f"audio/{second.record.voice_id}.wav", lambda: store.add(first))
+            with pytest.raises(VoiceExists):
+                await late.add(second)
+        assert proxy.fired == 1, proxy.forwarded  # B had checked (and found the name free) before A added it
+        assert Forwarded("PUT", registry, 412) in proxy.forwarded, proxy.forwarded  # the conditional PUT said no
+        assert await store.get("default", "same") == first  # the winner's audio and record are intact
+        assert not [key for key in await object_keys(s3_url, BUCKET, prefix) if second.record.voice_id in key]
 
-    with monkeypatch.context() as m, pytest.raises(VoiceExists):
-        m.setattr(store, "_read", stale_read)
-        asyncio.run(store.add(second))
-    assert asyncio.run(store.get("default", "same")) == first  # the winner's audio and record are intact
+    asyncio.run(scenario())
 
 
 def test_an_unreachable_store_is_a_provider_error(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -135,11 +131,11 @@ def test_other_tenants_voices_are_invisible(store: S3VoiceStore) -> None:
     asyncio.run(scenario())
 
 
-def test_remove_deletes_audio_consent_and_every_asset(store: S3VoiceStore) -> None:
+def test_remove_deletes_audio_consent_and_every_asset(store: S3VoiceStore, s3_url: str, prefix: str) -> None:
     async def scenario() -> None:
         keep = make_voice("keep", b"keep-audio", tenant="acme")
         await store.add(keep)
-        before = await all_keys(store)
+        before = await object_keys(s3_url, BUCKET, prefix)
         voice = make_voice("gone", b"gone-audio", tenant="acme")
         await store.add(voice)
         for key in ("phrase-apology", "phrase-greeting", "phrase-idle_prompt"):
@@ -147,15 +143,17 @@ def test_remove_deletes_audio_consent_and_every_asset(store: S3VoiceStore) -> No
         assert await store.get_asset("acme", "GONE", "phrase-greeting") == b"phrase-greeting"
         with pytest.raises(ValueError, match="asset key"):
             await store.put_asset("acme", "gone", "../registry/keep.json", b"x")
-        assert len(await all_keys(store)) == len(before) + 6  # audio, consent, registry, three assets
+        assert (
+            len(await object_keys(s3_url, BUCKET, prefix)) == len(before) + 6
+        )  # audio, consent, registry, three assets
         await store.remove("acme", "gone")
-        assert await all_keys(store) == before
+        assert await object_keys(s3_url, BUCKET, prefix) == before
         assert await store.get("acme", "keep") == keep
 
     asyncio.run(scenario())
 
 
-def test_a_bucket_written_by_the_previous_version_keeps_working(store: S3VoiceStore) -> None:
+def test_a_bucket_written_by_the_previous_version_keeps_working(store: S3VoiceStore, s3_url: str, prefix: str) -> None:
     """Before tenants: ``registry/<name>.json`` with ``consent`` a plain statement and no ``tenant``."""
     wav = b"RIFF-from-the-old-version"
     sha256, voice_id = hashlib.sha256(wav).hexdigest(), "ab" * 16
@@ -165,13 +163,12 @@ def test_a_bucket_written_by_the_previous_version_keeps_working(store: S3VoiceSt
     }  # fmt: skip
 
     async def scenario() -> None:
-        async with store._client() as client:
-            for key, body in (
-                (store._key("audio", f"{voice_id}.wav"), wav),
-                (store._key("consent", f"{voice_id}.json"), json.dumps({"consent": "I, Olga, agree."}).encode()),
-                (store._key("registry", "old.json"), json.dumps(record).encode()),
-            ):
-                await client.put_object(Bucket=BUCKET, Key=key, Body=body)
+        for key, body in (  # the previous version's layout, as it wrote it
+            (f"{prefix}audio/{voice_id}.wav", wav),
+            (f"{prefix}consent/{voice_id}.json", json.dumps({"consent": "I, Olga, agree."}).encode()),
+            (f"{prefix}registry/old.json", json.dumps(record).encode()),
+        ):
+            await put_object(s3_url, BUCKET, key, body)
         voice = await store.get("default", "old")
         assert voice.wav == wav and voice.record.tenant == "default"
         assert voice.record.consent == ConsentRecord(
@@ -185,6 +182,6 @@ def test_a_bucket_written_by_the_previous_version_keeps_working(store: S3VoiceSt
             await store.add(make_voice("old"))
         await store.put_asset("default", "old", "phrase-hold", b"hold")
         await store.remove("default", "old")
-        assert await all_keys(store) == []
+        assert await object_keys(s3_url, BUCKET, prefix) == []
 
     asyncio.run(scenario())

@@ -16,15 +16,16 @@ from agent.adapters.sagemaker_tts import SageMakerTTS
 from agent.adapters.tts_requests import split_text
 from agent.audio.pcm import float_to_pcm16, pcm16_to_float
 from agent.audio.resample import resample
+from agent.front_door.listener import RunningServer, running_server
 from agent.ports import Voice
 from agent.runtime.call.phrases import PhraseBook, asset_key
 from agent.runtime.call.voicing import Fallback
 from agent.runtime.components import Components
-from agent.runtime.server.listener import RunningServer, running_server
 from agent.work.resilience import BreakerState, CircuitBreaker
 from clients.protocol_client import converse, converse_utterances
 from testing.emulators.sagemaker import SageMakerEmulator
 from testing.speech import silence, speech_pcm16, wer
+from testing.waits import until
 from tests.integration.conftest import local_settings
 from tests.integration.sagemaker_fixtures import REFERENCE_TEXT, aws_env, emulator, store, voice  # noqa: F401
 from tests.unit.test_metrics import parse
@@ -260,10 +261,11 @@ async def test_the_apology_is_played_in_the_cloned_voice_from_the_store_when_the
             await server.wait_ready()
             # A session that only starts: its voice's phrases are prepared in the background and stored.
             await converse(server.ws_url, silence(300), 16000, voice="alice", timeout_s=30)
-            for _ in range(600):  # no time bound asserted: just wait until it is there
-                if await store.get_asset("default", "alice", key) is not None:
-                    break
-                await asyncio.sleep(0.05)
+
+            async def stored() -> bool:
+                return await store.get_asset("default", "alice", key) is not None
+
+            await until(stored, what="the voice's apology to be stored", every_s=0.05)
             cloned_apology = b"".join([await emulator.audio(piece) for piece in split_text(apology)])
             assert await store.get_asset("default", "alice", key) == cloned_apology
             seen = len(emulator.requests)

@@ -14,6 +14,7 @@ from agent.adapters.sagemaker_tts import SageMakerTTS
 from agent.config import TtsSettings
 from agent.ports import URGENT, JobInfo, Work
 from testing.emulators.sagemaker import SageMakerEmulator
+from testing.waits import until
 from tests.integration.sagemaker_fixtures import aws_env, emulator, store, voice  # noqa: F401
 
 LATER = "The second sentence of a long reply, needed only in a while."
@@ -46,8 +47,7 @@ async def test_a_saturated_endpoint_sends_a_first_sentence_before_a_later_one(
         await holding.wait()
         later = asyncio.create_task(speak(tts, LATER, JobInfo(Work.LATER_SENTENCE, 20.0)))
         first = asyncio.create_task(speak(tts, FIRST, URGENT))
-        while tts.slots.stats().models["sagemaker"].queued < 2:  # noqa: ASYNC110 - the slots expose a count
-            await asyncio.sleep(0.01)
+        await until(lambda: tts.slots.stats().models["sagemaker"].queued >= 2, what="both sentences to queue")
         release.set()
         await holder
         assert (await first) and (await later)

@@ -7,15 +7,15 @@ the test waits for the queue to hold what it expects, opens the gate, and checks
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 from websockets.asyncio.client import ClientConnection, connect
 
+from agent.front_door.listener import running_server
 from agent.runtime.components import Components
-from agent.runtime.server.listener import running_server
 from agent.work.workers import WorkPool
 from testing.sockets import read_until
+from testing.waits import until
 from tests.integration.conftest import local_settings
 from tests.integration.standins import (
     LoudnessDetector,
@@ -37,9 +37,13 @@ async def say(ws: ClientConnection, pcm: bytes) -> None:
 
 
 async def queued(pool: WorkPool, jobs: int) -> None:
-    """Wait (no bound but the test's timeout) until ``jobs`` synthesis jobs wait for the busy worker."""
-    while (stats := pool.stats().models.get("tts")) is None or stats.queued != jobs:  # noqa: ASYNC110 - a count
-        await asyncio.sleep(0.01)
+    """Wait until ``jobs`` synthesis jobs wait for the busy worker."""
+
+    def waiting() -> bool:
+        stats = pool.stats().models.get("tts")
+        return stats is not None and stats.queued == jobs
+
+    await until(waiting, what=lambda: f"{jobs} synthesis jobs queued: {pool.stats().models.get('tts')}")
 
 
 async def test_a_long_reply_does_not_delay_another_callers_first_sentence() -> None:

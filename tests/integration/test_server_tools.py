@@ -21,10 +21,10 @@ from agent.adapters.http_tools import GuardedResolver, HostRefused, HttpTools
 from agent.adapters.mcp_tools import McpTools
 from agent.adapters.tool_box import CUT_MARK, FAILED_RETRY_S, ToolBox
 from agent.config.tool_file import HttpTool, McpServer, parse_tools
+from agent.config.tool_hosts import HostPolicy
 from agent.config.tools import ToolSettings
 from agent.errors import ProviderTimeout, ToolFailed
 from agent.ports import ToolCall
-from agent.security.tool_hosts import HostPolicy
 from testing.sockets import free_port, until
 from testing.tool_servers import HttpToolServer, McpToolServer
 

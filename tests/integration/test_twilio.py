@@ -14,8 +14,8 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 
+from agent.front_door.listener import RunningServer, running_server
 from agent.runtime.components import Components
-from agent.runtime.server.listener import RunningServer, running_server
 from agent.wires.phone.twilio import codec as twilio
 from clients.twilio_client import TwilioCaller
 from testing.speech import silence, speech_pcm16

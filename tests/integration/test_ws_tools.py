@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from agent.front_door.listener import running_server
 from agent.runtime.components import Components
-from agent.runtime.server.listener import running_server
 from clients.protocol_client import converse
 from clients.tool_command import result
 from testing.speech import silence, speech_pcm16

@@ -22,6 +22,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from agent.runtime.components import Components
 from clients.twilio_client import TwilioCaller
 from testing.speech import cough, silence, speech_pcm16
+from testing.waits import within
 from tests.integration.scripted import scripted_server
 from tests.integration.test_barge_in import INTERRUPTION, STORY, Caller
 
@@ -80,9 +81,10 @@ async def _converse(ws: ClientConnection, talk: Talk) -> None:
     messages, player = talk.messages, talk.first
     await caller.queue.put(silence(300) + speech_pcm16("Tell me about the fox."))
     paused = coughed = talked_over = False
-    deadline = time.monotonic() + 90
-    try:
-        while time.monotonic() < deadline:
+
+    async def listen() -> None:
+        nonlocal paused, coughed, talked_over
+        while True:
             try:
                 message = await asyncio.wait_for(ws.recv(), 0.1)
             except TimeoutError:
@@ -102,7 +104,7 @@ async def _converse(ws: ClientConnection, talk: Talk) -> None:
                     await caller.queue.put(speech_pcm16("And then what happened?"))
                     talked_over = True  # from now on the second reply
                 if event["type"] == "reply.done" and event["turn"] == 3:
-                    break
+                    return
             if not talked_over and player.base_at is not None:
                 played = player.played(now)
                 await ws.send(json.dumps({"type": "playback.mark", "turn": 1, "played_ms": round(played)}))
@@ -113,6 +115,9 @@ async def _converse(ws: ClientConnection, talk: Talk) -> None:
             if audio_2 and caller.queue.empty() and now - audio_2[0].setdefault("_at", now) >= 1.0:
                 await caller.queue.put(speech_pcm16(INTERRUPTION))
                 audio_2[0]["_at"] = float("inf")
+
+    try:
+        await within(listen(), 90, "the reply to the third turn")
     finally:
         caller.stop.set()
         await sender
