@@ -145,7 +145,7 @@ async def run_phrase(
     front = CallerAudio(rate, new_detector(), settings.vad.threshold, getattr(settings.vad, "tail_floor_db", 0.0))
     vad = settings.vad
     detector = TurnDetector(
-        TurnPolicy(vad.onset_ms, vad.hangover_ms, vad.min_utterance_ms, vad.max_utterance_ms, vad.preroll_ms)
+        TurnPolicy(vad.onset_ms, vad.min_utterance_ms, vad.max_utterance_ms, vad.preroll_ms), vad.hangover_ms
     )
     greeting_turn: int | None = None
     position = 0

@@ -77,7 +77,7 @@ def run(scene: Scene, gated: bool, rate: int) -> Result:
     gate = EchoGate()
     playout = Playout()
     audio = CallerAudio(rate, WebRtcSpeechDetector(3), echo=(playout, gate) if gated else None)
-    turns = TurnDetector(TurnPolicy(onset_ms=60, hangover_ms=420, min_utterance_ms=200, preroll_ms=300))
+    turns = TurnDetector(TurnPolicy(onset_ms=60, min_utterance_ms=200, preroll_ms=300), hangover_ms=420)
     chunk = 2 * rate // 50  # 20 ms of PCM16
     count = len(near) // chunk
     talk_ms = None if scene.talk_at is None else scene.talk_at * 1000 // RATE

@@ -44,7 +44,7 @@ class Driver:
         tools: ToolPolicy | None = None,
         **policy: int,
     ) -> None:
-        cfg = {"onset_ms": 40, "hangover_ms": 400, "min_utterance_ms": 60, "max_utterance_ms": 5000, "preroll_ms": 60}
+        cfg = {"onset_ms": 40, "min_utterance_ms": 60, "max_utterance_ms": 5000, "preroll_ms": 60}
         cfg.update(policy)
         self.session = Session(
             SessionConfig(

@@ -53,7 +53,7 @@ class Listener:
         self._endpointing = endpointing
         self._barge = barge_in
         self._policy = policy
-        self._detector = TurnDetector(replace(policy, hangover_ms=endpointing.hangover_max_ms))
+        self._detector = TurnDetector(policy, endpointing.hangover_max_ms)
         self._frame_ms = 20
         self._now = 0.0  # the time of the event being handled: when evidence was asked for, and came back
         self._utterances = 0
@@ -162,7 +162,7 @@ class Listener:
     def reconfigure(self, policy: TurnPolicy, endpointing: EndpointPolicy, barge_in: BargeInPolicy) -> None:
         """New rules from the next frame on."""
         self._policy, self._endpointing, self._barge = policy, endpointing, barge_in
-        self._detector.policy = replace(policy, hangover_ms=endpointing.hangover_max_ms)
+        self._detector.policy, self._detector.hangover_ms = policy, endpointing.hangover_max_ms
 
     def commit(self, busy: bool) -> list[Heard]:
         """The client ends the utterance in progress now (``[]`` when there is none)."""

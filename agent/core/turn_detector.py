@@ -4,7 +4,8 @@ Time here is *audio time* (the sum of frame durations), so the rules are exact a
 
 - **onset**: ``onset_ms`` of consecutive voiced audio starts an utterance. The ``preroll_ms`` of audio before
   the onset is kept, so first syllables (which VADs flag late) reach the recogniser.
-- **hangover**: ``hangover_ms`` of consecutive unvoiced audio ends the utterance.
+- **hangover**: ``hangover_ms`` (the detector's, not the policy's: in a session, the end of turn's longest wait)
+  of consecutive unvoiced audio ends the utterance.
 - **minimum**: utterances with less than ``min_utterance_ms`` of voiced audio are discarded (clicks, coughs).
 - **maximum**: an utterance reaching ``max_utterance_ms`` is cut and handed on as a turn.
 
@@ -24,7 +25,6 @@ _TRAILING_KEEP_MS = 200
 @dataclass(frozen=True, slots=True)
 class TurnPolicy:
     onset_ms: int = 60
-    hangover_ms: int = 600
     min_utterance_ms: int = 200
     max_utterance_ms: int = 15000
     preroll_ms: int = 300
@@ -82,8 +82,11 @@ TurnSignal = Onset | EndOfTurn | Discarded
 class TurnDetector:
     """Feeds on (frame, voiced) pairs; tells when an utterance starts and ends."""
 
-    def __init__(self, policy: TurnPolicy) -> None:
+    def __init__(self, policy: TurnPolicy, hangover_ms: int) -> None:
         self.policy = policy
+        self.hangover_ms = hangover_ms
+        """Unvoiced audio that ends an utterance (in a session, the longest the end of turn may wait:
+        ``EndpointPolicy.hangover_max_ms``; ``agent.core.endpointing`` ends it sooner)."""
         self._position_ms = 0
         self._preroll: deque[tuple[bytes, int]] = deque()
         self._preroll_ms = 0
@@ -189,7 +192,7 @@ class TurnDetector:
         else:
             self._silence_ms += duration_ms
             self._silence_frames += 1
-        if self._silence_ms >= self.policy.hangover_ms:
+        if self._silence_ms >= self.hangover_ms:
             return self._finish("silence", duration_ms)
         if self._utterance_ms >= self.policy.max_utterance_ms:
             return self._finish("max_length", duration_ms)

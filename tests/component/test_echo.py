@@ -35,7 +35,7 @@ class Heard:
 def hear(scene: Scene, gated: bool = True, frame: int = FRAME) -> Heard:
     """Run ``scene`` through webrtcvad (+ the gate) and the turn detector, frame by frame."""
     vad, gate = WebRtcSpeechDetector(3), EchoGate()
-    turns = TurnDetector(TurnPolicy(onset_ms=60, hangover_ms=420, min_utterance_ms=200, preroll_ms=300))
+    turns = TurnDetector(TurnPolicy(onset_ms=60, min_utterance_ms=200, preroll_ms=300), hangover_ms=420)
     near, far = float_to_pcm16(scene.near), float_to_pcm16(scene.far)
     heard = Heard([], [], gate)
     vad_frame = 2 * FRAME

@@ -81,7 +81,7 @@ def test_a_commit_without_turn_detection_makes_the_buffer_a_turn_that_is_not_ans
 
 
 def test_a_commit_with_turn_detection_ends_the_utterance_in_progress_at_once() -> None:
-    d = Driver(hangover_ms=400)
+    d = Driver()  # the end of turn would wait 400 ms or more
     d.audio("S" * 20)
     effects = d.at(0.0, CommitInput())
     assert of(effects, SpeechStopped) and requests(effects), effects

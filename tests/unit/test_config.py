@@ -130,3 +130,33 @@ def test_every_secret_of_these_sections_is_covered_by_the_shared_check() -> None
         model = type(getattr(Settings(), name))
         assert issubclass(model, WithSecrets)
         assert set(model.secret_fields()) == {field for _, s, field in SECRET_SETTINGS if s == name}
+
+
+INERT_SETTINGS: frozenset[str] = frozenset()
+"""``AGENT_*`` fields documented as having no effect (none today): a field named here must say so in
+config/local.env. Any other field must be read by the server outside ``agent/config``."""
+
+
+def test_every_setting_is_read_by_the_server_or_documented_as_inert() -> None:
+    import re
+
+    from pydantic import BaseModel
+
+    agent = Path(__file__).parents[2] / "agent"
+    source = "\n".join(p.read_text() for p in agent.rglob("*.py") if "config" not in p.relative_to(agent).parts)
+    unread = []
+    for section, info in Settings.model_fields.items():
+        model = info.annotation
+        fields = model.model_fields if isinstance(model, type) and issubclass(model, BaseModel) else {section: None}
+        for name in fields:
+            path = f"{section}.{name}" if name != section else name
+            if path not in INERT_SETTINGS and not re.search(rf"\.{name}\b", source):
+                unread.append(path)
+    assert unread == [], f"settings nothing reads (a dead setting, or one to list in INERT_SETTINGS): {unread}"
+
+
+def test_the_turn_detector_waits_as_long_as_the_end_of_turn_may_and_no_setting_says_otherwise() -> None:
+    # The detector's hangover was once a copy of vad.hangover_ms that the core overwrote: one path now.
+    config = session_config(Settings(vad={"hangover_ms": 500}, turn={"hangover_max_ms": 1300}), 24000)
+    assert not hasattr(config.policy, "hangover_ms")
+    assert (config.endpointing.hangover_ms, config.endpointing.hangover_max_ms) == (500, 1300)

@@ -22,13 +22,13 @@ def feed(detector: TurnDetector, pattern: str) -> list[tuple[int, TurnSignal]]:
 
 
 def policy(**kw: int) -> TurnPolicy:
-    base = {"onset_ms": 60, "hangover_ms": 200, "min_utterance_ms": 100, "max_utterance_ms": 2000, "preroll_ms": 100}
+    base = {"onset_ms": 60, "min_utterance_ms": 100, "max_utterance_ms": 2000, "preroll_ms": 100}
     base.update(kw)
     return TurnPolicy(**base)
 
 
 def test_onset_needs_consecutive_voiced_audio() -> None:
-    d = TurnDetector(policy())
+    d = TurnDetector(policy(), hangover_ms=200)
     assert feed(d, ".....SS.SS.") == []
     assert not d.speaking
     signals = feed(d, "SSS")
@@ -38,7 +38,7 @@ def test_onset_needs_consecutive_voiced_audio() -> None:
 
 
 def test_onset_reports_position_of_first_voiced_frame() -> None:
-    d = TurnDetector(policy())
+    d = TurnDetector(policy(), hangover_ms=200)
     signals = feed(d, "....." + "SSS")
     ((_, onset),) = signals
     assert isinstance(onset, Onset)
@@ -46,7 +46,7 @@ def test_onset_reports_position_of_first_voiced_frame() -> None:
 
 
 def test_hangover_ends_turn_after_exact_silence() -> None:
-    d = TurnDetector(policy(hangover_ms=200))
+    d = TurnDetector(policy(), hangover_ms=200)
     pattern = "SSSSSSSSSS" + "." * 9
     assert [type(s) for _, s in feed(d, pattern)] == [Onset]
     ((_, end),) = feed(d, ".")
@@ -57,7 +57,7 @@ def test_hangover_ends_turn_after_exact_silence() -> None:
 
 
 def test_short_pause_inside_sentence_does_not_end_turn() -> None:
-    d = TurnDetector(policy(hangover_ms=300))
+    d = TurnDetector(policy(), hangover_ms=300)
     signals = feed(d, "SSSSSS" + "." * 14 + "SSSSSS" + "." * 15)
     kinds = [type(s) for _, s in signals]
     assert kinds == [Onset, EndOfTurn]
@@ -67,7 +67,7 @@ def test_short_pause_inside_sentence_does_not_end_turn() -> None:
 
 
 def test_preroll_keeps_audio_before_onset() -> None:
-    d = TurnDetector(policy(preroll_ms=100, hangover_ms=100))
+    d = TurnDetector(policy(preroll_ms=100), hangover_ms=100)
     signals = feed(d, "........" + "SSSSSS" + ".....")
     end = signals[-1][1]
     assert isinstance(end, EndOfTurn)
@@ -77,7 +77,7 @@ def test_preroll_keeps_audio_before_onset() -> None:
 
 
 def test_trailing_silence_is_trimmed_to_200_ms() -> None:
-    d = TurnDetector(policy(preroll_ms=0, hangover_ms=600))
+    d = TurnDetector(policy(preroll_ms=0), hangover_ms=600)
     signals = feed(d, "SSSSS" + "." * 30)
     end = signals[-1][1]
     assert isinstance(end, EndOfTurn)
@@ -86,14 +86,14 @@ def test_trailing_silence_is_trimmed_to_200_ms() -> None:
 
 
 def test_too_short_utterance_is_discarded() -> None:
-    d = TurnDetector(policy(onset_ms=40, min_utterance_ms=100))
+    d = TurnDetector(policy(onset_ms=40, min_utterance_ms=100), hangover_ms=200)
     signals = feed(d, "SSS" + "." * 10)
     assert [type(s) for _, s in signals] == [Onset, Discarded]
     assert not d.speaking
 
 
 def test_max_length_cuts_a_turn() -> None:
-    d = TurnDetector(policy(max_utterance_ms=1000, preroll_ms=0))
+    d = TurnDetector(policy(max_utterance_ms=1000, preroll_ms=0), hangover_ms=200)
     signals = feed(d, "S" * 100)
     kinds = [type(s) for _, s in signals]
     assert kinds == [Onset, EndOfTurn, Onset, EndOfTurn]
@@ -104,20 +104,20 @@ def test_max_length_cuts_a_turn() -> None:
 
 
 def test_position_counts_all_audio() -> None:
-    d = TurnDetector(policy())
+    d = TurnDetector(policy(), hangover_ms=200)
     feed(d, "..SS..SSSS....")
     assert d.position_ms == 14 * FRAME_MS
 
 
 def test_zero_onset_starts_on_first_voiced_frame() -> None:
-    d = TurnDetector(policy(onset_ms=0))
+    d = TurnDetector(policy(onset_ms=0), hangover_ms=200)
     ((_, onset),) = feed(d, "..S")
     assert isinstance(onset, Onset)
     assert onset.audio_ms == 40
 
 
 def test_the_tail_is_the_voice_after_the_last_audible_frame() -> None:
-    d = TurnDetector(policy())
+    d = TurnDetector(policy(), hangover_ms=200)
     out = []
     for i, ch in enumerate("..SSSSSSSStt.........."):  # 't': voiced by the detector, below the words' level
         signal = d.push(frame(i), ch in "St", FRAME_MS, audible=ch == "S")
@@ -130,7 +130,7 @@ def test_the_tail_is_the_voice_after_the_last_audible_frame() -> None:
 
 
 def test_no_tail_when_every_voiced_frame_is_audible_or_nothing_says() -> None:
-    d = TurnDetector(policy())
+    d = TurnDetector(policy(), hangover_ms=200)
     (_, _), (_, end) = feed(d, "..SSSSSS" + "." * 12)
     assert isinstance(end, EndOfTurn) and end.tail_ms == 0
     assert EndOfTurn(b"", 0, 0, 0, "silence", voiced_until_ms=400).tail_ms == 0

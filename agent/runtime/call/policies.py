@@ -20,7 +20,6 @@ def session_config(
         output_frame_ms=frame_ms,
         policy=TurnPolicy(
             onset_ms=vad.onset_ms,
-            hangover_ms=vad.hangover_ms,
             min_utterance_ms=vad.min_utterance_ms,
             max_utterance_ms=vad.max_utterance_ms,
             preroll_ms=vad.preroll_ms,
