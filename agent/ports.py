@@ -160,7 +160,7 @@ class Transcript:
     """What the caller said in one utterance."""
 
     text: str
-    language: str = "en"
+    language: str
     """The language it was transcribed in (an ``agent.languages`` code)."""
     language_probability: float | None = None
     """How likely that language was (0..1, among the ten) when the recogniser detected it; ``None`` when it did

@@ -168,11 +168,11 @@ async def run_phrase(
                     text, took = await transcriber.text(audio, over_agent)
                     if purpose == "quick":
                         speech = _speech_ms(session)
-                        run.probes.append((speech, text, is_backchannel(text), took))
+                        run.probes.append((speech, text, is_backchannel(text, language="en"), took))
                     if asr_latency_ms:
                         delayed[request] = (position + asr_latency_ms, text)
                     else:
-                        queue += session.handle(TranscriptReady(request, text), position / 1000)
+                        queue += session.handle(TranscriptReady(request, text, language="en"), position / 1000)
                 case CancelTranscription(request=request):
                     delayed.pop(request, None)
                 case CancelTurn(turn=turn) if turn == greeting_turn and run.barge_in_at is None and not run.turns:
@@ -205,8 +205,8 @@ async def run_phrase(
             for request, (due, text) in sorted(delayed.items(), key=lambda item: item[1][0]):
                 if due <= position and request in delayed:
                     del delayed[request]
-                    effects += session.handle(TranscriptReady(request, text), now)
+                    effects += session.handle(TranscriptReady(request, text, language="en"), now)
             await settle(effects)
     for request, (_, text) in sorted(delayed.items(), key=lambda item: item[1][0]):
-        await settle(session.handle(TranscriptReady(request, text), position / 1000))
+        await settle(session.handle(TranscriptReady(request, text, language="en"), position / 1000))
     return run

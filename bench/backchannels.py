@@ -98,7 +98,7 @@ def format_table(runs: Sequence[Run]) -> str:
     for r in runs:
         speech = "+".join(str(s) for s in r.speech_ms) or "-"
         probes = "; ".join(f"{t!r}@{s} {_yn(b)}" for s, t, b, _ in r.probes) or "-"
-        finals = "; ".join(f"{t!r} {_yn(is_backchannel(t))}" for t in r.finals) or "-"
+        finals = "; ".join(f"{t!r} {_yn(is_backchannel(t, language='en'))}" for t in r.finals) or "-"
         mark = "  <-- WRONG" if r.wrong else ""
         lines.append(f"{r.phrase:<20}{r.voice:<14}{r.path:<7}{speech:>8} {probes:<44}{finals:<28}{r.core}{mark}")
     return "\n".join(lines)

@@ -137,7 +137,7 @@ async def run_utterance(
         ``new_detector`` is ``agent.wiring.build_detector_factory(settings)``, made once per policy (the Silero
         model loads once there). Answers go back ``latency_ms`` of audio after they were asked for (0: at once; a
     function: a delay drawn for each, ``eot_delays.Delays.for_utterance``)."""
-    session = Session(session_config(settings, OUTPUT_RATE))
+    session = Session(session_config(settings, OUTPUT_RATE, language="en"))
     audio = caller_audio(settings, new_detector)
     outcome = Outcome(utterance)
     position = 0  # ms of audio pushed
@@ -176,7 +176,7 @@ async def run_utterance(
                     outcome.transcripts.append(text)
                     if effect.purpose != "quick":
                         latest = text
-                    answer(effect.request, TranscriptReady(effect.request, text))
+                    answer(effect.request, TranscriptReady(effect.request, text, language="en"))
                 case ScoreTurn():
                     ahead = scoring.pop(effect.request, None)
                     p = await ahead if ahead is not None else scorer.probability(settings, effect.pcm)

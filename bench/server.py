@@ -38,7 +38,7 @@ class InstantSpeechToText:
         self._text = text
 
     async def transcribe(self, pcm16k: bytes, job: object = None, hint: object = None) -> Transcript:
-        return Transcript(text=self._text)
+        return Transcript(text=self._text, language="en")
 
 
 class ToneSpeech:

@@ -71,7 +71,7 @@ async def one_turn(tts: SageMakerTTS, emu: SageMakerEmulator, sentences: list[st
     speech = TurnSpeech(turn, Voicing(tts, "default/bench"), 24000, 40, post, room)
     started = time.perf_counter()
     for sentence in sentences:
-        speech.add(sentence)
+        speech.add(sentence, language="en")
     speech.finish()
     await speech.wait()
     first_request = emu.requests[seen]

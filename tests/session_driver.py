@@ -75,6 +75,7 @@ class Driver:
                 first_chunk_min_chars=0,
                 preemption=preemption,
                 tools=tools or ToolPolicy(),
+                language="en",
             )
         )
         self.now = 0.0
@@ -110,7 +111,7 @@ def utter(d: Driver, voiced: int = 10, silent: int = 20) -> list[Effect]:
 def answered_turn(d: Driver, reply: str = "Hello there my friend. How are you today?") -> int:
     """Speak, transcribe, reply and synthesize one turn; returns its number (audio sent, still playing)."""
     (req,) = requests(utter(d))
-    d.at(0.1, TranscriptReady(req, "hello"))
+    d.at(0.1, TranscriptReady(req, "hello", language="en"))
     turn = d.session.active_turn
     assert turn is not None
     d.at(0.01, ReplyDelta(turn, reply))

@@ -4,25 +4,26 @@
 left when the reply ends. With ``first_min_chars`` the *first* chunk may end early at a clause boundary
 (a comma, semicolon, colon or dash after at least that many characters), so the first audio does not
 wait for a long first sentence; later chunks end at sentences. A sentence ends at ``.``, ``!``, ``?``
-or ``…`` followed by white space, except after common abbreviations ("Dr.", "e.g.") and inside numbers
-("3.5"). Very short sentences are merged with the next one, and over-long ones are cut at a comma or a
-space, so each synthesis request stays small.
+or ``…`` followed by white space, except after one of the reply language's abbreviations ("Dr.", "e.g.": its
+table's ``abbreviations``, ``agent.core.lexicon``) and inside numbers ("3.5"). Very short sentences are merged
+with the next one, and over-long ones are cut at a comma or a space, so each synthesis request stays small.
 """
 
 from __future__ import annotations
 
 import re
 
-_ABBREVIATIONS = frozenset(
-    {"mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "vs", "etc", "e.g", "i.e", "a.m", "p.m", "no", "approx"}
-)
 _END = re.compile(r"[.!?…]+[\"')\]]*(?=\s)|[。！？]+[」』”）)]*")
 """A sentence ends at a stop before a space, or at a full-width stop (Chinese and Japanese write no space)."""
 _CLAUSE = re.compile(r"(?:[,;:]|\s[-–—])(?=\s)|[，、；：]")
 
 
 class SentenceChunker:
-    def __init__(self, min_chars: int = 8, max_chars: int = 250, first_min_chars: int = 0) -> None:
+    def __init__(
+        self, abbreviations: frozenset[str], min_chars: int = 8, max_chars: int = 250, first_min_chars: int = 0
+    ) -> None:
+        """``abbreviations``: the reply language's short forms, lower case without their last full stop."""
+        self._abbreviations = abbreviations
         self._min_chars = min_chars
         self._max_chars = max_chars
         self._first_min_chars = first_min_chars
@@ -77,7 +78,7 @@ class SentenceChunker:
 
     def _is_abbreviation(self, dot: int) -> bool:
         word = re.search(r"([\w.]+)$", self._buffer[:dot])
-        return word is not None and word.group(1).lower() in _ABBREVIATIONS
+        return word is not None and word.group(1).lower() in self._abbreviations
 
     def _soft_cut(self) -> int:
         window = self._buffer[: self._max_chars]

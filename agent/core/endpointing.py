@@ -27,7 +27,7 @@ and numbers; how text is cut into words and read with a lexicon is ``agent.core.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import Enum
 
 from agent.core.lexicon.english import (
@@ -48,7 +48,6 @@ from agent.core.wording import (
     HANGUL,
     PAUSES,
     STOPS,
-    TOKEN,
     Rules,
     as_phrase,
     ends_in,
@@ -59,6 +58,7 @@ from agent.core.wording import (
     open_ending,
     opens_clause,
     rules_for,
+    squashed,
     tokens_of,
     word_count,
 )
@@ -107,8 +107,6 @@ class EndpointPolicy:
     hangover_min_ms: int = 320
     hangover_ms: int = 420
     hangover_max_ms: int = 1500
-    trailing_words: frozenset[str] = field(default=TRAILING_WORDS)
-    """English words after which the caller is rarely finished (other languages: ``agent.core.lexicon``)."""
     fragment_words: int = 0
     """A transcript of at most this many words (not a short answer such as "Yes." or "No, thanks.") that does
     not trail off is a fragment: the caller is often only thinking ("I was thinking um", Whisper dropping the
@@ -145,7 +143,7 @@ class EndpointPolicy:
     more wait longest, as words that trail off do, whatever the sound says (a phrase's fall sounds finished)."""
 
     def hangover_for(
-        self, text: str | None, probability: float | None = None, *, language: str = "en", words: float | None = None
+        self, text: str | None, probability: float | None = None, *, language: str, words: float | None = None
     ) -> int:
         """The trailing silence that ends the turn, given its speculative transcript (``None``: not known yet)
         in ``language``, the acoustic model's probability that it is finished (``None``: no score: the text
@@ -153,7 +151,7 @@ class EndpointPolicy:
         trail off by the rules ("for, um,") wait longest whatever the models say."""
         if text is None:
             return self.hangover_ms
-        verdict = completeness(text, self.trailing_words, language=language)
+        verdict = completeness(text, language=language)
         if verdict is Completeness.TRAILING:
             return self.hangover_max_ms
         rules = rules_for(language)
@@ -204,9 +202,9 @@ class EndpointPolicy:
 # --- the caller's turn ------------------------------------------------------------------------------------------
 
 
-def completeness(text: str, trailing_words: frozenset[str] = TRAILING_WORDS, *, language: str = "en") -> Completeness:
-    """Does ``text`` end like a finished sentence? ``trailing_words``: the English ones (another language's
-    are in ``agent.core.lexicon``; a language without a lexicon is judged by its punctuation alone)."""
+def completeness(text: str, *, language: str) -> Completeness:
+    """Does ``text`` end like a finished sentence, by ``language``'s words (``agent.core.lexicon``; a language
+    without a lexicon is judged by its punctuation alone)?"""
     stripped = text.strip()
     if not stripped:
         return Completeness.UNKNOWN
@@ -216,12 +214,10 @@ def completeness(text: str, trailing_words: frozenset[str] = TRAILING_WORDS, *, 
         return Completeness.TRAILING
     asks = stripped[-1] in ASKS
     if words and rules.lex is not None:
-        trailing = trailing_words if rules.english else rules.trailing
-        hum = ends_in_filler(words, rules.hums, rules.squashed_hums, rules)
-        if hum and (not rules.english or words[-1] in trailing):
+        if ends_in_filler(words, rules.hums, rules.squashed_hums, rules):
             return Completeness.TRAILING  # "Could you repeat that?" is a question, "Is it, um?" is not
         if not asks and (
-            ends_in(words, trailing, rules)
+            ends_in(words, rules.trailing, rules)
             or ends_in_filler(words, rules.fillers, rules.squashed_fillers, rules)
             or ends_in(words, rules.open_words, rules)
             or open_ending(words[-1], rules)
@@ -239,33 +235,30 @@ def completeness(text: str, trailing_words: frozenset[str] = TRAILING_WORDS, *, 
 # --- sounds made over the agent ---------------------------------------------------------------------------------
 
 
-def normalise_phrase(text: str, *, language: str = "en") -> str:
+def normalise_phrase(text: str, *, language: str) -> str:
     """``text``'s words in lower case, single-spaced, without punctuation or hyphens (Chinese and Japanese: its
     characters without spaces); empty when it holds no words."""
-    rules = rules_for(language)
-    return as_phrase(text, rules.english, rules.compact)
-
-
-def _squashed(phrase: str, rules: Rules) -> str:
-    """Letters said longer are the same sound: "mmm hmmm" and "mm hmm" -> "m hm", "ahh" -> "ah", "嗯嗯" -> "嗯"."""
-    return rules.repeats.sub(r"\1", phrase)
+    return as_phrase(text, rules_for(language))
 
 
 @functools.cache
 def _acknowledgements(phrases: tuple[str, ...], language: str) -> tuple[str, ...]:
     """What is no bid for the floor in ``language``, as squashed phrases, longest first.
 
-    English: ``phrases`` (the configured list) and ``SOUNDS``. Another language: its own acknowledgements (when
-    ``phrases`` is not empty), its sounds, and whatever ``phrases`` adds to the English default (an operator's
-    own words count in every language). A language without a lexicon: hums and those additions."""
+    ``phrases`` (the configured list) defaults to one table's acknowledgements (``BACKCHANNELS``, English's): for
+    that table they are its acknowledgements as configured. Any other language: its own acknowledgements (when
+    ``phrases`` is not empty) and whatever ``phrases`` adds to the default (an operator's own words count in
+    every language). Every language: its sounds too; a language without a lexicon: hums (``NEUTRAL_SOUNDS``)."""
     rules = rules_for(language)
-    if rules.english:
-        said = (*phrases, *SOUNDS)
+    lex = rules.lex
+    extra = tuple(p for p in phrases if p not in BACKCHANNELS)
+    if lex is None:
+        own = NEUTRAL_SOUNDS
     else:
-        extra = tuple(p for p in phrases if p not in BACKCHANNELS)
-        own = (*(rules.lex.backchannels if phrases else ()), *rules.lex.sounds) if rules.lex else NEUTRAL_SOUNDS
-        said = (*own, *extra)
-    found = {_squashed(as_phrase(p, rules.english, rules.compact), rules) for p in said} - {""}
+        configured = lex.backchannels == BACKCHANNELS
+        own = (*(phrases if configured else lex.backchannels if phrases else ()), *lex.sounds)
+    said = (*own, *extra)
+    found = {squashed(as_phrase(p, rules), rules) for p in said} - {""}
     return tuple(sorted(found, key=lambda p: (-len(p), p)))
 
 
@@ -286,24 +279,24 @@ def _after_acknowledgements(said: str, phrases: tuple[str, ...], language: str) 
         start = 0
         while start < len(said):
             ends = range(min(len(said), start + 3 * longest), start, -1)
-            end = next((e for e in ends if _squashed(said[start:e], rules).strip() in known), 0)
+            end = next((e for e in ends if squashed(said[start:e], rules).strip() in known), 0)
             if not end:
                 break
             start = end
         return said[start:].strip()
     patterns = _acknowledgement_words(phrases, language)
     words = said.split()
-    squashed = [_squashed(w, rules) for w in words]
+    drawn = [squashed(w, rules) for w in words]
     start = 0
     while start < len(words):
-        match = next((len(p) for p in patterns if tuple(squashed[start : start + len(p)]) == p), 0)
+        match = next((len(p) for p in patterns if tuple(drawn[start : start + len(p)]) == p), 0)
         if not match:
             break
         start += match
     return " ".join(words[start:])
 
 
-def is_backchannel(text: str, phrases: tuple[str, ...] = BACKCHANNELS, *, language: str = "en") -> bool:
+def is_backchannel(text: str, phrases: tuple[str, ...] = BACKCHANNELS, *, language: str) -> bool:
     """True when ``text`` is only acknowledgements ("uh-huh", "yeah, okay"; "ja, genau"; "对对"): not a bid for
     the floor.
 
@@ -314,7 +307,7 @@ def is_backchannel(text: str, phrases: tuple[str, ...] = BACKCHANNELS, *, langua
     ``phrases`` turns acknowledgements off (nothing is one) in every language; see ``_acknowledgements`` for
     what counts in ``language``."""
     rules = rules_for(language)
-    said = _squashed(as_phrase(text, rules.english, rules.compact), rules)
+    said = squashed(as_phrase(text, rules), rules)
     if not said or not phrases:
         return False
     known = _acknowledgements(phrases, language)
@@ -330,7 +323,7 @@ def is_backchannel(text: str, phrases: tuple[str, ...] = BACKCHANNELS, *, langua
     return True
 
 
-def no_bid(text: str, phrases: tuple[str, ...] = BACKCHANNELS, *, language: str = "en") -> bool:
+def no_bid(text: str, phrases: tuple[str, ...] = BACKCHANNELS, *, language: str) -> bool:
     """Said while the agent talks, ``text`` does not claim the floor: no words at all, or acknowledgements."""
     return not normalise_phrase(text, language=language) or is_backchannel(text, phrases, language=language)
 
@@ -342,7 +335,7 @@ def _stops(said: str, rules: Rules) -> bool:
     return any(said == word or said.startswith(word + " ") for word in rules.stop_words)
 
 
-def short_bid(text: str, *, language: str = "en") -> bool:
+def short_bid(text: str, *, language: str) -> bool:
     """The transcript of a short sound made over the agent asks it to stop: it begins with an interjection
     (``STOP_WORDS``; another language's: ``agent.core.lexicon``; none without a lexicon)."""
     return _stops(normalise_phrase(text, language=language), rules_for(language))
@@ -356,15 +349,13 @@ word of one syllable counts; two Chinese or Japanese characters count as one wor
 
 
 def _bid_words(said: str, rules: Rules) -> int:
-    if rules.english:
-        return sum(len(word) > 1 for word in said.split())
     return sum(
         (len(word) + 1) // 2 if is_cjk(word) else int(len(word) > 1 or HANGUL.match(word) is not None)
-        for word in TOKEN.findall(said)
+        for word in tokens_of(said, rules)
     )
 
 
-def claims_floor(text: str, phrases: tuple[str, ...] = BACKCHANNELS, *, language: str = "en") -> bool:
+def claims_floor(text: str, phrases: tuple[str, ...] = BACKCHANNELS, *, language: str) -> bool:
     """Said over the agent by a sound too short to be sure of, ``text`` takes the floor: once any leading
     acknowledgements are left out ("yeah, but...", "ja, aber..."), it begins with an interjection
     (``short_bid``: "wait", "stop", "no", "but"; "warte", "attends", "待って") or holds at least ``BID_WORDS``
@@ -378,7 +369,7 @@ def claims_floor(text: str, phrases: tuple[str, ...] = BACKCHANNELS, *, language
     return _bid_words(said, rules) >= BID_WORDS
 
 
-def passes(text: str, speech_ms: int, phrases: tuple[str, ...], max_ms: int, *, language: str = "en") -> bool:
+def passes(text: str, speech_ms: int, phrases: tuple[str, ...], max_ms: int, *, language: str) -> bool:
     """Said while the agent talks, ``text`` (``speech_ms`` of speech) does not claim the floor: nothing, an
     acknowledgement (``no_bid``), or a sound shorter than ``max_ms`` (``BargeInPolicy.backchannel_max_ms``) that
     does not claim the floor (an interjection such as "wait" or "stop", or several words: ``claims_floor``).

@@ -49,7 +49,9 @@ __all__ = ["Began", "Ended", "Guessed", "Heard", "Interrupt", "Listener", "Passe
 
 
 class Listener:
-    def __init__(self, policy: TurnPolicy, endpointing: EndpointPolicy, barge_in: BargeInPolicy) -> None:
+    def __init__(
+        self, policy: TurnPolicy, endpointing: EndpointPolicy, barge_in: BargeInPolicy, *, language: str
+    ) -> None:
         self._endpointing = endpointing
         self._barge = barge_in
         self._policy = policy
@@ -58,7 +60,7 @@ class Listener:
         self._now = 0.0  # the time of the event being handled: when evidence was asked for, and came back
         self._utterances = 0
         self._requests = 0
-        self.language = "en"
+        self.language = language
         """The call's language: what the text rules read transcripts as (``agent.core.lexicon``)."""
         self._utterance: Utterance | None = None
         self._asr: dict[int, AsrRequest] = {}

@@ -130,6 +130,6 @@ class SessionConfig:
     """An utterance that ends is answered at once; off: it only joins the conversation, and the client asks
     for a reply (``CreateResponse``)."""
     tools: ToolPolicy = field(default_factory=ToolPolicy)
-    language: str = "en"
+    language: str = field(kw_only=True)
     """The call's language until a transcript says otherwise: the one the client gave, else the server's default
     (``agent.languages``); replies, fixed phrases and the turn's text rules follow the latest transcript's."""

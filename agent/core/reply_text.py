@@ -24,6 +24,7 @@ from agent.core.events import (
     Synthesize,
 )
 from agent.core.history import in_language
+from agent.core.lexicon import abbreviations
 from agent.core.policies import Phrases, SessionConfig
 from agent.core.turn_state import Turn
 from agent.ports import ChatMessage
@@ -40,11 +41,13 @@ class Asking:
 
 def ask(turn: Turn, asking: Asking, history: tuple[ChatMessage, ...], choice: str | None = None) -> GenerateReply:
     """A round of ``turn``'s reply: the model is asked with ``history`` (the first round's is kept for the next)."""
-    turn.chunker = SentenceChunker(first_min_chars=asking.config.first_chunk_min_chars)
+    turn.chunker = SentenceChunker(abbreviations(asking.language), first_min_chars=asking.config.first_chunk_min_chars)
     if turn.tools.round == 1:
         turn.asked = history
     policy, language = asking.config.tools, asking.language
-    return GenerateReply(turn.number, in_language(history, language), language, policy.specs, choice or policy.choice)
+    return GenerateReply(
+        turn.number, in_language(history, language), policy.specs, choice or policy.choice, language=language
+    )
 
 
 def delta(turn: Turn, asking: Asking, text: str, now: float) -> list[Effect]:

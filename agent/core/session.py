@@ -79,8 +79,7 @@ class Session:
         self._speaker = Speaker(config, self._dialogue)
         self._ahead = Preemptor(self._speaker)
         self._closing = Closing(self._speaker, self._ahead)
-        self._listener = Listener(config.policy, config.endpointing, config.barge_in)
-        self._speaker.language = self._listener.language = self._language
+        self._listener = Listener(config.policy, config.endpointing, config.barge_in, language=self._language)
         self._pending: PendingTurn | None = None
         self._input = InputBuffer()
         """Turn detection off: the caller's audio since the last commit."""

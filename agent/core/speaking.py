@@ -135,7 +135,7 @@ class Speaker:
         self.active = turn
         turn.transcript_at = turn.began_at = now
         text = text.strip()
-        effects: list[Effect] = [Notify(TranscriptText(turn.number, text, self._continued(), self._language))]
+        effects: list[Effect] = [Notify(TranscriptText(turn.number, text, self._continued(), language=self._language))]
         self._dialogue.add("user", text, turn.number)
         if not text or not self._config.respond:
             return effects + self.finish(turn, now, interrupted=False)
@@ -199,7 +199,7 @@ class Speaker:
     def prepare(self, turn: Turn, text: str) -> list[Effect]:
         """The transcript notice and the reply request of ``turn``, whose transcript is ``text``, the history left
         as it is: a reply prepared ahead of the end of turn (``agent.core.preemption``)."""
-        notice: Effect = Notify(TranscriptText(turn.number, text, self.continues, self._language))
+        notice: Effect = Notify(TranscriptText(turn.number, text, self.continues, language=self._language))
         history = (*self._dialogue.snapshot(), ChatMessage("user", text))
         return [notice, reply_text.ask(turn, self._asking, history)]
 

@@ -42,10 +42,10 @@ class Evidence:
         return self.text_pending or self.sound_pending or self.words_pending
 
 
-def hangover(policy: EndpointPolicy, evidence: Evidence, language: str = "en") -> int:
+def hangover(policy: EndpointPolicy, evidence: Evidence, language: str) -> int:
     """The trailing silence (ms) after which the pause ends the turn, given ``evidence`` in ``language``."""
     text = evidence.text
-    if text is not None and completeness(text, policy.trailing_words, language=language) is Completeness.TRAILING:
+    if text is not None and completeness(text, language=language) is Completeness.TRAILING:
         return policy.hangover_max_ms  # the words trail off: nothing still to come can end the turn sooner
     if evidence.pending:
         return policy.hangover_max_ms
@@ -72,4 +72,4 @@ def reads_words(policy: EndpointPolicy, text: str, language: str) -> bool:
     the wait (there are words, and they do not trail off by the rules, which wait longest anyway)."""
     if not policy.words or not normalise_phrase(text, language=language):
         return False
-    return completeness(text, policy.trailing_words, language=language) is not Completeness.TRAILING
+    return completeness(text, language=language) is not Completeness.TRAILING

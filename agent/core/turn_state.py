@@ -125,7 +125,8 @@ class Turn:
     first_synthesis_at: float | None = None
     first_audio_at: float | None = None
     reply: list[str] = field(default_factory=list)
-    chunker: SentenceChunker = field(default_factory=SentenceChunker)
+    chunker: SentenceChunker = field(default_factory=lambda: SentenceChunker(frozenset()))
+    """Cuts the reply into sentences: each round's own, in the reply's language (``reply_text.ask``)."""
     playback: Playback = field(default_factory=Playback)
     reply_finished: bool = False
     speech_finished: bool = False

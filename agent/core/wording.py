@@ -1,5 +1,6 @@
 """How a transcript is read: cut into words (Chinese and Japanese by characters), folded, and judged with one
-language's words (``agent.core.lexicon``): fillers, trailing words, short answers, numbers.
+language's words (``agent.core.lexicon``): fillers, trailing words, short answers, numbers. One tokenizer for
+every language reads how the language is written from its table (``Lexicon.writing``).
 
 Its one reason to change: how text becomes words and how a language's lexicon applies to them. The end-of-turn
 and backchannel judgements built on it are ``agent.core.endpointing``. Pure functions over text.
@@ -13,26 +14,15 @@ import unicodedata
 from dataclasses import dataclass
 
 from agent.core.lexicon import Lexicon, answer_words, lexicon
-from agent.core.lexicon.english import ENGLISH, FILLERS, OPEN_WORDS, STOP_WORDS, SUBORDINATORS, TRAILING_WORDS
+from agent.core.lexicon.schema import Writing
+from agent.core.lexicon.shared import CJK, SPACED
 
 # --- how text is cut into words --------------------------------------------------------------------------------
 
-_WORD = re.compile(r"[a-z']+")
-"""An English word (the English rules see ASCII letters only, as they always have)."""
-_CJK = "\u3005\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-"""Kana (with the long-vowel mark ー) and ideographs: the scripts written without spaces."""
-TOKEN = re.compile(rf"[{_CJK}]+|[^\W\d_{_CJK}]+(?:['\-][^\W\d_{_CJK}]+)*")
-"""A word of any other script (letters, inner apostrophes and hyphens: "d'accord", "fais-le", "что-то"), or a
-run of kana and ideographs between spaces and punctuation."""
-_CJK_CHAR = re.compile(rf"[{_CJK}]")
+_CJK_CHAR = re.compile(rf"[{CJK}]")
 HANGUL = re.compile("[\uac00-\ud7a3]")
 _FOLD = str.maketrans({"’": "'", "‘": "'", "ʼ": "'", "ё": "е", "〜": "ー", "～": "ー"})
 _LONG_VOWEL = re.compile("ーー+")
-_REPEATS = re.compile(r"([a-z])\1+")
-_REPEATS_WIDE = re.compile(r"([^\W\d_])\1+")
-_REPEATS_CJK = re.compile(r"([\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaffー])\1+")
-"""Drawn out in Chinese and Japanese: a repeated ideograph ("嗯嗯", "对对对") or long-vowel mark. Kana stay
-("ええ" is "yes", "え" is "huh?")."""
 
 PAUSES = ("...", "…", "‥", ",", "，", "、", ";", "；", ":", "：", "-", "—", "―")
 """A transcript ending in one of these trails off."""
@@ -40,13 +30,19 @@ ASKS = "?!？！"
 STOPS = ".。．｡"
 COMMAS = (",", "，", "、")
 DIGITS = re.compile(r"\d[\d,.:]*[.。．]?$")
-_NUMBER = re.compile(r"(\d[\d,.:]*|\b(?:" + "|".join(sorted(ENGLISH.numbers, key=lambda w: (-len(w), w))) + r"))\.?$")
 
 
-def _fold(text: str) -> str:
-    """``text`` as the rules of languages other than English compare it: NFC, lower case, one apostrophe, "е"
-    for "ё", one long-vowel mark for a drawn-out one ("えーーと" = "えーと")."""
+def _fold(text: str, writing: Writing) -> str:
+    """``text`` as the rules compare it: NFC, lower case, one apostrophe, "е" for "ё", one long-vowel mark for a
+    drawn-out one ("えーーと" = "えーと"); lower case only where the language's writing does not fold."""
+    if not writing.folds:
+        return text.lower()
     return _LONG_VOWEL.sub("ー", unicodedata.normalize("NFC", text).lower().translate(_FOLD))
+
+
+def _tokens(text: str, writing: Writing) -> list[str]:
+    """The words of ``text``, as ``writing`` cuts it (hyphens kept where its words hold them)."""
+    return writing.word.findall(_fold(text, writing))
 
 
 def is_cjk(token: str) -> bool:
@@ -63,17 +59,14 @@ def _join(tokens: list[str]) -> str:
     return "".join(out)
 
 
-def as_phrase(text: str, english: bool, compact: bool) -> str:
+def _phrase(text: str, writing: Writing, compact: bool) -> str:
     """Lower-case words with single spaces, no punctuation or hyphens (compact: no spaces between characters)."""
-    if english:
-        return " ".join(_WORD.findall(text.lower().replace("-", " ")))
-    tokens = TOKEN.findall(_fold(text).replace("-", " "))
-    return _join(tokens) if compact else " ".join(tokens)
+    return _entry(text.replace("-", " "), writing, compact)
 
 
-def _entry(text: str, compact: bool) -> str:
+def _entry(text: str, writing: Writing, compact: bool) -> str:
     """A table entry in the form ``tokens_of`` cuts text into (hyphens kept)."""
-    tokens = TOKEN.findall(_fold(text))
+    tokens = _tokens(text, writing)
     return _join(tokens) if compact else " ".join(tokens)
 
 
@@ -85,7 +78,8 @@ class Rules:
     """One language's tables in the form the rules compare them with (``lex`` ``None``: no words known)."""
 
     lex: Lexicon | None
-    english: bool = False
+    writing: Writing = SPACED
+    """How the language is written (no lexicon: any script, spaced)."""
     compact: bool = False
     fillers: frozenset[str] = frozenset()
     """Fillers that are words ("also", "значит", "那个"): trailing, unless the recogniser heard a question."""
@@ -106,7 +100,6 @@ class Rules:
     not_endings: tuple[str, ...] = ()
     span: int = 1
     """Words in the longest entry of ``fillers``, ``trailing`` and ``open_words``."""
-    repeats: re.Pattern[str] = _REPEATS_WIDE
 
 
 @functools.cache
@@ -114,35 +107,25 @@ def rules_for(language: str) -> Rules:
     lex = lexicon(language)
     if lex is None:
         return Rules(None)
-    if lex is ENGLISH:
-        return Rules(
-            lex,
-            english=True,
-            hums=FILLERS,
-            trailing=TRAILING_WORDS,
-            open_words=OPEN_WORDS,
-            subordinators=SUBORDINATORS,
-            answers=answer_words(lex),
-            stop_words=STOP_WORDS,
-            repeats=_REPEATS,
-        )
-    compact = lex.compact
-    repeats = _REPEATS_CJK if compact else _REPEATS_WIDE
+    compact, writing = lex.compact, lex.writing
+    repeats = writing.repeats
 
     def entries(words: frozenset[str]) -> frozenset[str]:
-        return frozenset(_entry(word, compact) for word in words) - {""}
+        return frozenset(_entry(word, writing, compact) for word in words) - {""}
 
     fillers = entries(lex.fillers)
-    hums = fillers & entries(frozenset(lex.sounds))
+    hums = fillers & entries(frozenset(lex.sounds)) if lex.hums is None else entries(lex.hums)
     drawn = entries(lex.drawn)
     tables = (fillers, entries(lex.trailing), entries(lex.open_words))
+    drawn_out = lex.drawn_fillers
     return Rules(
         lex,
+        writing=writing,
         compact=compact,
         fillers=fillers,
         hums=hums,
-        squashed_fillers=frozenset(repeats.sub(r"\1", word) for word in fillers | drawn),
-        squashed_hums=frozenset(repeats.sub(r"\1", word) for word in hums | drawn),
+        squashed_fillers=frozenset(repeats.sub(r"\1", word) for word in fillers | drawn if drawn_out),
+        squashed_hums=frozenset(repeats.sub(r"\1", word) for word in hums | drawn if drawn_out),
         trailing=tables[1] | fillers,
         open_words=tables[2],
         endings=lex.endings,
@@ -150,25 +133,31 @@ def rules_for(language: str) -> Rules:
         answers=entries(answer_words(lex)),
         numbers=entries(lex.numbers),
         numeral_chars=lex.numeral_chars,
-        stop_words=tuple(dict.fromkeys(p for p in (as_phrase(w, False, compact) for w in lex.stop_words) if p)),
+        stop_words=tuple(dict.fromkeys(p for p in (_phrase(w, writing, compact) for w in lex.stop_words) if p)),
         whole_only=entries(lex.whole_only),
-        not_endings=tuple(_entry(word, compact) for word in lex.not_endings),
+        not_endings=tuple(_entry(word, writing, compact) for word in lex.not_endings),
         span=1 if compact else max(len(entry.split()) for table in tables for entry in table),
-        repeats=repeats,
     )
 
 
 def tokens_of(text: str, rules: Rules) -> list[str]:
     """The words of ``text`` (compact languages: its runs of characters between spaces and punctuation)."""
-    if rules.english:
-        return _WORD.findall(text.lower())
-    return TOKEN.findall(_fold(text))
+    return _tokens(text, rules.writing)
+
+
+def as_phrase(text: str, rules: Rules) -> str:
+    """``text``'s words in lower case, single-spaced, without punctuation or hyphens (compact: no spaces between
+    characters)."""
+    return _phrase(text, rules.writing, rules.compact)
+
+
+def squashed(phrase: str, rules: Rules) -> str:
+    """Letters said longer are the same sound: "mmm hmmm" and "mm hmm" -> "m hm", "ahh" -> "ah", "嗯嗯" -> "嗯"."""
+    return rules.writing.repeats.sub(r"\1", phrase)
 
 
 def word_count(words: list[str], rules: Rules) -> int:
     """How many words ``words`` are (two Chinese or Japanese characters count as one)."""
-    if rules.english:
-        return len(words)
     return sum((len(word) + 1) // 2 if is_cjk(word) else 1 for word in words)
 
 
@@ -187,15 +176,15 @@ def ends_in(words: list[str], table: frozenset[str], rules: Rules) -> bool:
     return any(" ".join(words[-n:]) in table for n in range(1, min(rules.span, len(words)) + 1))
 
 
-def ends_in_filler(words: list[str], fillers: frozenset[str], squashed: frozenset[str], rules: Rules) -> bool:
-    """``words`` end in one of ``fillers``, or in a drawn-out word that squashes to one of ``squashed`` ("ähhh",
+def ends_in_filler(words: list[str], fillers: frozenset[str], drawn: frozenset[str], rules: Rules) -> bool:
+    """``words`` end in one of ``fillers``, or in a drawn-out word that squashes to one of ``drawn`` ("ähhh",
     "ééé", "nuuu")."""
     if ends_in(words, fillers, rules):
         return True
-    if rules.compact or not squashed:
+    if rules.compact or not drawn:
         return False
-    last = rules.repeats.sub(r"\1", words[-1])
-    return last != words[-1] and last in squashed
+    last = squashed(words[-1], rules)
+    return last != words[-1] and last in drawn
 
 
 def open_ending(word: str, rules: Rules) -> bool:
@@ -222,11 +211,11 @@ def opens_clause(words: list[str], rules: Rules) -> bool:
 
 def ends_in_number(stripped: str, words: list[str], rules: Rules) -> bool:
     """``stripped`` ends in a number (digits or a number word), with at most a full stop after it."""
-    if rules.english:
-        return _NUMBER.search(stripped.lower()) is not None
+    if rules.writing.number is not None:
+        return rules.writing.number.search(stripped.lower()) is not None
     if DIGITS.search(stripped):
         return True
-    tail = _fold(stripped)
+    tail = _fold(stripped, rules.writing)
     tail = tail[:-1] if tail.endswith(tuple(STOPS)) else tail
     last = words[-1]
     if not tail.endswith(last):

@@ -64,7 +64,7 @@ class Ledger:
 
     def __init__(self, outbox: Outbox) -> None:
         self.outbox = outbox
-        self.config = SessionConfig(output_sample_rate=RATE, barge_in=BargeInPolicy(pause=True))
+        self.config = SessionConfig(output_sample_rate=RATE, barge_in=BargeInPolicy(pause=True), language="en")
         self.turn = Turn(1, 1000, 0.0, 0.0, reply_finished=True)
         self.speech: TurnSpeech | None = None
         self.now = 0.0
@@ -130,7 +130,7 @@ async def test_held_speech_posts_nothing_and_resends_from_the_position_in_order_
     reader = asyncio.create_task(read())
     try:
         for sentence in range(3):
-            speech.add(voice.sentence(sentence), sentence)
+            speech.add(voice.sentence(sentence), sentence, language="en")
         speech.finish()
         await until(lambda: len(client) >= limit, 10, "the first 800 ms")
         ledger.now = 0.5  # the caller coughs, having heard 500 ms: the reply stops at the start of that frame
@@ -176,8 +176,8 @@ async def test_a_long_reply_resent_to_a_slow_client_never_fills_the_outbox_past_
             taken += len(payload)
             await asyncio.sleep(0.004)
 
-    speech.add(voice.sentence(0), 0)
-    speech.add(voice.sentence(1), 1)
+    speech.add(voice.sentence(0), 0, language="en")
+    speech.add(voice.sentence(1), 1, language="en")
     speech.finish()
     reader = asyncio.create_task(read())
     try:

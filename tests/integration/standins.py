@@ -63,7 +63,7 @@ class ScriptedSpeechToText:
             raise
         if self.fail:
             raise RuntimeError("stand-in ASR exploded")
-        return Transcript(self.text)
+        return Transcript(self.text, "en")
 
 
 class EchoLanguageModel:

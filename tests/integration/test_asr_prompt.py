@@ -51,10 +51,10 @@ async def test_a_thinking_pause_keeps_its_filler_so_the_turn_is_not_over(
     with_prompt = (await prompted.transcribe(audio)).text
     without = (await plain.transcribe(audio)).text
     assert "um" in with_prompt.lower().replace(",", " ").split()
-    assert completeness(with_prompt) is Completeness.TRAILING
+    assert completeness(with_prompt, language="en") is Completeness.TRAILING
     # the same audio without the prompt: the "um" is dropped, and the caller seems to have finished
     assert "um" not in without.lower().replace(",", " ").split()
-    assert completeness(without) is not Completeness.TRAILING
+    assert completeness(without, language="en") is not Completeness.TRAILING
 
 
 @pytest.mark.parametrize(("text", "voice"), [("Sure.", "en-us"), ("Okay, sure.", "en-gb")])

@@ -85,7 +85,7 @@ async def speak(voicing: Voicing, *items: tuple[str, int, str | None]) -> tuple[
 
     speech = TurnSpeech(1, voicing, 24000, 40, post, room)
     for text, sentence, phrase in items:
-        speech.add(text, sentence, phrase)
+        speech.add(text, sentence, phrase, language="en")
     speech.finish()
     await speech.wait()
     assert isinstance(events[-1], SpeechEnded)

@@ -87,7 +87,12 @@ def test_encode_every_server_event() -> None:
 
     assert j(SpeechStarted(120)) == {"type": "speech.started", "audio_ms": 120}
     assert j(SpeechStopped(2, 900)) == {"type": "speech.stopped", "turn": 2, "audio_ms": 900}
-    assert j(TranscriptText(2, "hi")) == {"type": "transcript", "turn": 2, "text": "hi", "language": "en"}
+    assert j(TranscriptText(2, "hi", language="en")) == {
+        "type": "transcript",
+        "turn": 2,
+        "text": "hi",
+        "language": "en",
+    }
     assert j(TranscriptText(3, "Hallo", language="de"))["language"] == "de"
     assert j(ReplyText(2, "Hel", False)) == {"type": "reply.delta", "turn": 2, "text": "Hel"}
     assert j(ReplyText(2, "Hello.", True)) == {"type": "reply.done", "turn": 2, "text": "Hello."}

@@ -1,10 +1,15 @@
 from __future__ import annotations
 
+import pytest
+
 from agent.core.chunker import SentenceChunker
+from agent.core.lexicon import LEXICONS, abbreviations
+
+EN = abbreviations("en")
 
 
 def run(deltas: list[str], **kw: int) -> list[str]:
-    chunker = SentenceChunker(**kw)
+    chunker = SentenceChunker(EN, **kw)
     out: list[str] = []
     for d in deltas:
         out += chunker.push(d)
@@ -12,7 +17,7 @@ def run(deltas: list[str], **kw: int) -> list[str]:
 
 
 def test_sentences_cut_as_they_complete() -> None:
-    chunker = SentenceChunker()
+    chunker = SentenceChunker(EN)
     assert chunker.push("Hello there, friend") == []
     assert chunker.push(".") == []  # the terminator needs the following space to be sure
     assert chunker.push(" How are you? I") == ["Hello there, friend.", "How are you?"]
@@ -49,6 +54,19 @@ def test_empty_and_whitespace() -> None:
 
 
 def test_full_width_stops_end_sentences_without_a_space() -> None:
-    chunker = SentenceChunker(min_chars=2)
+    chunker = SentenceChunker(abbreviations("zh"), min_chars=2)
     assert chunker.push("你好。今天天气很好！明天") == ["你好。", "今天天气很好！"]
     assert chunker.flush() == ["明天"]
+
+
+@pytest.mark.parametrize("language", [*LEXICONS, "nl"])
+def test_each_languages_abbreviations_come_from_its_table(language: str) -> None:
+    chunker = SentenceChunker(abbreviations(language))
+    assert chunker.push("Dr. Smith kommt um 3.5 Uhr. Dann") == ["Dr. Smith kommt um 3.5 Uhr."]
+    lex = LEXICONS.get(language)
+    assert lex is None or abbreviations(language) is lex.abbreviations
+
+
+def test_a_full_stop_after_a_word_not_in_the_table_ends_a_sentence() -> None:
+    chunker = SentenceChunker(frozenset({"e.g"}))
+    assert chunker.push("Please ask Dr. Smith, e.g. today. Then") == ["Please ask Dr.", "Smith, e.g. today."]

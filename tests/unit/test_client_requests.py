@@ -73,7 +73,7 @@ def test_a_commit_without_turn_detection_makes_the_buffer_a_turn_that_is_not_ans
     (committed,) = of(effects, InputCommitted)
     assert committed.audio_ms == 400
     (request,) = requests(effects)
-    effects = d.at(0.1, TranscriptReady(request, "What time is it?"))
+    effects = d.at(0.1, TranscriptReady(request, "What time is it?", language="en"))
     assert of(effects, TranscriptText)[0].turn == committed.turn
     assert not asked(effects), "answered although the client did not ask"
     (reply,) = asked(d.at(0.0, CreateResponse()))
@@ -142,7 +142,7 @@ def test_create_response_off_means_an_utterance_joins_the_conversation_unanswere
     d = Driver()
     d.session.reconfigure(replace(d.session.config, respond=False))
     (request,) = requests(utter(d))
-    effects = d.at(0.1, TranscriptReady(request, "Hello."))
+    effects = d.at(0.1, TranscriptReady(request, "Hello.", language="en"))
     assert of(effects, TranscriptText) and not asked(effects)
     assert of(d.at(0.0, CreateResponse()), GenerateReply)
 
@@ -153,7 +153,7 @@ def test_a_pending_commit_keeps_its_turn_number_when_a_message_is_added_meanwhil
     effects = d.at(0.0, CommitInput())
     turn, request = of(effects, InputCommitted)[0].turn, requests(effects)[0]
     d.at(0.0, AddMessage("user", "(typed meanwhile)"))
-    assert of(d.at(0.1, TranscriptReady(request, "Spoken.")), TranscriptText)[0].turn == turn
+    assert of(d.at(0.1, TranscriptReady(request, "Spoken.", language="en")), TranscriptText)[0].turn == turn
     (reply,) = asked(d.at(0.0, CreateResponse()))
     assert [m.text for m in reply.history[1:]] == ["Spoken.", "(typed meanwhile)"]
 

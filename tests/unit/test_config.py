@@ -73,7 +73,7 @@ def test_the_speculative_transcript_comes_earlier_where_the_reply_is_remote() ->
     assert Settings(llm={"backend": "bedrock", "model": "m"}, turn={"speculative_ms": 120}).speculative_ms == 120
     assert Settings(tts={"backend": "sagemaker"}, turn={"speculative_ms": 0}).speculative_ms == 0  # off
     remote = Settings(tts={"backend": "sagemaker"})
-    assert session_config(remote, 24000).endpointing.speculative_ms == 60  # what the core is given
+    assert session_config(remote, 24000, language="en").endpointing.speculative_ms == 60  # what the core is given
     assert transcript_job("speculative", remote).slack_s == (420 - 60) / 1000
 
 
@@ -157,6 +157,6 @@ def test_every_setting_is_read_by_the_server_or_documented_as_inert() -> None:
 
 def test_the_turn_detector_waits_as_long_as_the_end_of_turn_may_and_no_setting_says_otherwise() -> None:
     # The detector's hangover was once a copy of vad.hangover_ms that the core overwrote: one path now.
-    config = session_config(Settings(vad={"hangover_ms": 500}, turn={"hangover_max_ms": 1300}), 24000)
+    config = session_config(Settings(vad={"hangover_ms": 500}, turn={"hangover_max_ms": 1300}), 24000, language="en")
     assert not hasattr(config.policy, "hangover_ms")
     assert (config.endpointing.hangover_ms, config.endpointing.hangover_max_ms) == (500, 1300)

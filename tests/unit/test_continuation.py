@@ -54,7 +54,7 @@ def spec(effects: list[Effect]) -> Transcribe:
 def first_turn(d: Driver) -> tuple[int, Transcribe]:
     """'I need eggs, milk.' ends the turn (a sentence: the short hangover), and its reply starts playing."""
     look = spec(say(d, "S" * 15 + "." * 5))  # the speculative look after 100 ms of silence
-    d.at(0.05, TranscriptReady(look.request, "I need eggs, milk."))
+    d.at(0.05, TranscriptReady(look.request, "I need eggs, milk.", language="en"))
     say(d, "." * 5)  # 200 ms of silence: over
     turn = d.session.active_turn
     assert turn is not None
@@ -74,17 +74,17 @@ def test_the_caller_goes_on_after_a_pause_and_gets_one_turn_for_the_whole_senten
     assert of(effects, PlaybackPause)  # the reply yields at once, as always
     look = spec(say(d, "." * 5))
     assert look.pcm[: len(first.pcm)] != first.pcm  # a look at the new speech alone
-    effects = d.at(0.05, TranscriptReady(look.request, "bread and some butter."))
+    effects = d.at(0.05, TranscriptReady(look.request, "bread and some butter.", language="en"))
     assert CancelTurn(turn) in effects and PlaybackClear(turn) in events(effects)  # the reply is cut
     assert MessageDeleted(turn, "user") in events(effects) and MessageDeleted(turn, "assistant") in events(effects)
     assert [m.role for m in d.session.history.snapshot()] == ["system"]
     # the next look holds the first words' audio, then the new speech: one utterance
     whole = spec(say(d, "."))
     assert whole.pcm.startswith(first.pcm) and len(whole.pcm) > len(first.pcm) + 15 * 640
-    effects = d.at(0.05, TranscriptReady(whole.request, "I need eggs, milk, bread and some butter."))
+    effects = d.at(0.05, TranscriptReady(whole.request, "I need eggs, milk, bread and some butter.", language="en"))
     effects += say(d, "." * 10)
     (text,) = of(effects, TranscriptText)
-    assert text == TranscriptText(turn + 1, "I need eggs, milk, bread and some butter.", continues=turn)
+    assert text == TranscriptText(turn + 1, "I need eggs, milk, bread and some butter.", continues=turn, language="en")
     (ask,) = of(effects, GenerateReply)
     assert [(m.role, m.text) for m in ask.history] == [
         ("system", "sys"),
@@ -98,7 +98,7 @@ def test_speech_long_after_the_words_is_an_ordinary_barge_in() -> None:
     say(d, "." * 50)  # a second more of silence while the reply plays
     d.at(0.01, PlaybackMark(turn, 1200))
     say(d, "S" * 15)
-    effects = d.at(0.05, TranscriptReady(spec(say(d, "." * 5)).request, "What about bread?"))
+    effects = d.at(0.05, TranscriptReady(spec(say(d, "." * 5)).request, "What about bread?", language="en"))
     assert CancelTurn(turn) in effects and not of(effects, MessageDeleted)
     effects = say(d, "." * 10)
     assert not [e for e in effects if isinstance(e, Transcribe)]  # the look at the new speech covers it all
@@ -113,7 +113,7 @@ def test_off_by_default_in_the_core() -> None:
     d = Driver(pause=True, speculative_ms=100)
     turn, _ = first_turn(d)
     say(d, "S" * 15)
-    effects = d.at(0.05, TranscriptReady(spec(say(d, "." * 5)).request, "bread and some butter."))
+    effects = d.at(0.05, TranscriptReady(spec(say(d, "." * 5)).request, "bread and some butter.", language="en"))
     assert CancelTurn(turn) in effects and not of(effects, MessageDeleted)
 
 
@@ -128,7 +128,7 @@ def test_going_on_before_the_first_words_were_even_transcribed_keeps_them() -> N
     effects += say(d, "." * 20)
     (whole,) = [e for e in effects if isinstance(e, Transcribe)]
     assert whole.pcm.startswith(final.pcm)
-    effects = d.at(0.1, TranscriptReady(whole.request, "I need eggs, milk, bread and some butter."))
+    effects = d.at(0.1, TranscriptReady(whole.request, "I need eggs, milk, bread and some butter.", language="en"))
     (text,) = of(effects, TranscriptText)
     assert text.text == "I need eggs, milk, bread and some butter." and text.continues is not None
     (ask,) = of(effects, GenerateReply)

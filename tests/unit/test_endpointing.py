@@ -31,14 +31,14 @@ from agent.core.endpointing import (
     ],
 )
 def test_completeness(text: str, expected: Completeness) -> None:
-    assert completeness(text) is expected
+    assert completeness(text, language="en") is expected
 
 
 def test_one_word_gets_the_default_hangover_not_the_short_one() -> None:
     policy = EndpointPolicy(hangover_min_ms=320, hangover_ms=420, hangover_max_ms=1200)
-    assert policy.hangover_for("Wait.") == 420
-    assert policy.hangover_for("Wait, what time is it now?") == 320
-    assert policy.hangover_for("So") == 1200
+    assert policy.hangover_for("Wait.", language="en") == 420
+    assert policy.hangover_for("Wait, what time is it now?", language="en") == 320
+    assert policy.hangover_for("So", language="en") == 1200
 
 
 # What tiny.en wrote for acknowledgements said over a playing reply (bench/backchannels.py: Piper and espeak-ng
@@ -64,7 +64,7 @@ def test_one_word_gets_the_default_hangover_not_the_short_one() -> None:
     ],
 )  # fmt: skip
 def test_real_acknowledgements_are_backchannels(text: str) -> None:
-    assert is_backchannel(text)
+    assert is_backchannel(text, language="en")
 
 
 @pytest.mark.parametrize(
@@ -82,19 +82,19 @@ def test_real_acknowledgements_are_backchannels(text: str) -> None:
     ],
 )  # fmt: skip
 def test_interruptions_are_not_backchannels(text: str) -> None:
-    assert not is_backchannel(text)
+    assert not is_backchannel(text, language="en")
 
 
 def test_an_empty_list_turns_acknowledgements_off() -> None:
-    assert is_backchannel("Uh-huh.", BACKCHANNELS)
-    assert not is_backchannel("Uh-huh.", ())
-    assert not is_backchannel("Uh", ())
+    assert is_backchannel("Uh-huh.", BACKCHANNELS, language="en")
+    assert not is_backchannel("Uh-huh.", (), language="en")
+    assert not is_backchannel("Uh", (), language="en")
 
 
 def test_a_configured_list_still_hears_hums_and_drawn_out_words() -> None:
-    assert is_backchannel("Yeahhh.", ("yeah",))
-    assert is_backchannel("Mm-hmm.", ("yeah",))
-    assert not is_backchannel("Okay.", ("yeah",))
+    assert is_backchannel("Yeahhh.", ("yeah",), language="en")
+    assert is_backchannel("Mm-hmm.", ("yeah",), language="en")
+    assert not is_backchannel("Okay.", ("yeah",), language="en")
 
 
 FRAGMENTS = EndpointPolicy(fragment_words=3, fragment_numbers=True, fragment_ms=700)
@@ -113,20 +113,24 @@ FRAGMENTS = EndpointPolicy(fragment_words=3, fragment_numbers=True, fragment_ms=
     ],
 )  # fmt: skip
 def test_fragments_wait_longer_than_finished_sentences(text: str, hangover: int) -> None:
-    assert FRAGMENTS.hangover_for(text) == hangover
+    assert FRAGMENTS.hangover_for(text, language="en") == hangover
 
 
 def test_without_the_fragment_rule_a_short_sentence_is_finished() -> None:
-    assert EndpointPolicy().hangover_for("It's four.") == 320
-    assert EndpointPolicy(fragment_words=3).hangover_for("That is forty dollars total.") == 320  # four words
-    assert EndpointPolicy(fragment_numbers=True).hangover_for("It's 4.") == 1500  # fragment_ms 0: the maximum
+    assert EndpointPolicy().hangover_for("It's four.", language="en") == 320
+    assert (
+        EndpointPolicy(fragment_words=3).hangover_for("That is forty dollars total.", language="en") == 320
+    )  # four words
+    assert (
+        EndpointPolicy(fragment_numbers=True).hangover_for("It's 4.", language="en") == 1500
+    )  # fragment_ms 0: the maximum
 
 
 @pytest.mark.parametrize("text", ["Wait.", "Stop!", "No.", "Hold on", "Sorry,", "What?", "Excuse me", "Hey!", "But"])
 def test_short_interjections_ask_to_stop(text: str) -> None:
-    assert short_bid(text)
+    assert short_bid(text, language="en")
 
 
 @pytest.mark.parametrize("text", ["On.", "Ha!", "Uh...", "You", "The", "Nowhere", "Whatever", "Stoppage", ""])
 def test_other_short_transcripts_do_not(text: str) -> None:
-    assert not short_bid(text)
+    assert not short_bid(text, language="en")

@@ -113,8 +113,8 @@ def test_german_interruptions(text: str) -> None:
 
 def test_english_words_are_not_german_ones() -> None:
     assert not short_bid("Listen.", language="de")  # an English interjection
-    assert short_bid("Listen.")
-    assert is_backchannel("Ja.", language="de") and not is_backchannel("Ja.")
+    assert short_bid("Listen.", language="en")
+    assert is_backchannel("Ja.", language="de") and not is_backchannel("Ja.", language="en")
 
 
 @pytest.mark.parametrize(
@@ -334,9 +334,14 @@ def test_configured_additions_count_in_every_language() -> None:
     assert not is_backchannel("Jawoll!", language="de")
 
 
-def test_the_default_language_is_english() -> None:
+def test_no_language_is_assumed() -> None:
+    """A forgotten language is an error, never silently English."""
     for text in ("Um", "Yeah, but what about Tuesday", "I need a table for two.", "Ja."):
-        assert completeness(text) is completeness(text, language="en")
-        assert claims_floor(text) is claims_floor(text, language="en")
-        assert is_backchannel(text) is is_backchannel(text, language="en")
-        assert POLICY.hangover_for(text) == POLICY.hangover_for(text, language="en")
+        with pytest.raises(TypeError):
+            completeness(text)  # type: ignore[call-arg]
+        with pytest.raises(TypeError):
+            claims_floor(text)  # type: ignore[call-arg]
+        with pytest.raises(TypeError):
+            is_backchannel(text)  # type: ignore[call-arg]
+        with pytest.raises(TypeError):
+            POLICY.hangover_for(text)  # type: ignore[call-arg]

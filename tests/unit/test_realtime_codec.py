@@ -192,7 +192,7 @@ def test_a_spoken_turn_becomes_a_user_item_and_its_reply_a_response() -> None:
     ]
     user_item = started["item_id"]
     assert all(e["item_id"] == user_item for e in sent(stopped)[:2])
-    done = sent(w.encode(TranscriptText(1, "Hi.")))
+    done = sent(w.encode(TranscriptText(1, "Hi.", language="en")))
     assert done[0]["type"] == "conversation.item.input_audio_transcription.completed"
     assert (done[0]["item_id"], done[0]["transcript"]) == (user_item, "Hi.")
     reply = w.encode(ReplyText(1, "Hello", done=False))
@@ -266,7 +266,7 @@ def test_session_update_is_applied_by_the_connection_then_answered() -> None:
     change = w.decode(json.dumps(update))
     assert isinstance(change, Reconfigure) and change.voice is None
     assert w.input_rate == 24000  # not until it is applied
-    config = change.rules(SessionConfig(), SessionConfig())
+    config = change.rules(SessionConfig(language="en"), SessionConfig(language="en"))
     assert (config.system_prompt, config.detect_turns, config.respond) == ("New.", False, False)
     updated = sent(change.applied("alice"))[0]
     assert updated["type"] == "session.updated" and updated["session"]["audio"]["output"]["voice"] == "alice"
@@ -287,7 +287,7 @@ def test_server_vad_settings_map_onto_the_end_of_turn_rules() -> None:
     }
     change = w.decode(json.dumps({"type": "session.update", "session": {"turn_detection": detection}}))
     assert isinstance(change, Reconfigure)
-    base = SessionConfig()
+    base = SessionConfig(language="en")
     config = change.rules(replace(base, system_prompt="old"), base)
     assert config.endpointing.hangover_ms == 700 and config.policy.preroll_ms == 200
     assert not config.barge_in.enabled and config.respond and config.detect_turns

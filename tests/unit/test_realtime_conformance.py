@@ -209,7 +209,7 @@ def test_a_transcript_carries_its_audio_duration_and_language() -> None:
     # Committed audio counts as committed; a transcript that goes on with an earlier turn counts both.
     w.decode(json.dumps({"type": "input_audio_buffer.commit"}))
     w.encode(InputCommitted(2, 800))
-    assert sent(w.encode(TranscriptText(2, "Oui.")))[0]["usage"]["seconds"] == 0.8
+    assert sent(w.encode(TranscriptText(2, "Oui.", language="en")))[0]["usage"]["seconds"] == 0.8
     w.encode(SpeechStarted(9000))
     w.encode(SpeechStopped(3, 9700))
     continued = sent(w.encode(TranscriptText(3, "Oui, et puis?", continues=2, language="fr")))[0]
@@ -217,7 +217,7 @@ def test_a_transcript_carries_its_audio_duration_and_language() -> None:
     beta = wire(beta=True)
     beta.encode(SpeechStarted(0))
     beta.encode(SpeechStopped(1, 600))
-    done = sent(beta.encode(TranscriptText(1, "Hi.")))[0]
+    done = sent(beta.encode(TranscriptText(1, "Hi.", language="en")))[0]
     assert done["usage"] == {"type": "duration", "seconds": 0.6} and "languages" not in done  # no such beta field
     conforming(done, beta=True)
 

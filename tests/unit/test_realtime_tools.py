@@ -78,7 +78,9 @@ def test_the_sessions_tools_are_exactly_what_the_model_may_call_and_are_echoed(b
     assert (created["tools"], created["tool_choice"]) == ([], "auto")
     change = update(w, {"tools": [WEATHER, CLOCK], "tool_choice": "required", "parallel_tool_calls": True})
     server_tool = ToolSpec("lookup_order")
-    config = change.rules(SessionConfig(tools=ToolPolicy(specs=(server_tool,))), SessionConfig())
+    config = change.rules(
+        SessionConfig(tools=ToolPolicy(specs=(server_tool,)), language="en"), SessionConfig(language="en")
+    )
     assert config.tools.specs == (
         ToolSpec("get_weather", WEATHER["description"], json.dumps(WEATHER["parameters"]), runs_on="client"),
         ToolSpec("get_time", "", runs_on="client"),
@@ -92,13 +94,15 @@ def test_the_sessions_tools_are_exactly_what_the_model_may_call_and_are_echoed(b
     assert session["tool_choice"] == "required"
     # An update that does not name them keeps them; an empty list takes them all away.
     change = update(w, {"instructions": "Be brief."})
-    assert [spec.name for spec in change.rules(SessionConfig(), SessionConfig()).tools.specs] == [
+    assert [
+        spec.name for spec in change.rules(SessionConfig(language="en"), SessionConfig(language="en")).tools.specs
+    ] == [
         "get_weather",
         "get_time",
     ]
     assert sent(change.applied("v"))[0]["session"]["tools"][0]["name"] == "get_weather"
     change = update(w, {"tools": [], "tool_choice": "auto"})
-    assert change.rules(SessionConfig(), SessionConfig()).tools.specs == ()
+    assert change.rules(SessionConfig(language="en"), SessionConfig(language="en")).tools.specs == ()
     assert sent(change.applied("v"))[0]["session"]["tools"] == []
 
 
@@ -115,7 +119,7 @@ def test_a_tool_choice_names_a_mode_or_one_of_the_tools(choice: Any, beta: bool,
     w = wire(beta)
     change = update(w, {"tools": [WEATHER], "tool_choice": choice})
     chosen = "none" if choice == "none" else "get_weather"
-    assert change.rules(SessionConfig(), SessionConfig()).tools.choice == chosen
+    assert change.rules(SessionConfig(language="en"), SessionConfig(language="en")).tools.choice == chosen
     assert checked(sent(change.applied("v")), beta)[0]["session"]["tool_choice"] == echo
 
 
@@ -164,7 +168,7 @@ def test_a_choice_must_name_a_tool_the_session_keeps() -> None:
         update(w, {"tools": [WEATHER]})
     assert (info.value.code, info.value.param) == ("invalid_value", "session.tools")
     change = update(w, {"tool_choice": {"type": "function", "name": "get_weather"}})  # one declared before
-    assert change.rules(SessionConfig(), SessionConfig()).tools.choice == "get_weather"
+    assert change.rules(SessionConfig(language="en"), SessionConfig(language="en")).tools.choice == "get_weather"
 
 
 def test_a_response_may_repeat_the_sessions_tools_but_not_change_them() -> None:

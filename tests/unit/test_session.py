@@ -48,17 +48,17 @@ def test_utterance_becomes_turn_with_transcription() -> None:
 def test_full_turn_flow_and_metrics() -> None:
     d = Driver()
     (req,) = requests(utter(d))
-    effects = d.at(0.3, TranscriptReady(req, " What time is it? "))
-    assert events(effects) == [TranscriptText(1, "What time is it?")]
+    effects = d.at(0.3, TranscriptReady(req, " What time is it? ", language="en"))
+    assert events(effects) == [TranscriptText(1, "What time is it?", language="en")]
     (gen,) = of(effects, GenerateReply)
     assert [m.role for m in gen.history] == ["system", "user"]
 
     effects = d.at(0.05, ReplyDelta(1, "It is three. "))
     assert ReplyText(1, "It is three. ", done=False) in events(effects)
-    assert Synthesize(1, "It is three.", 0) in effects
+    assert Synthesize(1, "It is three.", 0, language="en") in effects
     d.at(0.01, ReplyDelta(1, "Bye"))
     effects = d.at(0.01, ReplyEnded(1))
-    assert Synthesize(1, "Bye", 1) in effects
+    assert Synthesize(1, "Bye", 1, language="en") in effects
     assert effects[-1] == FinishSynthesis(1)
     assert ReplyText(1, "It is three. Bye", done=True) in events(effects)
 
@@ -93,8 +93,8 @@ def test_playback_marks_end_the_turn_when_everything_was_played() -> None:
 def test_empty_transcript_ends_turn_without_reply() -> None:
     d = Driver()
     (req,) = requests(utter(d))
-    evs = events(d.at(0.3, TranscriptReady(req, "  ")))
-    assert evs[0] == TranscriptText(1, "")
+    evs = events(d.at(0.3, TranscriptReady(req, "  ", language="en")))
+    assert evs[0] == TranscriptText(1, "", language="en")
     assert isinstance(evs[1], TurnMetrics)
     assert d.session.active_turn is None
 
@@ -114,7 +114,7 @@ def test_speculative_transcript_is_reused_and_a_finished_sentence_ends_early() -
     effects = d.audio("S" * 10 + "." * 5)
     (spec,) = requests(effects)  # asked for after 100 ms of silence
     assert of(effects, SpeechStopped) == []
-    effects = d.at(0.05, TranscriptReady(spec, "What time is it?"))
+    effects = d.at(0.05, TranscriptReady(spec, "What time is it?", language="en"))
     assert effects == []  # finished sentence: 200 ms hangover, only 100 ms so far
     effects = d.audio("....")
     assert of(effects, SpeechStopped) == []
@@ -122,13 +122,13 @@ def test_speculative_transcript_is_reused_and_a_finished_sentence_ends_early() -
     assert [e.turn for e in of(effects, SpeechStopped)] == [1]
     assert requests(effects) == []  # no second transcription
     assert of(effects, GenerateReply)
-    assert events(effects)[1] == TranscriptText(1, "What time is it?")
+    assert events(effects)[1] == TranscriptText(1, "What time is it?", language="en")
 
 
 def test_speculative_transcript_arriving_late_ends_the_turn_at_once() -> None:
     d = Driver(speculative_ms=100)
     (spec,) = requests(d.audio("S" * 10 + "." * 12))  # 240 ms of silence, above the 200 ms minimum
-    effects = d.at(0.01, TranscriptReady(spec, "Book a table for two."))
+    effects = d.at(0.01, TranscriptReady(spec, "Book a table for two.", language="en"))
     assert [e.turn for e in of(effects, SpeechStopped)] == [1]
     assert of(effects, GenerateReply)
 
@@ -136,7 +136,7 @@ def test_speculative_transcript_arriving_late_ends_the_turn_at_once() -> None:
 def test_trailing_off_waits_for_the_long_hangover() -> None:
     d = Driver(speculative_ms=100)
     (spec,) = requests(d.audio("S" * 10 + "." * 5))
-    d.at(0.01, TranscriptReady(spec, "I would like to book a table and"))
+    d.at(0.01, TranscriptReady(spec, "I would like to book a table and", language="en"))
     effects = d.audio("." * 30)  # 700 ms: past the default 400 ms, short of 800 ms
     assert of(effects, SpeechStopped) == []
     effects = d.audio("." * 6)
@@ -147,7 +147,7 @@ def test_trailing_off_waits_for_the_long_hangover() -> None:
 def test_unclear_ending_uses_the_default_hangover() -> None:
     d = Driver(speculative_ms=100)
     (spec,) = requests(d.audio("S" * 10 + "." * 5))
-    d.at(0.01, TranscriptReady(spec, "hello there"))
+    d.at(0.01, TranscriptReady(spec, "hello there", language="en"))
     assert of(d.audio("." * 14), SpeechStopped) == []  # 380 ms
     assert of(d.audio("."), SpeechStopped)
 
@@ -156,15 +156,15 @@ def test_speculative_transcript_is_discarded_when_the_caller_goes_on() -> None:
     d = Driver(speculative_ms=100)
     (spec,) = requests(d.audio("S" * 10 + "." * 5))
     d.audio("SSSS")  # the caller resumes
-    effects = d.at(0.01, TranscriptReady(spec, "I would like."))
+    effects = d.at(0.01, TranscriptReady(spec, "I would like.", language="en"))
     assert effects == []
     effects = d.audio("." * 5)
     (spec2,) = requests(effects)  # a fresh speculation for the longer utterance
     assert spec2 != spec
     assert not of(d.audio("." * 15), SpeechStopped)  # 400 ms of silence, transcript not back yet: it waits
-    effects = d.at(0.01, TranscriptReady(spec2, "I would like a table for two."))
+    effects = d.at(0.01, TranscriptReady(spec2, "I would like a table for two.", language="en"))
     assert [type(e) for e in events(effects)][:2] == [SpeechStopped, TranscriptText]  # then ends at once
-    assert of(effects, TranscriptText)[0] == TranscriptText(1, "I would like a table for two.")
+    assert of(effects, TranscriptText)[0] == TranscriptText(1, "I would like a table for two.", language="en")
 
 
 def test_turn_ending_while_speculation_is_in_flight_waits_for_it_instead_of_asking_again() -> None:
@@ -172,8 +172,8 @@ def test_turn_ending_while_speculation_is_in_flight_waits_for_it_instead_of_aski
     (spec,) = requests(d.audio("S" * 10 + "." * 5))
     effects = d.audio("." * 35)  # the longest wait (800 ms) ends the turn, the transcript still on its way
     assert of(effects, SpeechStopped) and requests(effects) == []
-    effects = d.at(0.2, TranscriptReady(spec, "Hello."))
-    assert events(effects)[0] == TranscriptText(1, "Hello.")
+    effects = d.at(0.2, TranscriptReady(spec, "Hello.", language="en"))
+    assert events(effects)[0] == TranscriptText(1, "Hello.", language="en")
 
 
 # --------------------------------------------------------------------------------------------- barge-in
@@ -220,7 +220,7 @@ def test_new_utterance_after_barge_in_is_answered_and_stale_results_are_dropped(
     assert d.at(0.01, SpeechAudio(old, AUDIO_100MS, 0)) == []
     assert d.at(0.01, SpeechEnded(old)) == []
     assert d.at(0.01, PlaybackMark(old, 50)) == []
-    effects = d.at(0.1, TranscriptReady(req, "Stop, tell me the time."))
+    effects = d.at(0.1, TranscriptReady(req, "Stop, tell me the time.", language="en"))
     assert of(effects, GenerateReply)[0].history[-1].text == "Stop, tell me the time."
     assert d.session.active_turn == new
 
@@ -231,7 +231,7 @@ def test_cough_during_reply_does_not_interrupt() -> None:
     effects = d.audio("SSSS" + "." * 25)  # 80 ms of "speech": under min_speech_ms
     assert not of(effects, CancelTurn) and not of(effects, PlaybackClear)
     for request in requests(effects):  # a quick look may have been asked for; its answer changes nothing
-        assert d.at(0.05, TranscriptReady(request, "Hm.")) == []
+        assert d.at(0.05, TranscriptReady(request, "Hm.", language="en")) == []
     assert d.session.active_turn == turn
 
 
@@ -241,7 +241,7 @@ def test_backchannel_does_not_interrupt() -> None:
     effects = d.audio("S" * 12)  # 240 ms: over the minimum, so a quick transcript is taken
     (probe,) = requests(effects)
     assert not of(effects, CancelTurn)
-    assert d.at(0.05, TranscriptReady(probe, "Uh-huh.")) == []
+    assert d.at(0.05, TranscriptReady(probe, "Uh-huh.", language="en")) == []
     effects = d.audio("." * 25)
     assert not of(effects, CancelTurn) and not of(effects, SpeechStopped) and requests(effects) == []
     assert d.session.active_turn == turn
@@ -253,7 +253,7 @@ def test_real_words_interrupt_as_soon_as_they_are_recognised() -> None:
     d = Driver()
     turn = answered_turn(d)
     (probe,) = requests(d.audio("S" * 12))
-    effects = d.at(0.05, TranscriptReady(probe, "Wait, no"))
+    effects = d.at(0.05, TranscriptReady(probe, "Wait, no", language="en"))
     assert CancelTurn(turn) in effects and PlaybackClear(turn) in events(effects)
 
 
@@ -262,7 +262,7 @@ def test_quick_transcript_is_asked_for_before_the_minimum_and_applied_when_it_is
     turn = answered_turn(d)
     effects = d.audio("SSSS")
     (probe,) = requests(effects)
-    assert d.at(0.01, TranscriptReady(probe, "Wait")) == []  # real words, but only 80 ms so far
+    assert d.at(0.01, TranscriptReady(probe, "Wait", language="en")) == []  # real words, but only 80 ms so far
     effects = d.audio("S" * 5)
     assert not of(effects, CancelTurn)
     effects = d.audio("S")  # 200 ms: interrupts at once, no waiting for another transcript
@@ -273,11 +273,11 @@ def test_acknowledgement_that_goes_on_is_looked_at_again() -> None:
     d = Driver()
     turn = answered_turn(d)
     (probe,) = requests(d.audio("S" * 5))
-    d.at(0.01, TranscriptReady(probe, "Yeah"))
+    d.at(0.01, TranscriptReady(probe, "Yeah", language="en"))
     effects = d.audio("S" * 10)  # 300 ms: still "yeah" as far as we know; a second look at 280 ms
     assert not of(effects, CancelTurn)
     (probe2,) = requests(effects)
-    effects = d.at(0.01, TranscriptReady(probe2, "Yeah, but what about Tuesday"))
+    effects = d.at(0.01, TranscriptReady(probe2, "Yeah, but what about Tuesday", language="en"))
     assert CancelTurn(turn) in effects
 
 
@@ -295,12 +295,14 @@ def test_short_utterance_during_reply_is_judged_by_its_transcript() -> None:
     effects = d.audio("S" * 11 + "." * 20)  # ends before the probe result is back
     probe, final = requests(effects)
     assert not of(effects, SpeechStopped)
-    assert d.at(0.05, TranscriptReady(probe, "Yeah")) == []  # the utterance is over: the final one decides
-    effects = d.at(0.05, TranscriptReady(final, "Yeah."))
+    assert (
+        d.at(0.05, TranscriptReady(probe, "Yeah", language="en")) == []
+    )  # the utterance is over: the final one decides
+    effects = d.at(0.05, TranscriptReady(final, "Yeah.", language="en"))
     assert effects == [] and d.session.active_turn == turn
     # the same, but not an acknowledgement: it interrupts and becomes the next turn
     _, final2 = requests(d.audio("S" * 11 + "." * 20))
-    effects = d.at(0.05, TranscriptReady(final2, "Cancel that."))
+    effects = d.at(0.05, TranscriptReady(final2, "Cancel that.", language="en"))
     assert CancelTurn(turn) in effects
     assert [e.turn for e in of(effects, SpeechStopped)] == [turn + 1]
     assert of(effects, GenerateReply)
@@ -330,11 +332,11 @@ def test_asr_failure_reports_error_and_ends_turn() -> None:
 def test_llm_failure_speaks_what_was_generated() -> None:
     d = Driver()
     (req,) = requests(utter(d))
-    d.at(0.1, TranscriptReady(req, "hello"))
+    d.at(0.1, TranscriptReady(req, "hello", language="en"))
     d.at(0.01, ReplyDelta(1, "Partial answer here"))
     effects = d.at(0.01, StageFailed(1, "llm", "llm_failed", "stream broke"))
     assert ErrorNotice("llm_failed", "stream broke", 1) in events(effects)
-    assert Synthesize(1, "Partial answer here", 0) in effects
+    assert Synthesize(1, "Partial answer here", 0, language="en") in effects
     assert FinishSynthesis(1) in effects
     assert d.session.active_turn == 1  # ends when the audio is done
 
@@ -342,7 +344,7 @@ def test_llm_failure_speaks_what_was_generated() -> None:
 def test_tts_failure_reports_and_turn_ends_when_pipeline_ends() -> None:
     d = Driver()
     (req,) = requests(utter(d))
-    d.at(0.1, TranscriptReady(req, "hello"))
+    d.at(0.1, TranscriptReady(req, "hello", language="en"))
     d.at(0.01, ReplyDelta(1, "Hello there my friend. "))
     d.at(0.01, SpeechAudio(1, b"\x00\x00", 0))
     effects = d.at(0.01, StageFailed(1, "tts", "tts_failed", "engine died"))
@@ -374,7 +376,10 @@ def test_idle_prompt_once_then_end() -> None:
     assert d.at(4.9, Tick()) == []
     effects = d.at(0.2, Tick())
     assert ReplyText(1, "Still there?", done=True) in events(effects)
-    assert Synthesize(1, "Still there?", 0, phrase="idle_prompt") in effects and FinishSynthesis(1) in effects
+    assert (
+        Synthesize(1, "Still there?", 0, phrase="idle_prompt", language="en") in effects
+        and FinishSynthesis(1) in effects
+    )
     d.at(0.01, SpeechAudio(1, AUDIO_100MS, 0))
     d.at(0.01, SpeechEnded(1))
     assert of(d.at(0.5, Tick()), TurnMetrics)

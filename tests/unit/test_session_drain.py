@@ -84,7 +84,7 @@ def test_without_a_goodbye_text_the_session_closes_when_the_reply_has_been_heard
 def test_a_reply_still_being_written_is_finished_and_spoken_before_the_goodbye() -> None:
     d = driver()
     (req,) = requests(utter(d))
-    d.at(0.1, TranscriptReady(req, "tell me something"))
+    d.at(0.1, TranscriptReady(req, "tell me something", language="en"))
     turn = d.session.active_turn
     assert turn is not None
     d.at(0.1, Drain(deadline=d.now + 30))
@@ -99,7 +99,7 @@ def test_an_utterance_waiting_for_its_transcript_is_still_answered() -> None:
     d = driver()
     (req,) = requests(utter(d))
     assert not of(d.at(0.05, Drain(deadline=d.now + 30)), Synthesize)  # no goodbye over a pending turn
-    effects = d.at(0.1, TranscriptReady(req, "hello"))
+    effects = d.at(0.1, TranscriptReady(req, "hello", language="en"))
     assert of(effects, GenerateReply)
 
 

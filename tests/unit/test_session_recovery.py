@@ -33,12 +33,12 @@ HOLD = Phrases(apology=SORRY, hold="One moment.", hold_after_ms=2000)
 
 
 def apology(turn: int) -> Synthesize:
-    return Synthesize(turn, SORRY, -1, phrase="apology")
+    return Synthesize(turn, SORRY, -1, phrase="apology", language="en")
 
 
 def transcribed(d: Driver, text: str = "hello") -> int:
     (req,) = requests(utter(d))
-    d.at(0.1, TranscriptReady(req, text))
+    d.at(0.1, TranscriptReady(req, text, language="en"))
     turn = d.session.active_turn
     assert turn is not None
     return turn
@@ -84,7 +84,7 @@ def test_llm_failure_after_some_text_speaks_that_text_without_apology() -> None:
     turn = transcribed(d)
     d.at(0.01, ReplyDelta(turn, "Partial answer here"))
     effects = d.at(0.01, StageFailed(turn, "llm", "llm_failed", "stream broke"))
-    assert Synthesize(turn, "Partial answer here", 0) in effects
+    assert Synthesize(turn, "Partial answer here", 0, language="en") in effects
     assert not [e for e in of(effects, Synthesize) if e.phrase == "apology"]
 
 
@@ -106,7 +106,7 @@ def test_transcript_deadline_cancels_the_transcription_and_apologises() -> None:
     assert CancelTranscription(req) in effects
     assert ErrorNotice("asr_timeout", "no transcript within 5 s", 1) in events(effects)
     assert apology(1) in effects
-    assert d.at(0.1, TranscriptReady(req, "too late")) == []  # a late answer changes nothing
+    assert d.at(0.1, TranscriptReady(req, "too late", language="en")) == []  # a late answer changes nothing
 
 
 def test_first_text_deadline_stops_the_reply_and_apologises() -> None:
@@ -172,16 +172,16 @@ def test_hold_phrase_when_the_reply_is_late_then_the_reply_follows() -> None:
     turn = transcribed(d)  # the caller stopped ~0.5 s ago
     assert d.at(1.3, Tick()) == []
     effects = d.at(0.3, Tick())
-    assert effects == [Synthesize(turn, "One moment.", -2, phrase="hold")]
+    assert effects == [Synthesize(turn, "One moment.", -2, phrase="hold", language="en")]
     assert d.at(1.0, Tick()) == []  # once per turn
     effects = d.at(0.1, ReplyDelta(turn, "Here it is. "))
-    assert Synthesize(turn, "Here it is.", 0) in effects  # queued after the hold phrase
+    assert Synthesize(turn, "Here it is.", 0, language="en") in effects  # queued after the hold phrase
 
 
 def test_no_hold_at_the_moment_a_slow_transcript_arrives_nor_once_the_reply_is_queued() -> None:
     d = Driver(phrases=HOLD)
     (req,) = requests(utter(d))
-    effects = d.at(3.0, TranscriptReady(req, "hello"))  # 3 s late: the reply gets the first chance
+    effects = d.at(3.0, TranscriptReady(req, "hello", language="en"))  # 3 s late: the reply gets the first chance
     assert of(effects, GenerateReply) and not of(effects, Synthesize)
     turn = d.session.active_turn
     assert turn is not None
@@ -211,7 +211,7 @@ def test_greeting_is_a_turn_of_its_own_at_the_start() -> None:
     effects = d.session.open(d.now)
     assert effects == [
         effects[0],
-        Synthesize(1, "Hi, how can I help?", 0, phrase="greeting"),
+        Synthesize(1, "Hi, how can I help?", 0, phrase="greeting", language="en"),
         FinishSynthesis(1),
     ]
     assert events(effects) == [ReplyText(1, "Hi, how can I help?", done=True)]

@@ -43,7 +43,7 @@ PHRASES = Phrases(apology="Sorry, something went wrong.", hold="One moment.")
 def asked(d: Driver, text: str = "What is the weather in Paris?") -> int:
     """A caller turn transcribed: returns its number (the first round has been asked for)."""
     (req,) = requests(utter(d))
-    effects = d.at(0.1, TranscriptReady(req, text))
+    effects = d.at(0.1, TranscriptReady(req, text, language="en"))
     (ask,) = of(effects, GenerateReply)
     assert ask.tools == d.session.config.tools.specs and ask.tool_choice == "auto"
     turn = d.session.active_turn
@@ -249,7 +249,7 @@ def prepared(text: str = "What is the weather in Paris?") -> tuple[Driver, int]:
     """A reply prepared from the speculative transcript (preemption), before the end of turn."""
     d = Driver(speculative_ms=100, preemption="llm+tts", tools=ToolPolicy(specs=(WEATHER,)), phrases=PHRASES)
     (spec,) = requests(d.audio("S" * 10 + "." * 5))
-    (ask,) = of(d.at(0.0, TranscriptReady(spec, text)), GenerateReply)
+    (ask,) = of(d.at(0.0, TranscriptReady(spec, text, language="en")), GenerateReply)
     assert d.session.active_turn is None
     return d, ask.turn
 

@@ -67,13 +67,15 @@ def test_a_late_transcript_that_trails_off_keeps_the_turn() -> None:
     d = driver()
     (spec,) = requests(pause(d))
     d.audio("." * 25)  # 600 ms: past the default hangover, the transcript is not back
-    effects = d.at(0.0, TranscriptReady(spec, "I would like to book a table for, um,"))
+    effects = d.at(0.0, TranscriptReady(spec, "I would like to book a table for, um,", language="en"))
     assert not of(effects, SpeechStopped)
     assert not of(d.audio("." * 9), SpeechStopped)  # 780 ms
     effects = d.audio("S" * 10)  # the caller goes on after thinking: still the same turn
     assert not of(effects, SpeechStopped)
     (spec2,) = requests(d.audio("." * 5))
-    d.at(0.0, TranscriptReady(spec2, "I would like to book a table for, um, four people tomorrow night."))
+    d.at(
+        0.0, TranscriptReady(spec2, "I would like to book a table for, um, four people tomorrow night.", language="en")
+    )
     frames = silence_until_stopped(d)
     assert 100 + 20 * frames == 200  # a sentence that reads finished: the minimum
     assert d.session.active_turn == 1  # one turn of both parts, not two
@@ -83,7 +85,7 @@ def test_a_late_transcript_that_reads_finished_ends_the_turn_at_once() -> None:
     d = driver()
     (spec,) = requests(pause(d))
     d.audio("." * 25)  # 600 ms
-    effects = d.at(0.0, TranscriptReady(spec, "What time is it?"))
+    effects = d.at(0.0, TranscriptReady(spec, "What time is it?", language="en"))
     assert of(effects, SpeechStopped)
 
 
@@ -104,7 +106,7 @@ def scored_pause(d: Driver, text: str) -> tuple[int, int | None]:
     effects = pause(d)
     (spec,) = requests(effects)
     sound = of(effects, ScoreTurn)
-    asked = of(d.at(0.0, TranscriptReady(spec, text)), ScoreWords)
+    asked = of(d.at(0.0, TranscriptReady(spec, text, language="en")), ScoreWords)
     assert len(asked) <= 1
     if asked:
         assert asked[0].text == text and asked[0].language == "en"
@@ -196,7 +198,7 @@ def test_the_prepared_reply_is_held_while_the_transcript_is_late() -> None:
     (sound,) = of(effects, ScoreTurn)
     d.at(0.0, TurnScored(sound.request, 0.9))
     d.audio("." * 20)  # 500 ms
-    effects = d.at(0.0, TranscriptReady(spec, "I want the red one and"))
+    effects = d.at(0.0, TranscriptReady(spec, "I want the red one and", language="en"))
     (gen,) = of(effects, GenerateReply)  # prepared from the late transcript ...
     held = d.at(0.01, ReplyDelta(gen.turn, "The red one."))
     held += d.at(0.01, SpeechAudio(gen.turn, AUDIO_100MS, 0))
@@ -211,12 +213,12 @@ POLICY = EndpointPolicy(hangover_min_ms=200, hangover_ms=400, hangover_max_ms=15
 
 
 def test_pending_evidence_waits_the_maximum_unless_the_words_already_trail_off() -> None:
-    assert hangover(POLICY, Evidence()) == 400  # nothing asked, nothing coming: the default
-    assert hangover(POLICY, Evidence(text_pending=True)) == 1500
-    assert hangover(POLICY, Evidence("Please cancel my order.", sound_pending=True)) == 1500
-    assert hangover(POLICY, Evidence("Please cancel my order.", 0.9, words_pending=True)) == 1500
-    assert hangover(POLICY, Evidence("Please cancel my order.", 0.9, 0.5)) == 200
-    assert hangover(POLICY, Evidence("for, um,", sound_pending=True)) == 1500
+    assert hangover(POLICY, Evidence(), language="en") == 400  # nothing asked, nothing coming: the default
+    assert hangover(POLICY, Evidence(text_pending=True), language="en") == 1500
+    assert hangover(POLICY, Evidence("Please cancel my order.", sound_pending=True), language="en") == 1500
+    assert hangover(POLICY, Evidence("Please cancel my order.", 0.9, words_pending=True), language="en") == 1500
+    assert hangover(POLICY, Evidence("Please cancel my order.", 0.9, 0.5), language="en") == 200
+    assert hangover(POLICY, Evidence("for, um,", sound_pending=True), language="en") == 1500
 
 
 def test_the_words_are_worth_reading_only_when_they_can_change_the_wait() -> None:
@@ -234,7 +236,7 @@ def test_the_metrics_count_the_tail_the_caller_did_not_hear() -> None:
     for _ in range(3):  # the fading end of the last word: voice to the detector, not to the caller
         d.at(0.02, AudioFrame(FRAME, True, 20, audible=False))
     (request,) = requests(d.audio("." * 20))
-    d.at(0.1, TranscriptReady(request, "Hello."))
+    d.at(0.1, TranscriptReady(request, "Hello.", language="en"))
     turn = d.session.active_turn
     assert turn is not None
     d.at(0.01, ReplyDelta(turn, "Hi."))
@@ -254,7 +256,7 @@ def test_the_metrics_say_how_long_the_evidence_took_to_come_back() -> None:
     (spec,) = requests(effects)
     (sound,) = of(effects, ScoreTurn)
     d.at(0.05, TurnScored(sound.request, 0.95))
-    effects = d.at(0.2, TranscriptReady(spec, "Please cancel my order."))
+    effects = d.at(0.2, TranscriptReady(spec, "Please cancel my order.", language="en"))
     (words,) = of(effects, ScoreWords)
     (prepared,) = of(effects, GenerateReply)
     d.at(0.03, TurnScored(words.request, 0.5))

@@ -67,19 +67,19 @@ POLICY = EndpointPolicy(
     ],
 )
 def test_the_hangover_combines_words_and_sound(text: str | None, probability: float | None, hangover: int) -> None:
-    assert POLICY.hangover_for(text, probability) == hangover
+    assert POLICY.hangover_for(text, probability, language="en") == hangover
 
 
 def test_a_sure_fragment_may_end_at_the_minimum() -> None:
     eager = replace(POLICY, sure_fragments=True)
-    assert eager.hangover_for("Hello world.", 0.95) == 200
-    assert eager.hangover_for("Hello world.", 0.1) == 1500
+    assert eager.hangover_for("Hello world.", 0.95, language="en") == 200
+    assert eager.hangover_for("Hello world.", 0.1, language="en") == 1500
 
 
 def test_without_the_acoustic_model_the_text_rules_are_unchanged() -> None:
     text_only = replace(POLICY, acoustic=False)
     for text in ("Hello world.", "Please cancel my order.", "I need eggs, and", "Okay"):
-        assert POLICY.hangover_for(text, None) == text_only.hangover_for(text)
+        assert POLICY.hangover_for(text, None, language="en") == text_only.hangover_for(text, language="en")
 
 
 # --- the session: 20 ms frames; "S" voiced, "." silent -----------------------------------------------------
@@ -113,7 +113,7 @@ def silence_until_stopped(d: Driver, limit_frames: int = 100) -> tuple[int, list
 def test_a_confident_complete_turn_answers_at_the_minimum() -> None:
     d = judged(sure_fragments=True)
     spec, score = pause(d)
-    d.at(0.0, TranscriptReady(spec, "Hello world."))  # a fragment by the word count alone (600 ms)
+    d.at(0.0, TranscriptReady(spec, "Hello world.", language="en"))  # a fragment by the word count alone (600 ms)
     d.at(0.0, TurnScored(score, 0.93))
     frames, _ = silence_until_stopped(d)
     assert 100 + 20 * frames == 200  # hangover_min_ms: from the last voiced frame
@@ -122,7 +122,7 @@ def test_a_confident_complete_turn_answers_at_the_minimum() -> None:
 def test_an_unsure_turn_waits_longer_and_ends_if_the_caller_stays_silent() -> None:
     d = judged()
     spec, score = pause(d)
-    d.at(0.0, TranscriptReady(spec, "The quick brown fox."))
+    d.at(0.0, TranscriptReady(spec, "The quick brown fox.", language="en"))
     d.at(0.0, TurnScored(score, 0.12))
     frames, _ = silence_until_stopped(d)
     assert 100 + 20 * frames == 600  # fragment_ms: the words read finished, the sound does not
@@ -131,7 +131,7 @@ def test_an_unsure_turn_waits_longer_and_ends_if_the_caller_stays_silent() -> No
 def test_the_score_arriving_after_the_minimum_ends_a_sure_turn_at_once() -> None:
     d = judged(sure_fragments=True)
     spec, score = pause(d)
-    d.at(0.0, TranscriptReady(spec, "Hello world."))
+    d.at(0.0, TranscriptReady(spec, "Hello world.", language="en"))
     assert not of(d.audio("." * 10), SpeechStopped)  # 300 ms: the words alone call it a fragment (600 ms)
     assert of(d.at(0.0, TurnScored(score, 0.9)), SpeechStopped)
 
@@ -139,7 +139,7 @@ def test_the_score_arriving_after_the_minimum_ends_a_sure_turn_at_once() -> None
 def test_no_score_falls_back_to_the_words() -> None:
     d = judged()
     spec, score = pause(d)
-    d.at(0.0, TranscriptReady(spec, "Please cancel my order."))
+    d.at(0.0, TranscriptReady(spec, "Please cancel my order.", language="en"))
     d.at(0.0, TurnScored(score, None))  # the model was busy or failed
     frames, _ = silence_until_stopped(d)
     assert 100 + 20 * frames == 200
@@ -148,7 +148,7 @@ def test_no_score_falls_back_to_the_words() -> None:
 def test_prepared_audio_is_held_while_unsure_then_released() -> None:
     d = judged()
     spec, score = pause(d)
-    effects = d.at(0.0, TranscriptReady(spec, "It's four."))
+    effects = d.at(0.0, TranscriptReady(spec, "It's four.", language="en"))
     (gen,) = of(effects, GenerateReply)  # prepared during the silence ...
     d.at(0.0, TurnScored(score, 0.1))
     held = d.at(0.01, ReplyDelta(gen.turn, "Four it is."))
@@ -166,7 +166,7 @@ def test_prepared_audio_is_held_while_unsure_then_released() -> None:
 def test_prepared_audio_is_discarded_when_the_caller_goes_on_after_a_thinking_pause() -> None:
     d = judged()
     spec, score = pause(d)
-    (gen,) = of(d.at(0.0, TranscriptReady(spec, "I'd like a table for, um,")), GenerateReply)
+    (gen,) = of(d.at(0.0, TranscriptReady(spec, "I'd like a table for, um,", language="en")), GenerateReply)
     d.at(0.0, TurnScored(score, 0.6))
     d.at(0.01, SpeechAudio(gen.turn, AUDIO_100MS, 0))
     assert not of(d.audio("." * 30), SpeechStopped)  # 700 ms of thinking: the words trail off (800 ms)
@@ -187,7 +187,7 @@ def test_going_on_cancels_the_pending_score_and_asks_again_at_the_next_pause() -
 def test_no_score_is_asked_for_a_sound_over_the_agent() -> None:
     d = judged()
     spec, score = pause(d)
-    d.at(0.0, TranscriptReady(spec, "Hello world."))
+    d.at(0.0, TranscriptReady(spec, "Hello world.", language="en"))
     d.at(0.0, TurnScored(score, 0.95))
     silence_until_stopped(d)
     effects = d.audio("SSSS" + "." * 5)  # a short sound while the reply is being prepared

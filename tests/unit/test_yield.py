@@ -48,7 +48,7 @@ def reply_audio(chunks: int = 20) -> list[bytes]:
 
 def start_turn(d: Driver) -> int:
     (req,) = requests(utter(d))
-    d.at(0.1, TranscriptReady(req, "hello"))
+    d.at(0.1, TranscriptReady(req, "hello", language="en"))
     turn = d.session.active_turn
     assert turn is not None
     d.at(0.01, ReplyDelta(turn, REPLY))
@@ -102,7 +102,7 @@ def test_a_cough_pauses_at_once_and_the_reply_resumes_from_the_frame_where_it_wa
     assert not sent_audio(effects) and not of(effects, TurnMetrics)
     assert d.at(0.001, PlaybackMark(turn, 1900)) == []  # a mark sent before the pause reached the client
     (final,) = requests(d.audio("."))  # 200 ms of silence: the sound is over, what was it?
-    effects = d.at(0.05, TranscriptReady(final, "Uh..."))  # no words: it was not an interruption
+    effects = d.at(0.05, TranscriptReady(final, "Uh...", language="en"))  # no words: it was not an interruption
     assert YieldOutcome(turn, resumed=True) in effects
     assert of(effects, ResendSpeech) == [ResendSpeech(turn, 520 * BYTES_PER_MS)]  # from the paused position
     assert not sent_audio(effects) and not of(effects, AudioEnd)  # it comes as the runtime posts it again
@@ -126,13 +126,13 @@ def test_the_clock_counts_on_from_the_resumed_position() -> None:
     (pause,) = of(d.audio("SS"), PlaybackPause)
     paused_at = pause.played_ms
     (final,) = requests(d.audio("." * 10))  # over after 200 ms of silence
-    assert sent_audio(resent(d, d.at(0.0, TranscriptReady(final, "")), reply_audio()))  # resumed
+    assert sent_audio(resent(d, d.at(0.0, TranscriptReady(final, "", language="en")), reply_audio()))  # resumed
     d.at(0.5, Tick())  # ~0.5 s more heard
     effects = d.audio("SS")  # another sound: paused again, 500 ms (+ 40 ms) further on
     (second,) = of(effects, PlaybackPause)
     assert 500 <= second.played_ms - paused_at <= 560 and second.played_ms % 40 == 0
     (final,) = requests(d.audio("." * 10))
-    effects = resent(d, d.at(0.0, TranscriptReady(final, "Ha!")), reply_audio())
+    effects = resent(d, d.at(0.0, TranscriptReady(final, "Ha!", language="en")), reply_audio())
     assert sent_audio(effects) == b"".join(reply_audio())[second.played_ms * BYTES_PER_MS :]
 
 
@@ -147,7 +147,7 @@ def test_real_words_after_a_pause_barge_in_and_the_history_keeps_what_was_heard_
     assert not requests(d.audio("S" * 8))  # no quick look at the first syllables: the agent is not talking
     (final,) = requests(d.audio("." * 20))  # as long as a turn's pause: the caller may go on
     d.at(0.5, Tick())  # however long it took, what was heard is what played before the pause
-    effects = d.at(0.01, TranscriptReady(final, "Wait, no."))  # real words take the floor
+    effects = d.at(0.01, TranscriptReady(final, "Wait, no.", language="en"))  # real words take the floor
     assert CancelTurn(turn) in effects and PlaybackClear(turn) in events(effects)
     assert YieldOutcome(turn, resumed=False) in effects
     (metrics,) = of(effects, TurnMetrics)
@@ -162,7 +162,7 @@ def test_a_short_word_is_heard_and_takes_the_floor() -> None:
     synthesize(d, turn, reply_audio())
     assert of(d.audio("SS"), PlaybackPause)
     (final,) = requests(d.audio("S" + "." * 10))  # 60 ms of voice: shorter than a turn's minimum, still heard
-    effects = d.at(0.05, TranscriptReady(final, "Stop."))
+    effects = d.at(0.05, TranscriptReady(final, "Stop.", language="en"))
     assert CancelTurn(turn) in effects and YieldOutcome(turn, resumed=False) in effects
 
 
@@ -184,7 +184,7 @@ def test_an_acknowledgement_pauses_then_resumes() -> None:
     effects = d.audio("S" * 12)  # 240 ms: over the minimum
     assert of(effects, PlaybackPause) and not requests(effects)
     (final,) = requests(d.audio("." * 20))
-    effects = resent(d, d.at(0.05, TranscriptReady(final, "Uh-huh.")), reply_audio())
+    effects = resent(d, d.at(0.05, TranscriptReady(final, "Uh-huh.", language="en")), reply_audio())
     assert YieldOutcome(turn, resumed=True) in effects and sent_audio(effects)
     assert not of(effects, CancelTurn) and d.session.active_turn == turn
 
@@ -198,7 +198,7 @@ def test_a_sound_before_the_reply_audio_holds_it_back_until_the_sound_is_over() 
     effects = synthesize(d, turn, reply_audio(4), end=False)  # (frames posted before the hold took effect)
     assert not events(effects)  # the audio waits
     (final,) = requests(d.audio("SSSS" + "." * 10))
-    effects = d.at(0.0, TranscriptReady(final, "You"))  # Whisper's word for a noise
+    effects = d.at(0.0, TranscriptReady(final, "You", language="en"))  # Whisper's word for a noise
     assert ResendSpeech(turn, 0) in effects
     effects = resent(d, effects, reply_audio(4))
     assert of(effects, AudioStart) == [AudioStart(turn, 24000)]
@@ -218,7 +218,7 @@ def test_synthesis_ending_during_the_pause_sends_audio_end_after_the_resumed_aud
     effects = synthesize(d, turn, chunks[10:])
     assert not events(effects)  # neither audio nor audio.end while paused
     (final,) = requests(d.audio("." * 10))
-    effects = resent(d, d.at(0.0, TranscriptReady(final, "Mm.")), chunks)
+    effects = resent(d, d.at(0.0, TranscriptReady(final, "Mm.", language="en")), chunks)
     notices = events(effects)
     assert isinstance(notices[-1], AudioEnd) and len(of(effects, AudioEnd)) == 1
 
@@ -247,7 +247,7 @@ def test_an_acknowledgement_known_from_the_speculative_transcript_resumes_after_
     synthesize(d, turn, reply_audio())
     assert of(d.audio("S" * 20), PlaybackPause)  # 400 ms: longer than the minimum
     (spec,) = requests(d.audio("." * 5))  # the speculative transcript, taken as for any turn
-    assert d.at(0.0, TranscriptReady(spec, "Uh-huh.")) == []
+    assert d.at(0.0, TranscriptReady(spec, "Uh-huh.", language="en")) == []
     effects = resent(d, d.audio("." * 5), reply_audio())  # 200 ms of silence (not a turn's 400): an acknowledgement
     assert YieldOutcome(turn, resumed=True) in effects and sent_audio(effects) and not requests(effects)
 
@@ -258,7 +258,7 @@ def test_real_words_in_a_pause_of_the_callers_speech_take_the_floor_and_their_re
     synthesize(d, turn, reply_audio())
     assert of(d.audio("S" * 16), PlaybackPause)  # 320 ms of speech: more than a barge-in needs
     (spec,) = requests(d.audio("." * 5))
-    effects = d.at(0.0, TranscriptReady(spec, "Stop, what time is it?"))
+    effects = d.at(0.0, TranscriptReady(spec, "Stop, what time is it?", language="en"))
     assert CancelTurn(turn) in effects and PlaybackClear(turn) in events(effects)  # before the utterance ends
     (ask,) = of(effects, GenerateReply)  # the caller's words are being answered already, output held
     assert ask.history[-1].text == "Stop, what time is it?" and not of(effects, AudioStart)
@@ -270,7 +270,7 @@ def test_a_speculative_transcript_of_an_acknowledgement_does_not_take_the_floor(
     synthesize(d, turn, reply_audio())
     d.audio("S" * 16)
     (spec,) = requests(d.audio("." * 5))
-    assert not of(d.at(0.0, TranscriptReady(spec, "Okay, got it.")), CancelTurn)
+    assert not of(d.at(0.0, TranscriptReady(spec, "Okay, got it.", language="en")), CancelTurn)
     assert d.session.active_turn == turn
 
 
@@ -280,7 +280,9 @@ def test_a_short_sound_that_whisper_makes_a_word_of_is_still_no_interruption() -
     synthesize(d, turn, reply_audio())
     assert of(d.audio("SS"), PlaybackPause)
     (final,) = requests(d.audio("SS" + "." * 10))  # 160 ms: shorter than a barge-in needs
-    effects = d.at(0.05, TranscriptReady(final, "On."))  # tiny.en's word for a 200 ms cough, seen in the tests
+    effects = d.at(
+        0.05, TranscriptReady(final, "On.", language="en")
+    )  # tiny.en's word for a 200 ms cough, seen in the tests
     assert YieldOutcome(turn, resumed=True) in effects and not of(effects, CancelTurn)
 
 
@@ -319,7 +321,7 @@ def test_audio_sent_again_goes_out_in_order_and_once() -> None:
     d.at(0.3, PlaybackMark(turn, 300))
     assert of(d.audio("SS"), PlaybackPause)  # at 340 ms
     (final,) = requests(d.audio("." * 10))
-    effects = d.at(0.0, TranscriptReady(final, "Hm."))
+    effects = d.at(0.0, TranscriptReady(final, "Hm.", language="en"))
     (resend,) = of(effects, ResendSpeech)
     kept = b"".join(chunks)
     # a frame posted before the pause took effect arrives only now, ahead of the copies: it waits its turn
@@ -340,7 +342,7 @@ def test_the_turn_is_not_over_while_its_audio_is_still_being_sent_again() -> Non
     d.at(0.2, Tick())
     assert of(d.audio("SS"), PlaybackPause)
     (final,) = requests(d.audio("." * 10))
-    effects = d.at(0.0, TranscriptReady(final, "Mm."))
+    effects = d.at(0.0, TranscriptReady(final, "Mm.", language="en"))
     assert of(effects, ResendSpeech)
     # a client that takes the audio slowly: the clock passes the whole reply before its last frames are sent
     out = resent(d, effects, chunks[:5])
@@ -363,7 +365,7 @@ def test_a_far_end_that_cannot_drop_what_it_was_sent_resumes_after_the_lead_it_s
     (pause,) = of(d.audio("SS"), PlaybackPause)
     assert pause.played_ms == 640  # 540 ms heard by the clock, and the 100 ms lead it plays anyway
     (final,) = requests(d.audio("." * 10))
-    assert ResendSpeech(turn, 640 * BYTES_PER_MS) in d.at(0.0, TranscriptReady(final, "Ahem."))
+    assert ResendSpeech(turn, 640 * BYTES_PER_MS) in d.at(0.0, TranscriptReady(final, "Ahem.", language="en"))
 
 
 def test_a_second_sound_while_the_audio_is_sent_again_pauses_it_where_it_got_to() -> None:
@@ -374,7 +376,7 @@ def test_a_second_sound_while_the_audio_is_sent_again_pauses_it_where_it_got_to(
     d.at(0.2, Tick())
     (first,) = of(d.audio("SS"), PlaybackPause)
     (final,) = requests(d.audio("." * 10))
-    effects = d.at(0.0, TranscriptReady(final, "Hm."))
+    effects = d.at(0.0, TranscriptReady(final, "Hm.", language="en"))
     (resend,) = of(effects, ResendSpeech)
     kept = b"".join(chunks)
     d.at(0.0, SpeechAudio(turn, kept[resend.start : 6 * 4800], 0, resend.start))  # only this much was sent again
@@ -383,6 +385,6 @@ def test_a_second_sound_while_the_audio_is_sent_again_pauses_it_where_it_got_to(
     assert HoldSpeech(turn) in effects
     assert second.played_ms == 600  # what was sent, not what the clock says
     (final,) = requests(d.audio("." * 10))
-    effects = resent(d, d.at(0.0, TranscriptReady(final, "Hm.")), chunks)
+    effects = resent(d, d.at(0.0, TranscriptReady(final, "Hm.", language="en")), chunks)
     assert sent_audio(effects) == kept[600 * BYTES_PER_MS :]
     assert first.played_ms < second.played_ms

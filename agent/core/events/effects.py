@@ -75,7 +75,7 @@ class GenerateReply:
 
     turn: int
     history: tuple[ChatMessage, ...] = field(default_factory=tuple)
-    language: str = "en"
+    language: str = field(kw_only=True)
     """The language to answer in (the history's system message says so too)."""
     tools: tuple[ToolSpec, ...] = ()
     """The functions the model may call this round (its calls come back as ``ReplyToolCall``)."""
@@ -109,7 +109,7 @@ class Synthesize:
     phrase: str | None = None
     """A fixed phrase (``apology``, ``idle_prompt``, ``greeting``, ``hold``, ``goodbye``): the runtime plays the voice's
     stored recording of it when it has one, and synthesizes ``text`` otherwise."""
-    language: str = "en"
+    language: str = field(kw_only=True)
     """The language ``text`` is in: the voice speaks it as that language."""
 
 

@@ -35,7 +35,7 @@ class TranscriptReady:
 
     request: int
     text: str
-    language: str = "en"
+    language: str
     language_probability: float | None = None
     """How likely ``language`` was when the recogniser detected it (``None``: it did not); the runtime's
     language choice reads it, the core does not."""

@@ -7,7 +7,7 @@ the requests of a client that edits the conversation itself.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from agent.ports import Role, ToolCall
@@ -31,7 +31,7 @@ class TranscriptText:
     continues: int | None = None
     """The earlier turn whose words this one goes on with (the caller had only paused): ``text`` holds both,
     and that turn's words are no longer in the conversation."""
-    language: str = "en"
+    language: str = field(kw_only=True)
     """The language the words were heard in (and the reply is given in)."""
 
 

@@ -30,6 +30,7 @@ from agent.core.lexicon.korean import KOREAN
 from agent.core.lexicon.portuguese import PORTUGUESE
 from agent.core.lexicon.russian import RUSSIAN
 from agent.core.lexicon.schema import Lexicon, answer_words
+from agent.core.lexicon.shared import ABBREVIATIONS
 from agent.core.lexicon.spanish import SPANISH
 
 __all__ = [
@@ -45,6 +46,7 @@ __all__ = [
     "RUSSIAN",
     "SPANISH",
     "Lexicon",
+    "abbreviations",
     "answer_words",
     "lexicon",
 ]
@@ -67,3 +69,10 @@ LEXICONS: Mapping[str, Lexicon] = {
 def lexicon(language: str) -> Lexicon | None:
     """The words of ``language`` (a code; a region is ignored: ``"de-AT"``); ``None`` for any other language."""
     return LEXICONS.get(language.strip().lower().replace("_", "-").split("-")[0])
+
+
+def abbreviations(language: str) -> frozenset[str]:
+    """The short forms a reply in ``language`` may hold (``Lexicon.abbreviations``); a language with no table:
+    the ones replies in every language hold."""
+    lex = lexicon(language)
+    return ABBREVIATIONS if lex is None else lex.abbreviations

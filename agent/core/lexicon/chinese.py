@@ -6,7 +6,7 @@ One reason to change: what Chinese speakers say. Pure data.
 from __future__ import annotations
 
 from agent.core.lexicon.schema import Lexicon
-from agent.core.lexicon.shared import CJK_NUMERALS
+from agent.core.lexicon.shared import ABBREVIATIONS, CJK_NUMERALS, COMPACT
 
 # fmt: off
 CHINESE = Lexicon(
@@ -52,5 +52,7 @@ CHINESE = Lexicon(
         "暖和", "温和", "平和", "柔和", "缓和", "随和", "总和", "参与", "给与", "赋与", "自从", "服从", "听从", "顺从",
         "无从", "再好不过",
     ),
+    abbreviations=ABBREVIATIONS,
+    writing=COMPACT,
 )
 # fmt: on

@@ -5,7 +5,10 @@ One reason to change: what English speakers say. Pure data.
 
 from __future__ import annotations
 
-from agent.core.lexicon.schema import Lexicon
+import re
+
+from agent.core.lexicon.schema import Lexicon, Writing
+from agent.core.lexicon.shared import ABBREVIATIONS
 
 TRAILING_WORDS: frozenset[str] = frozenset(
     [
@@ -162,6 +165,15 @@ ENGLISH_NUMBERS: frozenset[str] = frozenset(
     ]
 )
 
+WRITING = Writing(
+    re.compile(r"[a-z']+"),
+    re.compile(r"([a-z])\1+"),
+    folds=False,
+    number=re.compile(r"(\d[\d,.:]*|\b(?:" + "|".join(sorted(ENGLISH_NUMBERS, key=lambda w: (-len(w), w))) + r"))\.?$"),
+)
+"""English as the rules read it: ASCII letters and apostrophes in lower case (as they always have), and a number
+at the end in digits or words ("at seven.")."""
+
 ENGLISH = Lexicon(
     fillers=FILLERS,
     trailing=TRAILING_WORDS,
@@ -176,5 +188,9 @@ ENGLISH = Lexicon(
         "bye", "goodbye", "thank you",
     ),
     numbers=ENGLISH_NUMBERS,
+    abbreviations=ABBREVIATIONS,
+    writing=WRITING,
+    hums=FILLERS,
+    drawn_fillers=False,
 )
 # fmt: on

@@ -6,7 +6,7 @@ One reason to change: what French speakers say. Pure data.
 from __future__ import annotations
 
 from agent.core.lexicon.schema import Lexicon
-from agent.core.lexicon.shared import HUMS
+from agent.core.lexicon.shared import ABBREVIATIONS, HUMS, SPACED
 
 # fmt: off
 FRENCH = Lexicon(
@@ -70,5 +70,7 @@ FRENCH = Lexicon(
             "vingt-et-un", "trente-et-un", "quarante-et-un", "cinquante-et-un", "soixante-et-un", "soixante-et-onze",
         ]
     ),
+    abbreviations=ABBREVIATIONS,
+    writing=SPACED,
 )
 # fmt: on

@@ -6,7 +6,7 @@ One reason to change: what German speakers say. Pure data.
 from __future__ import annotations
 
 from agent.core.lexicon.schema import Lexicon
-from agent.core.lexicon.shared import HUMS
+from agent.core.lexicon.shared import ABBREVIATIONS, HUMS, SPACED
 
 # fmt: off
 _DE_UNITS = ("ein", "zwei", "drei", "vier", "fünf", "sechs", "sieben", "acht", "neun")
@@ -75,5 +75,7 @@ GERMAN = Lexicon(
             *(unit + "tausend" for unit in _DE_UNITS),
         ]
     ),
+    abbreviations=ABBREVIATIONS,
+    writing=SPACED,
 )
 # fmt: on

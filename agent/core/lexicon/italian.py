@@ -6,7 +6,7 @@ One reason to change: what Italian speakers say. Pure data.
 from __future__ import annotations
 
 from agent.core.lexicon.schema import Lexicon
-from agent.core.lexicon.shared import HUMS
+from agent.core.lexicon.shared import ABBREVIATIONS, HUMS, SPACED
 
 # fmt: off
 _IT_UNITS = ("uno", "due", "tre", "quattro", "cinque", "sei", "sette", "otto", "nove")
@@ -74,5 +74,7 @@ ITALIAN = Lexicon(
     ),
     drawn=frozenset(["e"]),
     not_endings=("di che",),
+    abbreviations=ABBREVIATIONS,
+    writing=SPACED,
 )
 # fmt: on

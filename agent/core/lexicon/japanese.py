@@ -6,7 +6,7 @@ One reason to change: what Japanese speakers say. Pure data.
 from __future__ import annotations
 
 from agent.core.lexicon.schema import Lexicon
-from agent.core.lexicon.shared import CJK_NUMERALS
+from agent.core.lexicon.shared import ABBREVIATIONS, CJK_NUMERALS, COMPACT
 
 # fmt: off
 JAPANESE = Lexicon(
@@ -59,5 +59,7 @@ JAPANESE = Lexicon(
     compact=True,
     whole_only=frozenset(["あの", "その", "えー", "まあ", "まぁ", "なんか", "でも", "あと"]),
     not_endings=("へへ",),
+    abbreviations=ABBREVIATIONS,
+    writing=COMPACT,
 )
 # fmt: on

@@ -6,7 +6,7 @@ One reason to change: what Korean speakers say. Pure data.
 from __future__ import annotations
 
 from agent.core.lexicon.schema import Lexicon
-from agent.core.lexicon.shared import HUMS
+from agent.core.lexicon.shared import ABBREVIATIONS, HUMS, SPACED
 
 # fmt: off
 KOREAN = Lexicon(
@@ -54,5 +54,7 @@ KOREAN = Lexicon(
     # (in order to), "-거나" (or), "-를" (object), "-에게"/"-한테" (to), "-께서", and the topic "-는" (not "-은":
     # given names end in it, "김지은").
     endings=("지만", "면서", "려고", "거나", "를", "에게", "한테", "께서", "는"),
+    abbreviations=ABBREVIATIONS,
+    writing=SPACED,
 )
 # fmt: on

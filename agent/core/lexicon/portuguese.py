@@ -6,7 +6,7 @@ One reason to change: what Portuguese speakers say. Pure data.
 from __future__ import annotations
 
 from agent.core.lexicon.schema import Lexicon
-from agent.core.lexicon.shared import HUMS
+from agent.core.lexicon.shared import ABBREVIATIONS, HUMS, SPACED
 
 # fmt: off
 PORTUGUESE = Lexicon(
@@ -62,5 +62,7 @@ PORTUGUESE = Lexicon(
         ]
     ),
     drawn=frozenset(["é", "e", "a", "ã"]),
+    abbreviations=ABBREVIATIONS,
+    writing=SPACED,
 )
 # fmt: on

@@ -6,7 +6,7 @@ One reason to change: what Russian speakers say. Pure data.
 from __future__ import annotations
 
 from agent.core.lexicon.schema import Lexicon
-from agent.core.lexicon.shared import HUMS
+from agent.core.lexicon.shared import ABBREVIATIONS, HUMS, SPACED
 
 # fmt: off
 RUSSIAN = Lexicon(
@@ -66,5 +66,7 @@ RUSSIAN = Lexicon(
     ),
     drawn=frozenset(["а", "и"]),
     not_endings=("за что", "и что", "а что", "вот что"),
+    abbreviations=ABBREVIATIONS,
+    writing=SPACED,
 )
 # fmt: on

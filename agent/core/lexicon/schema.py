@@ -5,8 +5,26 @@ One reason to change: a new kind of word the rules read (a language's words chan
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, slots=True)
+class Writing:
+    """How a language is written, as the rules cut its transcripts into words (one tokenizer reads it:
+    ``agent.core.wording.tokens_of``)."""
+
+    word: re.Pattern[str]
+    """One word of the text as compared (``folds``)."""
+    repeats: re.Pattern[str]
+    """A letter said longer ("mmm", "ähhh", "嗯嗯"): its first group is what it squashes to."""
+    folds: bool = True
+    """Text is compared folded: NFC, lower case, one apostrophe, "е" for "ё", one long-vowel mark for a drawn-out
+    one; off: lower case only."""
+    number: re.Pattern[str] | None = None
+    """The end (lower case) of a transcript that ends in a number; ``None``: digits, or the table's ``numbers``
+    and ``numeral_chars``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +52,11 @@ class Lexicon:
     no comma yet is a fragment."""
     short_answers: frozenset[str]
     """Words (compact languages: phrases) of short answers that are whole turns ("Yes.", "Nein, danke.")."""
+    abbreviations: frozenset[str]
+    """Short forms, lower case without their last full stop ("dr", "e.g"): in a reply, the full stop after one
+    ends no sentence (``agent.core.chunker``)."""
+    writing: Writing
+    """How its transcripts are cut into words (``agent.core.lexicon.shared``: spaced or compact scripts)."""
     greetings: tuple[str, ...] = ()
     """Greetings and goodbyes, whole turns too ("Guten Morgen.", "你好")."""
     numbers: frozenset[str] = frozenset()
@@ -52,6 +75,11 @@ class Lexicon:
     not_endings: tuple[str, ...] = ()
     """Complete endings that end in a listed entry: whole words of a compact language ("暖和" = "warm" ends in
     "和" = "and"), set phrases of another ("non c'è di che" ends in "che")."""
+    hums: frozenset[str] | None = None
+    """The ``fillers`` that trail off whatever the punctuation ("Is it, um?"); ``None``: those that are also
+    ``sounds``."""
+    drawn_fillers: bool = True
+    """A filler said longer is that filler ("ähhh" = "äh"); off: only as written."""
 
 
 def _words(phrases: Iterable[str]) -> frozenset[str]:

@@ -6,7 +6,7 @@ One reason to change: what Spanish speakers say. Pure data.
 from __future__ import annotations
 
 from agent.core.lexicon.schema import Lexicon
-from agent.core.lexicon.shared import HUMS
+from agent.core.lexicon.shared import ABBREVIATIONS, HUMS, SPACED
 
 # fmt: off
 SPANISH = Lexicon(
@@ -62,5 +62,7 @@ SPANISH = Lexicon(
         ]
     ),
     drawn=frozenset(["e", "a"]),
+    abbreviations=ABBREVIATIONS,
+    writing=SPACED,
 )
 # fmt: on

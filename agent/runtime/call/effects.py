@@ -104,7 +104,7 @@ class Effects:
                 case CancelTool(turn=turn, call_id=call_id):
                     turns.cancel_tool(turn, call_id)
                 case Synthesize(turn=turn, text=text, sentence=sentence, phrase=phrase, language=language):
-                    turns.speech_for(turn).add(text, sentence, phrase, language)
+                    turns.speech_for(turn).add(text, sentence, phrase, language=language)
                 case FinishSynthesis(turn=turn):
                     turns.speech_for(turn).finish()
                 case HoldSpeech(turn=turn):

@@ -10,12 +10,19 @@ from agent.languages import LanguageChoice, parse_language
 
 
 def session_config(
-    settings: Settings, output_rate: int, frame_ms: int = 40, can_pause: bool = False, pause_overrun_ms: int = 0
+    settings: Settings,
+    output_rate: int,
+    frame_ms: int = 40,
+    can_pause: bool = False,
+    pause_overrun_ms: int = 0,
+    *,
+    language: str,
 ) -> SessionConfig:
-    """The session core's rules from the settings; ``can_pause``: the client can stop and resume playback, and
-    still plays ``pause_overrun_ms`` of what it was sent after a pause."""
+    """The session core's rules from the settings, for a call that starts in ``language``; ``can_pause``: the
+    client can stop and resume playback, and still plays ``pause_overrun_ms`` of what it was sent after a pause."""
     vad, turn = settings.vad, settings.turn
     return SessionConfig(
+        language=language,
         output_sample_rate=output_rate,
         output_frame_ms=frame_ms,
         policy=TurnPolicy(

@@ -72,8 +72,15 @@ class CallSetup:
         self.language: LanguageChoice = call_language(settings, opened.language)
         """The call's language, given or detected."""
         self.voicing = components.voicing(settings, opened.voice, fallback=opened.parting is not None)
-        base = session_config(settings, wire.output_rate, wire.frame_ms, wire.can_pause, wire.pause_overrun_ms)
-        base = replace(base, language=self.language.current, tools=_tools(base.tools, server_tools, opened, settings))
+        base = session_config(
+            settings,
+            wire.output_rate,
+            wire.frame_ms,
+            wire.can_pause,
+            wire.pause_overrun_ms,
+            language=self.language.current,
+        )
+        base = replace(base, tools=_tools(base.tools, server_tools, opened, settings))
         if opened.parting is not None:  # the call cannot be served: say why, then close
             goodbye = phrase_text("no_voice", settings.turn.no_voice_text, self.language.current)
             base = replace(base, phrases=replace(base.phrases, greeting="", goodbye=goodbye))

@@ -61,7 +61,7 @@ class _Item:
     text: str
     index: int
     phrase: str | None
-    language: str = "en"
+    language: str
 
 
 class _Prefetch:
@@ -154,7 +154,7 @@ class TurnSpeech:
         self._resending: asyncio.Task[None] | None = None
         self._task = asyncio.create_task(self._run(), name=f"speech-turn-{turn}")
 
-    def add(self, text: str, sentence: int = 0, phrase: str | None = None, language: str = "en") -> None:
+    def add(self, text: str, sentence: int = 0, phrase: str | None = None, *, language: str) -> None:
         """Queue ``text``, in ``language``; its audio frames are tagged with ``sentence`` (the core's index).
         ``phrase`` names a fixed phrase (``apology``, ``idle_prompt``, ``greeting``, ``hold``) to play from its
         kept recording."""

@@ -48,7 +48,7 @@ class Voicing:
         """A fresh retry budget for one reply."""
         return RetryBudget(self.turn_retries)
 
-    def warm_phrases(self, language: str = "en") -> None:
+    def warm_phrases(self, language: str) -> None:
         """Start synthesizing and keeping the session's fixed phrases in ``language`` that are not kept yet, in
         the background (call it at session start and when the call's language changes, on the loop). Only for a
         voice kept in a store (a cloned voice): a local voice synthesizes a phrase in ~100 ms."""
