@@ -68,7 +68,7 @@ async def one_turn(tts: SageMakerTTS, emu: SageMakerEmulator, sentences: list[st
         return None
 
     seen = len(emu.requests)
-    speech = TurnSpeech(turn, Voicing(tts, "default/bench"), 24000, 40, post, room)
+    speech = TurnSpeech(turn, Voicing(tts, "default/bench"), 24000, 40, post, room, language="en")
     started = time.perf_counter()
     for sentence in sentences:
         speech.add(sentence, language="en")

@@ -1,5 +1,6 @@
 """Socket helpers for tests and benchmarks that talk to a real server: read its JSON messages, wait for a
-condition, pick a port, fetch a URL, and send audio at the pace of a live caller.
+condition, pick a port, fetch a URL, send audio at the pace of a live caller, and end a phone call as a hang-up
+ends it, seeing how the server closed it.
 
 Every wait here is bounded and fails loudly (``AssertionError`` saying what was awaited) rather than returning
 as if it had succeeded; a test that must see nothing arrive says so itself. A wait on anything else is
@@ -11,18 +12,35 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
+import re
 import socket
 import urllib.error
 import urllib.request
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from websockets.asyncio.client import ClientConnection
+from websockets.protocol import State
 
 from clients.framing import FramePacer
-from testing.waits import WAIT_S, until
+from clients.phone_caller import PhoneCaller
+from testing.waits import WAIT_S, until, within
 
-__all__ = ["WAIT_S", "FrameClock", "HttpResponse", "free_port", "http_get", "next_json", "read_until", "until"]
+__all__ = [
+    "WAIT_S",
+    "FrameClock",
+    "HttpResponse",
+    "free_port",
+    "hang_up_cleanly",
+    "http_get",
+    "logged_hang_up",
+    "next_json",
+    "read_until",
+    "session_closes",
+    "until",
+]
 
 
 async def next_json(ws: ClientConnection, wait_s: float = WAIT_S) -> dict[str, Any]:
@@ -109,3 +127,50 @@ class FrameClock:
         await self._pacer.wait()
         self._frame += 1
         return self._frame
+
+
+async def hang_up_cleanly(caller: PhoneCaller) -> None:
+    """Hang up a call the server has kept open, and see the server end it as a hang-up ends it.
+
+    Twilio and Telnyx send ``stop``: the server ends the session and closes first, with 1000 ``session ended``
+    (a stop before the start would be ``stream stopped``). Vonage has no stop message: it closes the socket
+    itself, and the server answers that close with 1000. A call the server had already dropped (any code, or
+    none at all) fails here."""
+    ws = caller.ws
+    received = ws.protocol.close_rcvd
+    dropped = f"{received.code} {received.reason!r}" if received is not None else ws.state.name
+    assert ws.state is State.OPEN and received is None, f"the server dropped the call before the hang-up: {dropped}"
+    await caller.hang_up()
+    await within(ws.wait_closed(), what="the close after the hang-up")
+    received, server_first = ws.protocol.close_rcvd, ws.protocol.close_rcvd_then_sent
+    assert received is not None, "the connection was cut, not closed"
+    if caller.stop_message() is not None:
+        assert server_first, "the server did not end the call on the stop message"
+        assert (received.code, received.reason) == (1000, "session ended"), received
+    else:
+        assert server_first is False, "the server closed before the caller hung up"
+        assert received.code == 1000, received
+
+
+_CLOSED = re.compile(r"session \S+ (closed .*)")
+
+
+def session_closes(records: Sequence[logging.LogRecord]) -> list[str]:
+    """How the server's log says each session in ``records`` ended, in order: ``closed 1000 (session ended)``,
+    ``closed by the client``, ``closed 1011 (internal error)`` (``agent.runtime.call.connection``, at INFO)."""
+    return [m.group(1) for r in records if (m := _CLOSED.fullmatch(r.getMessage())) is not None]
+
+
+async def logged_hang_up(records: Sequence[logging.LogRecord], *, stop_message: bool, wait_s: float = WAIT_S) -> None:
+    """``hang_up_cleanly`` for a call whose socket the test does not hold (one the CLI placed and hung up): see, in
+    the server's log, that it ended the call's session as a hang-up ends it. After the provider's stop message
+    (Twilio, Telnyx), it closed 1000 ``session ended``; where the caller closes the socket itself (Vonage), the
+    client closed it. A call the server dropped (1011, 1008, ...) fails here, and so does one it never logged
+    the end of. ``records``: the server's log records, a list kept up to date (pytest's ``caplog.records``, with
+    INFO captured), holding one session; the server logs its end once the closing handshake is over, which may be
+    after the client has seen it."""
+    await until(lambda: bool(session_closes(records)), wait_s, "the server's log of the end of the call")
+    expected = "closed 1000 (session ended)" if stop_message else "closed by the client"
+    assert session_closes(records) == [expected], (
+        f"the server did not end the call as a hang-up: {session_closes(records)}"
+    )

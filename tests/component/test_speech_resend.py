@@ -1,7 +1,8 @@
 """A paused turn's speech (``TurnSpeech.hold`` and ``resend``) against the real outbox: nothing is posted while
 held, the audio kept is posted again from the position asked for, in order, with its offsets, and then the rest;
 and every frame posted again waits for room like synthesis does, so a long reply resumed over a slow client never
-fills the outbox past its high water (the bound a client that really stops reading meets)."""
+fills the outbox past its high water (the bound a client that really stops reading meets). Each test waits for
+the state it needs (``TurnSpeech.waiting_for``), never for a time to pass."""
 
 from __future__ import annotations
 
@@ -110,7 +111,9 @@ async def test_held_speech_posts_nothing_and_resends_from_the_position_in_order_
     outbox = Outbox(audio_high_water=FRAME * 10)
     ledger = Ledger(outbox)
     voice = CountingSpeech(seconds=2.0)
-    speech = TurnSpeech(1, Voicing(voice, "counting"), RATE, 40, ledger.post, outbox.wait_for_room, keep=True)
+    speech = TurnSpeech(
+        1, Voicing(voice, "counting"), RATE, 40, ledger.post, outbox.wait_for_room, language="en", keep=True
+    )
     ledger.speech = speech
     client = bytearray()
     limit = 20 * FRAME  # the client takes 800 ms, then nothing until told (synthesis then waits for room)
@@ -133,12 +136,14 @@ async def test_held_speech_posts_nothing_and_resends_from_the_position_in_order_
             speech.add(voice.sentence(sentence), sentence, language="en")
         speech.finish()
         await until(lambda: len(client) >= limit, 10, "the first 800 ms")
+        await until(
+            lambda: speech.waiting_for == "room", 10, lambda: f"synthesis to wait for room: {speech.waiting_for}"
+        )
         ledger.now = 0.5  # the caller coughs, having heard 500 ms: the reply stops at the start of that frame
-        assert ledger.pause() == 480
-        del client[480 * 48 :]  # the client drops what it buffered beyond that
-        await asyncio.sleep(0.05)
         posted = len(ledger.events)
-        await asyncio.sleep(0.05)
+        assert ledger.pause() == 480  # it empties the outbox: the frame that waited for room now has room
+        del client[480 * 48 :]  # the client drops what it buffered beyond that
+        await until(lambda: speech.waiting_for == "resume", 10, lambda: f"synthesis to stop: {speech.waiting_for}")
         assert len(ledger.events) == posted, "frames posted while held"
         assert not any(isinstance(e, SpeechEnded) for e in ledger.events)
         ledger.now = 1.0
@@ -166,15 +171,22 @@ async def test_a_long_reply_resent_to_a_slow_client_never_fills_the_outbox_past_
     outbox = Outbox(audio_high_water=high_water, max_bytes=FRAME * 2, on_overflow=lambda: overflowed.append(True))
     ledger = Ledger(outbox)
     voice = CountingSpeech(seconds=30.0)
-    speech = TurnSpeech(1, Voicing(voice, "counting"), RATE, 40, ledger.post, outbox.wait_for_room, keep=True)
+    speech = TurnSpeech(
+        1, Voicing(voice, "counting"), RATE, 40, ledger.post, outbox.wait_for_room, language="en", keep=True
+    )
     ledger.speech = speech
     taken = 0
 
-    async def read() -> None:  # a slow client: 40 ms of audio every 4 ms, and it never stops
+    async def read() -> None:
+        """A slow client that never stops: it takes a frame (40 ms) every 10 turns of the loop, where the voice
+        makes 100 ms a turn and a frame posted again takes one: whatever posts audio without waiting for room
+        outruns it at once. Its pace is counted in turns of the loop, not time, so a loaded machine changes
+        nothing."""
         nonlocal taken
         while (payload := await outbox.get()) is not None:
             taken += len(payload)
-            await asyncio.sleep(0.004)
+            for _ in range(10):
+                await asyncio.sleep(0)  # one turn of the loop
 
     speech.add(voice.sentence(0), 0, language="en")
     speech.add(voice.sentence(1), 1, language="en")
@@ -184,7 +196,8 @@ async def test_a_long_reply_resent_to_a_slow_client_never_fills_the_outbox_past_
         await until(lambda: ledger.turn.sent_bytes >= 10 * RATE * 2, 30, "10 s of the reply")
         ledger.now = 1.0
         assert ledger.pause() == 1000  # heard 1 s: 59 s to send again, and on
-        await asyncio.sleep(0.2)  # synthesis stops once ahead: it waits for the resume
+        # synthesis stops once ahead: it waits for the resume
+        await until(lambda: speech.waiting_for == "resume", 10, lambda: f"synthesis to stop: {speech.waiting_for}")
         ledger.peak = 0
         ledger.now = 2.0
         ledger.resume()

@@ -5,13 +5,15 @@ A caller asks for a story, hears about a second and a half of it (paced media, a
 Twilio and Telnyx ``mark``, Vonage ``notify``, echoed back as it "plays"), then talks over it. The server must send the
 provider's clear, stop the story, answer the new question, and tell the model only what the caller heard.
 Then a call from the CLI (``--telnyx``, ``--vonage``) and the provider's handshake authentication. Every call
-ends the way a hang-up ends it (``hang_up_cleanly``): a call the server dropped fails, whatever it had sent.
+ends the way a hang-up ends it (``testing.sockets.hang_up_cleanly``; the CLI's, seen in the server's log,
+``logged_hang_up``): a call the server dropped fails, whatever it had sent.
 """
 
 from __future__ import annotations
 
 import io
 import json
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,7 +22,6 @@ from pathlib import Path
 import pytest
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import InvalidStatus
-from websockets.protocol import State
 
 from agent.front_door.listener import RunningServer, running_server
 from agent.runtime.components import Components
@@ -30,8 +31,9 @@ from clients.phone_caller import PhoneCaller
 from clients.telnyx_client import TelnyxCaller
 from clients.twilio_client import TwilioCaller
 from clients.vonage_client import VonageCaller, vonage_jwt
+from testing.sockets import hang_up_cleanly, logged_hang_up
 from testing.speech import silence, speech_pcm16
-from testing.waits import until, within
+from testing.waits import until
 from tests.integration.conftest import local_settings
 from tests.integration.scripted import scripted_server
 from tests.integration.test_barge_in import STORY
@@ -48,29 +50,6 @@ class Provider:
 
     def url(self, server: RunningServer) -> str:
         return server.http_url.replace("http://", "ws://") + self.path
-
-
-async def hang_up_cleanly(caller: PhoneCaller) -> None:
-    """Hang up a call the server has kept open, and see the server end it as a hang-up ends it.
-
-    Twilio and Telnyx send ``stop``: the server ends the session and closes first, with 1000 ``session ended``
-    (a stop before the start would be ``stream stopped``). Vonage has no stop message: it closes the socket
-    itself, and the server answers that close with 1000. A call the server had already dropped (any code, or
-    none at all) fails here."""
-    ws = caller.ws
-    received = ws.protocol.close_rcvd
-    dropped = f"{received.code} {received.reason!r}" if received is not None else ws.state.name
-    assert ws.state is State.OPEN and received is None, f"the server dropped the call before the hang-up: {dropped}"
-    await caller.hang_up()
-    await within(ws.wait_closed(), what="the close after the hang-up")
-    received, server_first = ws.protocol.close_rcvd, ws.protocol.close_rcvd_then_sent
-    assert received is not None, "the connection was cut, not closed"
-    if caller.stop_message() is not None:
-        assert server_first, "the server did not end the call on the stop message"
-        assert (received.code, received.reason) == (1000, "session ended"), received
-    else:
-        assert server_first is False, "the server closed before the caller hung up"
-        assert received.code == 1000, received
 
 
 PROVIDERS = [
@@ -124,11 +103,12 @@ async def test_caller_hears_paced_audio_with_marks_and_barge_in_clears(
 
 @pytest.mark.parametrize("flag", ["--telnyx", "--vonage"])
 async def test_cli_calls_through_the_gateway_and_saves_the_reply(
-    server: RunningServer, tmp_path: Path, flag: str
+    server: RunningServer, tmp_path: Path, caplog: pytest.LogCaptureFixture, flag: str
 ) -> None:
     from agent.audio.wav import write_wav
     from clients import cli
 
+    caplog.set_level(logging.INFO)
     wav, out = tmp_path / "q.wav", tmp_path / "reply.wav"
     write_wav(wav, silence(300) + speech_pcm16("What time is it?") + silence(300), 16000)
     err = io.StringIO()
@@ -137,6 +117,7 @@ async def test_cli_calls_through_the_gateway_and_saves_the_reply(
     assert await cli.run(args, stderr=err) == cli.EXIT_OK, err.getvalue()
     assert "reply audio" in err.getvalue()
     assert out.stat().st_size > 8000  # over half a second of reply
+    await logged_hang_up(caplog.records, stop_message=flag == "--telnyx")  # Vonage's caller closes the socket
 
 
 SECRET = "vonage-signature-secret"

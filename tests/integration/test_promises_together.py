@@ -88,10 +88,12 @@ async def served(components: Components) -> AsyncIterator[tuple[RunningServer, O
     settings = local_settings(
         auth={"secret": SECRET},
         # the keepalive on (it must close only those who do not read), and anonymous sockets closed quickly, so
-        # that they are re-opened many times over the call
-        # (the slow reader's pong waits behind the audio queued ahead of the ping, in the outbox and both kernels'
-        # buffers, which it takes at twice real time: on a machine loaded by the parallel suite that was once
-        # more than 2 s, and the keepalive closed a caller who reads; 5 s is still a tenth of the default)
+        # that they are re-opened many times over the call. The slow reader's pong waits behind what the server
+        # has handed its socket before the ping (the outbox is behind it): ~33 kB in the websockets write buffer
+        # and ~75-125 kB in the kernel's send buffer (send_buffer_bytes, doubled), 2.3-3.3 s of audio the reader
+        # takes in real time, so it never comes within 2 s; with 2 s the keepalive kept the reader only while its
+        # TCP took more within each 2 s, which a loaded machine once missed (1006 after 7 s of story). 5 s is
+        # more than the pong takes, and still a tenth of the default.
         server={"ping_interval_s": 2.0, "ping_timeout_s": 5.0, "start_timeout_s": 2.0},
         turn={"idle_end_s": 0},  # the idle sessions stay for the whole call (they are prompted once)
     )
@@ -162,18 +164,20 @@ class Crowd:
 
 
 async def slow_reader(server: RunningServer, done: asyncio.Event) -> tuple[int, tuple[int, str] | None]:
-    """A /ws caller on a slow link (a 16 KiB receive buffer) that asks for the story and takes each message only
-    as its playout needs it (a frame of 40 ms every 40 ms): slower than the server can send. Returns the reply
-    audio it took and the server's close.
+    """A /ws caller on a slow link (a 4 KiB receive buffer, and no more than a frame read ahead by its WebSocket
+    library) that asks for the story and takes each message only as its playout needs it (a frame of 40 ms every
+    40 ms): slower than the server can send. Returns the reply audio it took and the server's close. (With the
+    16 KiB buffer and the library's 16 frames it had ~1.2 s more audio ahead of each ping, and its TCP took more
+    only every ~15 frames, not every ~3.)
 
     (Its pongs wait behind the audio it has not read yet; the keepalive keeps it while its TCP goes on taking
     that audio. A client whose kernel swallows half a minute of audio, and takes more only in bursts further
     apart than the ping timeout, would not be told from one that stopped: docs/security.md.)"""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16384)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     sock.setblocking(False)
     await asyncio.get_running_loop().sock_connect(sock, ("127.0.0.1", server.port))
-    async with connect(server.ws_url, additional_headers=bearer(), sock=sock) as ws:
+    async with connect(server.ws_url, additional_headers=bearer(), sock=sock, max_queue=1) as ws:
         await ws.send(json.dumps({"type": "session.start", "sample_rate": 16000}))
         started = await next_json(ws)
         listener = Listener(ws, started["output_sample_rate"])

@@ -83,7 +83,7 @@ async def speak(voicing: Voicing, *items: tuple[str, int, str | None]) -> tuple[
     async def room() -> None:
         return None
 
-    speech = TurnSpeech(1, voicing, 24000, 40, post, room)
+    speech = TurnSpeech(1, voicing, 24000, 40, post, room, language="en")
     for text, sentence, phrase in items:
         speech.add(text, sentence, phrase, language="en")
     speech.finish()

@@ -7,6 +7,7 @@ import asyncio
 import base64
 import io
 import json
+import logging
 import urllib.request
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from agent.front_door.listener import RunningServer, running_server
 from agent.runtime.components import Components
 from agent.wires.phone.twilio import codec as twilio
 from clients.twilio_client import TwilioCaller
+from testing.sockets import hang_up_cleanly, logged_hang_up
 from testing.speech import silence, speech_pcm16
 from tests.integration.conftest import local_settings
 
@@ -48,7 +50,7 @@ async def test_malformed_and_out_of_order_messages_are_dropped_and_the_call_goes
         await caller.send_json({"event": "start", "start": {"callSid": "CA2", "streamSid": "MZ2"}})
         caller.say(silence(200, 8000) + speech_pcm16("What time is it?", 8000))
         assert await caller.run_until(lambda: len(caller.received.media_times) >= 10, 40), "no reply media"
-        await caller.hang_up()
+        await hang_up_cleanly(caller)  # the call went on: the server ends it with 1000 at the stop
     metrics = await asyncio.to_thread(_get, server.http_url + "/metrics")
     for code in ("not_started", "bad_json", "bad_audio", "unknown_type", "already_started"):
         assert f'voice_agent_errors_total{{code="{code}"}}' in metrics, code
@@ -68,20 +70,20 @@ async def test_signature_is_checked_when_an_auth_token_is_set(components: Compon
         async with connect(server.url("twilio"), additional_headers=good) as ws:
             caller = TwilioCaller(ws)
             await caller.begin()
-            await asyncio.sleep(0.1)
-            await caller.hang_up()
-            await ws.wait_closed()
-            assert ws.close_code == 1000
+            await hang_up_cleanly(caller)
         # /ws is not affected by the Twilio token.
         async with connect(server.ws_url) as ws:
             await ws.send(json.dumps({"type": "session.start"}))
             assert json.loads(await ws.recv())["type"] == "session.started"
 
 
-async def test_cli_twilio_mode_calls_and_saves_the_reply(server: RunningServer, tmp_path: Path) -> None:
+async def test_cli_twilio_mode_calls_and_saves_the_reply(
+    server: RunningServer, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     from agent.audio.wav import write_wav
     from clients import cli
 
+    caplog.set_level(logging.INFO)
     wav, out = tmp_path / "q.wav", tmp_path / "reply.wav"
     write_wav(wav, silence(300) + speech_pcm16("What time is it?") + silence(300), 16000)
     err = io.StringIO()
@@ -89,3 +91,4 @@ async def test_cli_twilio_mode_calls_and_saves_the_reply(server: RunningServer, 
     assert await cli.run(args, stderr=err) == cli.EXIT_OK, err.getvalue()
     assert "reply audio" in err.getvalue()
     assert out.stat().st_size > 8000  # over half a second of 8 kHz reply
+    await logged_hang_up(caplog.records, stop_message=True)  # the CLI's stop ended the call: 1000, not a drop

@@ -215,7 +215,9 @@ class Connection:
         config = call.session.config  # a paused turn's audio is sent again from where it was heard, and a prepared
         keep = config.barge_in.pause or config.preemption == "llm+tts"  # reply's from its start once released
         room = self._outbox.wait_for_room
-        return TurnSpeech(turn, call.voicing, wire.output_rate, wire.frame_ms, post, room, keep=keep)
+        return TurnSpeech(
+            turn, call.voicing, wire.output_rate, wire.frame_ms, post, room, language=call.session.language, keep=keep
+        )
 
     async def _reconfigure(self, change: Reconfigure) -> None:
         """The client changes its session (Realtime ``session.update``): voice, audio formats, turn-taking rules."""

@@ -8,11 +8,11 @@ before it is posted to the session, with its place in the turn's audio. All the 
 ``RetryBudget``.
 
 Pause and resume (``hold``, ``resend``): while the caller makes a sound over the reply, no frame is posted (the
-sentence being synthesized waits in memory, and synthesis stops once it is ahead). When the reply plays on, the
-frames kept since the position heard (``keep``: the call can pause) are posted again, each waiting for room like
-any other, and then the rest follows as it is synthesized. So every frame of reply audio the caller gets, the
-first time or again, meets the same backpressure, and the outbox's hard bound is reached only by a client that
-really stopped reading.
+sentence being synthesized waits in memory, and synthesis stops once it is ahead: ``waiting_for``). When the reply
+plays on, the frames kept since the position heard (``keep``: the call can pause) are posted again, each waiting
+for room like any other, and then the rest follows as it is synthesized. So every frame of reply audio the caller
+gets, the first time or again, meets the same backpressure, and the outbox's hard bound is reached only by a client
+that really stopped reading.
 
 Each request says how urgent it is (``JobInfo``, ``agent.work.scheduling``): the first sentence and fixed phrases
 block the caller's first audio; a later sentence is needed only when playback reaches it, estimated from the
@@ -37,6 +37,7 @@ from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from contextlib import aclosing
 from dataclasses import dataclass
+from typing import Literal
 
 from agent.audio.pcm import Framer, float_to_pcm16, pcm16_to_float
 from agent.audio.resample import StreamResampler
@@ -119,10 +120,12 @@ class TurnSpeech:
         post: Post,
         wait_for_room: Callable[[], Awaitable[None]],
         *,
+        language: str,
         keep: bool = False,
     ) -> None:
-        """``keep``: keep the frames posted, to post them again from where the caller stopped hearing them
-        (``resend``)."""
+        """``language``: the call's language when the turn starts (what an apology is said in before any text is
+        queued; each ``add`` says its own). ``keep``: keep the frames posted, to post them again from where the
+        caller stopped hearing them (``resend``)."""
         self._turn = turn
         self._voicing = voicing
         self._depth = max(1, voicing.depth)
@@ -138,8 +141,8 @@ class TurnSpeech:
         self._sentence = 0
         self._first_sent_at: float | None = None
         self._sent_s = 0.0
-        self._language = "en"
-        """The language of the latest text queued (what an apology is said in)."""
+        self._language = language
+        """The language of the latest text queued, else the call's at the start (what an apology is said in)."""
         self._keep = keep
         self._kept = bytearray()
         """The frames posted so far (with ``keep``), in order: byte ``n`` is the turn's audio at offset ``n``."""
@@ -151,6 +154,7 @@ class TurnSpeech:
         self._open = asyncio.Event()
         """Set while new frames may be posted (not held for the caller, nor behind frames being posted again)."""
         self._open.set()
+        self._waiting_for: Literal["resume", "room"] | None = None
         self._resending: asyncio.Task[None] | None = None
         self._task = asyncio.create_task(self._run(), name=f"speech-turn-{turn}")
 
@@ -170,6 +174,16 @@ class TurnSpeech:
 
     async def wait(self) -> None:
         await asyncio.gather(self._task, *filter(None, [self._resending]), return_exceptions=True)
+
+    @property
+    def waiting_for(self) -> Literal["resume", "room"] | None:
+        """What the turn's next new frame, made and ready to post, waits for: ``"resume"`` while the turn is held
+        (from ``hold`` until ``resend`` has posted the kept frames again: synthesis has stopped, ahead of the
+        caller), ``"room"`` while the outbox is at its high water (backpressure); ``None`` while no frame waits
+        (synthesis is making the next one, or waits for text, or the turn is over). It changes when the speech
+        task runs again, so it may lag the hold's end or the room made by a step of the loop. A state to observe
+        (tests, diagnostics), not a signal to act on."""
+        return self._waiting_for
 
     def hold(self) -> None:
         """Post no more frames until ``resend`` (the caller is making a sound over the reply)."""
@@ -357,11 +371,17 @@ class TurnSpeech:
 
     async def _clear_to_post(self) -> None:
         """Wait until a new frame may go: not held, and room in the outbox."""
-        while True:
-            await self._open.wait()
-            await self._wait_for_room()
-            if self._open.is_set():
-                return
+        try:
+            while True:
+                if not self._open.is_set():
+                    self._waiting_for = "resume"
+                    await self._open.wait()
+                self._waiting_for = "room"
+                await self._wait_for_room()
+                if self._open.is_set():
+                    return
+        finally:
+            self._waiting_for = None
 
 
 async def _phrase(audio: Callable[[], Awaitable[bytes]]) -> AsyncIterator[bytes]:
