@@ -9,10 +9,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING, Literal, Protocol
-
-if TYPE_CHECKING:
-    from agent.languages import LanguageHint
+from typing import Literal, Protocol
 
 Role = Literal["system", "user", "assistant", "tool"]
 """``tool``: the result of a tool the model called (``ChatMessage.call_id`` names the call)."""
@@ -20,6 +17,16 @@ Role = Literal["system", "user", "assistant", "tool"]
 ToolChoice = str
 """Which tools the model may call: ``auto`` (any, or none), ``none`` (no call), ``required`` (at least one), or a
 tool's name (that one)."""
+
+
+@dataclass(frozen=True, slots=True)
+class LanguageHint:
+    """What the recogniser is asked for one utterance: ``language`` to transcribe in (``None``: not known yet),
+    and whether it may detect another (``detect``; ``False``: the language was given, use it). The session core
+    says which (``agent.core.call_language``)."""
+
+    language: str | None
+    detect: bool
 
 
 class Work(StrEnum):
@@ -187,7 +194,7 @@ class SpeechToText(Protocol):
     """Transcribes a finished utterance, in one of ``languages`` (``agent.languages`` codes it can hear).
 
     ``transcribe`` takes PCM16LE mono at 16 kHz. ``hint`` says which language to transcribe in and whether the
-    recogniser may detect it (``agent.languages``; ``None``: the server's configured language); the transcript
+    recogniser may detect it (``LanguageHint``; ``None``: the server's configured language); the transcript
     says the language it was transcribed in. A recogniser that knows one language only always answers in it.
     It runs the model off the event loop with bounded concurrency. ``job`` says what the transcript is for
     (``None``: the final transcript of a turn), so a busy server runs it in deadline order (``agent.work.scheduling``).
@@ -244,7 +251,8 @@ class LanguageModel(Protocol):
     def stream_reply(
         self,
         history: Sequence[ChatMessage],
-        language: str = "en",
+        *,
+        language: str,
         tools: Sequence[ToolSpec] = (),
         tool_choice: ToolChoice = "auto",
     ) -> AsyncIterator[str | ToolCall]: ...

@@ -31,7 +31,7 @@ from agent.core.events import (
     TranscriptText,
 )
 from agent.core.session import Session
-from agent.core.turn_detector import EndOfTurn, TurnDetector, TurnPolicy
+from agent.core.turn_detector import EndOfTurn, TurnDetector
 from agent.ports import JobInfo, SpeechDetector, SpeechToText, Work
 from agent.runtime.call.caller_audio import CallerAudio
 from agent.runtime.call.policies import session_config
@@ -113,8 +113,11 @@ class Run:
 
 def _session(settings: Settings, path: str, probe_lead_ms: int | None) -> Session:
     kwargs: dict[str, Any] = {}
-    if "can_pause" in inspect.signature(session_config).parameters:
+    parameters = inspect.signature(session_config).parameters
+    if "can_pause" in parameters:
         kwargs["can_pause"] = path == "twilio"
+    if "language" in parameters:  # the phrases are English
+        kwargs["language"] = "en"
     config = session_config(settings, OUTPUT_RATE, **kwargs)
     if probe_lead_ms is not None:  # not a setting: BargeInPolicy's own default
         config = replace(config, barge_in=replace(config.barge_in, probe_lead_ms=probe_lead_ms))
@@ -143,10 +146,7 @@ async def run_phrase(
     run = Run(phrase, voice.label, path, phrase in INTERRUPTIONS, audible_ms)
     session = _session(settings, path, probe_lead_ms)
     front = CallerAudio(rate, new_detector(), settings.vad.threshold, getattr(settings.vad, "tail_floor_db", 0.0))
-    vad = settings.vad
-    detector = TurnDetector(
-        TurnPolicy(vad.onset_ms, vad.min_utterance_ms, vad.max_utterance_ms, vad.preroll_ms), vad.hangover_ms
-    )
+    detector = TurnDetector(session.config.policy, settings.vad.hangover_ms)  # the session's own speech rules
     greeting_turn: int | None = None
     position = 0
     delayed: dict[int, tuple[int, str]] = {}  # request -> (due position, transcript)

@@ -57,7 +57,7 @@ if __package__ in (None, ""):  # run as a script: make the project importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agent.config import Settings
-from agent.core.endpointing import is_backchannel
+from agent.core.endpointing import ACKNOWLEDGE, Acknowledgements, is_backchannel
 from agent.wiring import build_detector_factory
 from bench.backchannel_audio import INTERRUPTIONS
 from bench.backchannel_run import Run, Transcriber, run_phrase
@@ -150,7 +150,15 @@ def use_endpointing_from(rev: str) -> None:
     ).stdout
     module = sys.modules["bench_endpointing_then"] = types.ModuleType("bench_endpointing_then")
     exec(compile(source, f"{rev}:agent/core/endpointing.py", "exec"), module.__dict__)
-    old = module.__dict__["is_backchannel"]
+    then = module.__dict__["is_backchannel"]
+    if "Acknowledgements" in module.__dict__:
+        old = then
+    else:  # before the switch: one list was both the switch (empty: off) and English's table
+
+        def old(text: str, acks: Acknowledgements = ACKNOWLEDGE, *, language: str) -> bool:
+            phrases = (*module.__dict__["BACKCHANNELS"], *acks.extra) if acks.on else ()
+            return bool(then(text, phrases, language=language))
+
     globals()["is_backchannel"] = old
     agent.core.listening.is_backchannel = old  # type: ignore[attr-defined]
     agent.core.session.is_backchannel = old  # type: ignore[attr-defined]

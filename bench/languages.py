@@ -24,8 +24,8 @@ get.
   languages, must be the one spoken. ``ID>=2s`` counts only utterances of at least 2 s of speech (what a
   first turn usually is); ``p`` is the mean probability of the language chosen; ``mistaken for`` the wrong
   guesses.
-- ``call``: the eight sentences of a voice as one call's turns in order (``LanguageChoice``: detected on the
-  first turn, kept unless a later one is confidently another, ``agent.languages.decide``): turns transcribed in
+- ``call``: the eight sentences of a voice as one call's turns in order (``CallLanguage``: detected on the
+  first turn, kept unless a later one is confidently another, ``agent.core.call_language.decide``): turns transcribed in
   the right language.
 - ``WER``: word error rate with the language given (recognition alone), CER (characters) for zh, ja and ko;
   lower case, punctuation dropped. ``WER det`` the same for the detected language (what a call with no
@@ -69,7 +69,9 @@ if __package__ in (None, ""):  # run as a script: make the project importable
 from agent.adapters.faster_whisper_asr import FasterWhisperASR
 from agent.audio.pcm import float_to_pcm16
 from agent.config import AsrSettings
-from agent.languages import LANGUAGES, LanguageChoice, LanguageHint
+from agent.core.call_language import CallLanguage
+from agent.languages import DEFAULT, LANGUAGES
+from agent.ports import LanguageHint
 from bench.languages_sentences import SENTENCES, SPOKEN, VOICES
 from bench.progress import progress
 from testing.echo_audio import espeak
@@ -160,9 +162,9 @@ async def measure(
             result.heard_plain = (await plain.transcribe(u.pcm, hint=LanguageHint(u.language, detect=False))).text
         results.append(result)
     progress("calls: each voice's sentences as one call's turns")
-    calls: dict[tuple[str, str], LanguageChoice] = {}
+    calls: dict[tuple[str, str], CallLanguage] = {}
     for u, result in zip(utterances, results, strict=True):
-        choice = calls.setdefault((u.language, u.voice), LanguageChoice(None))
+        choice = calls.setdefault((u.language, u.voice), CallLanguage(DEFAULT, detect=True))
         transcript = await base.transcribe(u.pcm, hint=choice.hint())
         choice.observe(transcript.language, transcript.language_probability)
         result.call_language = transcript.language

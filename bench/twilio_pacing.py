@@ -9,7 +9,8 @@ Each call is a simulated Twilio caller (``clients/twilio_client.py``) on ``/twil
 - outbound inter-frame gap: time between consecutive ``media`` messages of one reply as the caller receives
   them (target p95 ≤ 30 ms, no gap over 100 ms inside a reply);
 - barge-in reaction: the first voiced frame of the interrupting speech sent → ``clear`` received
-  (target p95 ≤ 400 ms), with the default backchannel rule and with backchannels off.
+  (target p95 ≤ 400 ms), with the default backchannel rule and with acknowledgements off
+  (``AGENT_TURN__ACKNOWLEDGEMENTS=false``).
 """
 
 from __future__ import annotations
@@ -78,7 +79,7 @@ async def run(
     async with OpenAIEmulator(default_reply=STORY) as emulator:  # every reply is the story
         llm = emulated_llm(emulator.base_url)
         served = dataclasses.replace(components, llm=llm)
-        turn: dict[str, Any] = {} if backchannels else {"backchannels": []}
+        turn: dict[str, Any] = {} if backchannels else {"acknowledgements": False}
         settings = Settings(server={"port": 0}, turn=turn)
         try:
             async with serving(settings, lambda: served) as server:

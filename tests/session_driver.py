@@ -42,6 +42,7 @@ class Driver:
         continue_within_ms: int = 0,
         endpointing: dict[str, Any] | None = None,
         tools: ToolPolicy | None = None,
+        detect_language: bool = False,
         **policy: int,
     ) -> None:
         cfg = {"onset_ms": 40, "min_utterance_ms": 60, "max_utterance_ms": 5000, "preroll_ms": 60}
@@ -76,6 +77,7 @@ class Driver:
                 preemption=preemption,
                 tools=tools or ToolPolicy(),
                 language="en",
+                detect_language=detect_language,
             )
         )
         self.now = 0.0

@@ -157,7 +157,8 @@ class BedrockLLM:
     async def stream_reply(
         self,
         history: Sequence[ChatMessage],
-        language: str = "en",
+        *,
+        language: str,
         tools: Sequence[ToolSpec] = (),
         tool_choice: ToolChoice = "auto",
     ) -> AsyncGenerator[str | ToolCall, None]:

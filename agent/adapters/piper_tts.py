@@ -84,7 +84,7 @@ class PiperTTS:
         settings: TtsSettings,
         pool: WorkPool | None = None,
         *,
-        language: str = "en",
+        language: str,
         espeak: EspeakTTS | None = None,
     ) -> None:
         self._voice = voice
@@ -119,7 +119,7 @@ class PiperTTS:
         try:
             raw = json.loads(config_path.read_text(encoding="utf-8"))
             config = PiperConfig.from_dict(raw)
-            language = voice_language(raw) or "en"
+            language = voice_language(raw)
             options = ort.SessionOptions()
             options.intra_op_num_threads = settings.cpu_threads
             options.inter_op_num_threads = 1
@@ -131,6 +131,10 @@ class PiperTTS:
             session = ort.InferenceSession(str(model), sess_options=options, providers=["CPUExecutionProvider"])
         except Exception as exc:  # json, KeyError from the config, onnxruntime's own errors
             raise ConfigError(f"cannot load Piper voice {str(model)!r}: {exc}") from exc
+        if not language:
+            raise ConfigError(
+                f"Piper voice config {str(config_path)!r} names no language (language.code, espeak.voice)"
+            )
         voice = PiperVoice(
             session=session,
             config=config,

@@ -7,8 +7,9 @@ documents each one. Settings are read once in ``agent.__main__`` and passed down
 This package is the settings' public face: import from ``agent.config``, never from its modules. One module per
 reason to change: ``server`` (the listener), ``audio`` (wire formats, echo), ``turns`` (VAD, turn-taking),
 ``models`` (ASR, LLM, TTS), ``voices`` (store, fidelity), ``phone`` (the gateways), ``auth`` (tokens), ``tools``
-(the server's own tools; their file is read by ``tool_file``), and
-``settings``, which composes them; ``credentials`` and ``addresses`` are what sections share. Three pure modules
+(the server's own tools; their file is read by ``tool_file``), and ``settings``, which composes them;
+``credentials`` and ``addresses`` are what sections share, and ``policy_fields`` how a setting of the session core
+names the core field it sets (``core``) and how a policy is built from those (``build``). Three pure modules
 hold the rules for what the operator's lists may name, read here at load time and applied above (so they are
 imported by their own names): ``origins`` (the browser Origin allow-list: the upgrade's check), ``tool_hosts``
 (the hosts a tool may reach: the adapters' check at each connection) and ``tenants`` (tenant names: the tokens').
@@ -20,6 +21,7 @@ from agent.config.auth import MIN_SECRET_BYTES, AuthSettings
 from agent.config.credentials import WithSecrets, is_blank
 from agent.config.models import AsrSettings, LlmSettings, TtsSettings
 from agent.config.phone import AudioSocketSettings, TelnyxSettings, TwilioSettings, VonageSettings
+from agent.config.policy_fields import CoreField, build, declared
 from agent.config.server import ServerSettings
 from agent.config.settings import Settings, load_settings
 from agent.config.tool_file import ToolsFile
@@ -35,6 +37,7 @@ __all__ = [
     "AudioSettings",
     "AudioSocketSettings",
     "AuthSettings",
+    "CoreField",
     "EchoSettings",
     "FidelitySettings",
     "LlmSettings",
@@ -50,7 +53,9 @@ __all__ = [
     "VoicesSettings",
     "VonageSettings",
     "WithSecrets",
+    "build",
     "cidrs",
+    "declared",
     "is_blank",
     "load_settings",
 ]

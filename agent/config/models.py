@@ -11,6 +11,8 @@ from typing import Literal
 from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
 
 from agent.config.credentials import WithSecrets
+from agent.config.policy_fields import core
+from agent.core.policies import SessionConfig
 from agent.languages import AUTO, parse_language
 
 
@@ -63,8 +65,12 @@ class LlmSettings(WithSecrets):
     """Where reply text comes from: the offline responder, Amazon Bedrock, or an OpenAI-compatible server."""
 
     backend: Literal["local", "bedrock", "openai"] = "local"
-    system_prompt: str = "You are a helpful, concise voice assistant. Answer in one or two short sentences."
-    max_history_messages: int = Field(20, ge=2)
+    system_prompt: str = core(
+        SessionConfig,
+        "system_prompt",
+        "You are a helpful, concise voice assistant. Answer in one or two short sentences.",
+    )
+    max_history_messages: int = core(SessionConfig, "max_history_messages", ge=2)
     model: str = Field("", description="Bedrock model/inference-profile id, or the OpenAI-compatible model name.")
     max_tokens: int = Field(400, ge=1, description="Longest reply, in model tokens.")
     temperature: float = Field(0.7, ge=0.0, le=2.0)

@@ -13,7 +13,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from agent.config.policy_fields import core
 from agent.config.tool_file import ToolsFile, load_tools_file
+from agent.core.policies import ToolPolicy
 
 
 class ToolSettings(BaseModel):
@@ -34,11 +36,19 @@ class ToolSettings(BaseModel):
     default_timeout_s: float = Field(
         5.0, gt=0, le=60, description="A server tool's time limit where the tools file sets none."
     )
-    max_rounds: int = Field(
-        5, ge=1, le=20, description="Model calls in one turn that may call tools; the last is offered none."
+    max_rounds: int = core(
+        ToolPolicy,
+        "max_rounds",
+        ge=1,
+        le=20,
+        description="Model calls in one turn that may call tools; the last is offered none.",
     )
-    filler_after_ms: int = Field(
-        700, ge=0, le=10_000, description="A tool still running after this long: the caller hears 'one moment'."
+    filler_after_ms: int = core(
+        ToolPolicy,
+        "filler_after_ms",
+        ge=0,
+        le=10_000,
+        description="A tool still running after this long: the caller hears 'one moment'.",
     )
     client_timeout_s: float = Field(
         10.0, gt=0, le=120, description="How long a turn waits for a tool the client runs (tool.result)."

@@ -1,6 +1,10 @@
 """Turn-taking settings: speech detection (``AGENT_VAD__*``) and the end of turn, barge-in, idle handling and
 the fixed phrases (``AGENT_TURN__*``).
 
+A setting of the session core names the core field it sets (``core(...)``, ``agent.config.policy_fields``) and
+takes that field's default unless it gives the server's own; the rest configure the runtime (the speech
+detector, the turn-completion models).
+
 Reason to change: the turn-taking policy gains or loses a knob.
 """
 
@@ -10,7 +14,15 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from agent.core.endpointing import BACKCHANNELS
+from agent.config.policy_fields import core
+from agent.core.endpointing import EndpointPolicy
+from agent.core.policies import BargeInPolicy, Deadlines, IdlePolicy, Phrases, SessionConfig
+from agent.core.turn_detector import TurnPolicy
+
+
+def _on(choice: str) -> bool:
+    """A model's choice (``"smart-turn"``, ``"smollm2"``, ``"off"``) → whether the core asks it."""
+    return choice != "off"
 
 
 class VadSettings(BaseModel):
@@ -19,11 +31,15 @@ class VadSettings(BaseModel):
     backend: Literal["webrtc", "silero"] = "webrtc"
     webrtc_mode: int = Field(3, ge=0, le=3)
     threshold: float = Field(0.5, gt=0, lt=1, description="Speech probability threshold (silero).")
-    onset_ms: int = Field(60, ge=0, description="Voiced audio needed to declare speech started.")
-    hangover_ms: int = Field(420, ge=60, description="Silence that ends a turn when its ending is unclear.")
-    min_utterance_ms: int = Field(200, ge=0, description="Shorter blips are ignored.")
-    max_utterance_ms: int = Field(15000, ge=1000, description="Longer speech is cut into a turn here.")
-    preroll_ms: int = Field(300, ge=0, description="Audio kept from before the onset.")
+    onset_ms: int = core(TurnPolicy, "onset_ms", ge=0, description="Voiced audio needed to declare speech started.")
+    hangover_ms: int = core(
+        EndpointPolicy, "hangover_ms", ge=60, description="Silence that ends a turn when its ending is unclear."
+    )
+    min_utterance_ms: int = core(TurnPolicy, "min_utterance_ms", ge=0, description="Shorter blips are ignored.")
+    max_utterance_ms: int = core(
+        TurnPolicy, "max_utterance_ms", ge=1000, description="Longer speech is cut into a turn here."
+    )
+    preroll_ms: int = core(TurnPolicy, "preroll_ms", ge=0, description="Audio kept from before the onset.")
     tail_floor_db: float = Field(
         30.0,
         ge=0,
@@ -58,47 +74,71 @@ class TurnSettings(BaseModel):
         f"{SPECULATIVE_REMOTE_MS} with a remote language model or voice, {SPECULATIVE_LOCAL_MS} with local ones "
         "(Settings.speculative_ms).",
     )
-    hangover_min_ms: int = Field(320, ge=60, description="Silence that ends a turn that sounds finished.")
-    hangover_max_ms: int = Field(1500, ge=60, description="Silence that ends a turn that trails off.")
-    fragment_words: int = Field(
-        3, ge=0, le=10, description="A transcript of at most this many words (not a short answer) waits FRAGMENT_MS."
+    hangover_min_ms: int = core(
+        EndpointPolicy, "hangover_min_ms", ge=60, description="Silence that ends a turn that sounds finished."
     )
-    fragment_numbers: bool = Field(True, description="A transcript ending in a number waits FRAGMENT_MS.")
-    fragment_ms: int = Field(700, ge=0, le=5000, description="Hangover of a fragment; 0 = HANGOVER_MAX_MS.")
-    acoustic: Literal["smart-turn", "off"] = Field(
+    hangover_max_ms: int = core(
+        EndpointPolicy, "hangover_max_ms", ge=60, description="Silence that ends a turn that trails off."
+    )
+    fragment_words: int = core(
+        EndpointPolicy,
+        "fragment_words",
+        3,
+        ge=0,
+        le=10,
+        description="A transcript of at most this many words (not a short answer) waits FRAGMENT_MS.",
+    )
+    fragment_numbers: bool = core(
+        EndpointPolicy, "fragment_numbers", True, description="A transcript ending in a number waits FRAGMENT_MS."
+    )
+    fragment_ms: int = core(
+        EndpointPolicy, "fragment_ms", 700, ge=0, le=5000, description="Hangover of a fragment; 0 = HANGOVER_MAX_MS."
+    )
+    acoustic: Literal["smart-turn", "off"] = core(
+        EndpointPolicy,
+        "acoustic",
         "smart-turn",
+        convert=_on,
         description="Acoustic turn completion: Smart Turn v3.2 (installed by make) scores the sound of each pause "
         "with the speculative transcript, and both decide the hangover; off = the words alone.",
     )
     acoustic_model: str = Field(
         "", description="Smart Turn ONNX file; empty = the one the install step extracted into the environment."
     )
-    acoustic_sure: float = Field(
-        0.7,
+    acoustic_sure: float = core(
+        EndpointPolicy,
+        "sure",
         ge=0.0,
         le=1.0,
         description="Sound score at or above which a sentence that reads finished ends at HANGOVER_MIN_MS (a fragment "
         "at AGENT_VAD__HANGOVER_MS, or HANGOVER_MIN_MS with ACOUSTIC_SURE_FRAGMENTS).",
     )
-    acoustic_unsure: float = Field(
-        0.2,
+    acoustic_unsure: float = core(
+        EndpointPolicy,
+        "unsure",
         ge=0.0,
         le=1.0,
         description="Sound score at or below which the caller sounds unfinished: a fragment waits HANGOVER_MAX_MS, a "
         "sentence ACOUSTIC_UNSURE_MS; between the two thresholds the wait goes in proportion.",
     )
-    acoustic_unsure_ms: int = Field(
+    acoustic_unsure_ms: int = core(
+        EndpointPolicy,
+        "unsure_ms",
         700,
         ge=0,
         le=5000,
         description="Wait of a sentence that reads finished but sounds unfinished; 0 = FRAGMENT_MS.",
     )
-    acoustic_sure_fragments: bool = Field(
-        False,
+    acoustic_sure_fragments: bool = core(
+        EndpointPolicy,
+        "sure_fragments",
         description="A sure sound ends a fragment at HANGOVER_MIN_MS too; false = it waits AGENT_VAD__HANGOVER_MS.",
     )
-    text_model: Literal["smollm2", "off"] = Field(
+    text_model: Literal["smollm2", "off"] = core(
+        EndpointPolicy,
+        "words",
         "smollm2",
+        convert=_on,
         description="Text end-of-turn model: SmolLM2-135M (installed by make) reads the speculative transcript of "
         "each pause (English) and its probability that the turn is over joins the rules and the sound; off = the "
         "rules alone read the words.",
@@ -106,71 +146,111 @@ class TurnSettings(BaseModel):
     text_model_dir: str = Field(
         "", description="Directory of the built text model; empty = the one the install step built in the environment."
     )
-    text_sure: float = Field(
-        0.2,
+    text_sure: float = core(
+        EndpointPolicy,
+        "words_sure",
         ge=0.0,
         le=1.0,
         description="Text score at or above which the words read finished (no fragment, whatever the word count).",
     )
-    text_sure_ms: int = Field(
-        0,
+    text_sure_ms: int = core(
+        EndpointPolicy,
+        "words_sure_ms",
         ge=0,
         le=5000,
         description="Silence that ends a turn the text model reads finished and the sound is sure of; 0 = "
         "HANGOVER_MIN_MS.",
     )
-    text_unsure_ms: int = Field(
-        0,
+    text_unsure_ms: int = core(
+        EndpointPolicy,
+        "words_unsure_ms",
         ge=0,
         le=5000,
         description="Silence that ends a sentence the text model reads unfinished but that sounds sure; 0 = "
         "HANGOVER_MAX_MS (an unsure sound waits HANGOVER_MAX_MS either way).",
     )
-    text_unsure: float = Field(
-        0.015,
+    text_unsure: float = core(
+        EndpointPolicy,
+        "words_unsure",
         ge=0.0,
         le=1.0,
         description='Text score at or below which the words read unfinished ("The quick brown fox."): three words or '
         "more wait HANGOVER_MAX_MS, whatever the sound.",
     )
-    preemption: Literal["off", "llm", "llm+tts"] = Field(
+    preemption: Literal["off", "llm", "llm+tts"] = core(
+        SessionConfig,
+        "preemption",
         "llm+tts",
         description="Start the reply (llm) and its first sentence's speech (llm+tts) from the speculative "
         "transcript, before the end of turn; held until the turn ends, discarded if the caller goes on.",
     )
-    barge_in: bool = Field(True, description="Caller speech interrupts the agent.")
-    barge_in_min_ms: int = Field(300, ge=60, description="Speech needed to interrupt; coughs and clicks are shorter.")
-    backchannels: list[str] = Field(
-        default_factory=lambda: list(BACKCHANNELS), description="Acknowledgements that do not interrupt."
+    barge_in: bool = core(BargeInPolicy, "enabled", description="Caller speech interrupts the agent.")
+    barge_in_min_ms: int = core(
+        BargeInPolicy, "min_speech_ms", ge=60, description="Speech needed to interrupt; coughs and clicks are shorter."
     )
-    backchannel_max_ms: int = Field(900, ge=60, description="Speech this long interrupts even if it is 'yeah'.")
-    pause_on_speech: bool = Field(
+    acknowledgements: bool = core(
+        BargeInPolicy,
+        "acknowledgements",
+        description="Acknowledgements ('uh-huh', 'ja', 'はい': each language's own) do not interrupt; false = any "
+        "speech over BARGE_IN_MIN_MS interrupts, in every language.",
+    )
+    backchannels: list[str] = core(
+        BargeInPolicy,
+        "backchannels",
+        default_factory=list,
+        convert=tuple,
+        description="The operator's own acknowledgements, added to every language's (with ACKNOWLEDGEMENTS).",
+    )
+    backchannel_max_ms: int = core(
+        BargeInPolicy, "backchannel_max_ms", ge=60, description="Speech this long interrupts even if it is 'yeah'."
+    )
+    pause_on_speech: bool = core(
+        BargeInPolicy,
+        "pause",
         True,
         description="Yield at once: the reply pauses the moment the caller starts speaking over it and resumes "
         "from where it was heard if the sound was not an interruption (a cough, an 'uh-huh'). Telephony, and "
         "/ws clients that send the 'playback.pause' capability.",
     )
-    resume_after_ms: int = Field(
-        250, ge=60, le=2000, description="Paused: silence after a short sound or an acknowledgement before resuming."
+    resume_after_ms: int = core(
+        BargeInPolicy,
+        "resume_after_ms",
+        ge=60,
+        le=2000,
+        description="Paused: silence after a short sound or an acknowledgement before resuming.",
     )
-    continue_within_ms: int = Field(
+    continue_within_ms: int = core(
+        BargeInPolicy,
+        "continue_within_ms",
         1000,
         ge=0,
         le=5000,
         description="Speech that takes the floor from a reply and began at most this long after the end of the "
         "words that reply answers goes on with them (the caller had only paused): one turn of both; 0 = never.",
     )
-    idle_prompt_s: float = Field(20.0, ge=0, description="Silence before the agent prompts once; 0 = never.")
-    idle_prompt_text: str = "Are you still there?"
-    idle_end_s: float = Field(60.0, ge=0, description="Silence before an abandoned session ends; 0 = never.")
-    greeting_text: str = Field("", description="Spoken when a session starts; empty = no greeting.")
-    apology_text: str = Field(
+    idle_prompt_s: float = core(
+        IdlePolicy, "prompt_after_s", 20.0, ge=0, description="Silence before the agent prompts once; 0 = never."
+    )
+    idle_prompt_text: str = core(IdlePolicy, "prompt_text")
+    idle_end_s: float = core(
+        IdlePolicy, "end_after_s", 60.0, ge=0, description="Silence before an abandoned session ends; 0 = never."
+    )
+    greeting_text: str = core(Phrases, "greeting", description="Spoken when a session starts; empty = no greeting.")
+    apology_text: str = core(
+        Phrases,
+        "apology",
         "Sorry, something went wrong on my side. Could you say that again?",
         description="Spoken when a turn fails before anything was said; empty = the failure is only reported.",
     )
-    hold_text: str = Field("One moment.", description="Spoken once when a reply is late; empty = never.")
-    hold_after_ms: int = Field(2500, ge=0, description="Caller stopped -> no reply audio yet: hold phrase; 0 = off.")
-    goodbye_text: str = Field(
+    hold_text: str = core(
+        Phrases, "hold", "One moment.", description="Spoken once when a reply is late; empty = never."
+    )
+    hold_after_ms: int = core(
+        Phrases, "hold_after_ms", 2500, ge=0, description="Caller stopped -> no reply audio yet: hold phrase; 0 = off."
+    )
+    goodbye_text: str = core(
+        Phrases,
+        "goodbye",
         "Sorry, I have to end the call now. Goodbye.",
         description="Spoken before a call is closed because the server shuts down; empty = closed without a word.",
     )
@@ -179,7 +259,15 @@ class TurnSettings(BaseModel):
         description="Spoken in the fallback voice to a phone caller whose voice (and the default voice) is not "
         "enrolled, before the call is closed; empty = closed without a word.",
     )
-    asr_deadline_s: float = Field(15.0, ge=0, description="End of utterance -> transcript; 0 = no deadline.")
-    reply_first_text_deadline_s: float = Field(15.0, ge=0, description="Transcript -> first reply text; 0 = none.")
-    first_audio_deadline_s: float = Field(15.0, ge=0, description="Sentence queued -> its first audio; 0 = none.")
-    reply_deadline_s: float = Field(120.0, ge=0, description="Transcript -> whole reply synthesized; 0 = none.")
+    asr_deadline_s: float = core(
+        Deadlines, "asr_s", 15.0, ge=0, description="End of utterance -> transcript; 0 = no deadline."
+    )
+    reply_first_text_deadline_s: float = core(
+        Deadlines, "first_text_s", 15.0, ge=0, description="Transcript -> first reply text; 0 = none."
+    )
+    first_audio_deadline_s: float = core(
+        Deadlines, "first_audio_s", 15.0, ge=0, description="Sentence queued -> its first audio; 0 = none."
+    )
+    reply_deadline_s: float = core(
+        Deadlines, "reply_s", 120.0, ge=0, description="Transcript -> whole reply synthesized; 0 = none."
+    )

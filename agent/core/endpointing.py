@@ -15,7 +15,7 @@ the silence that ends the turn (``EndpointPolicy.hangover_for``):
 Said over the agent, a transcript is an acknowledgement (``is_backchannel``: "uh-huh", "ja", "はい") or claims
 the floor (``claims_floor``: "wait", "warte", "等一下", or several words).
 
-Every rule reads the transcript in its language (``language``, an ISO 639-1 code; English by default), with
+Every rule reads the transcript in its language (``language``, an ISO 639-1 code, always given), with
 that language's words (``agent.core.lexicon``). Chinese and Japanese, written without spaces, are matched
 character by character; sentence-final "。？！" count like ".?!". A language without a lexicon gets the rules
 that need no words: punctuation, digits and hums.
@@ -30,16 +30,6 @@ import functools
 from dataclasses import dataclass
 from enum import Enum
 
-from agent.core.lexicon.english import (
-    BACKCHANNELS,
-    FILLERS,
-    OPEN_WORDS,
-    SHORT_ANSWER_WORDS,
-    SOUNDS,
-    STOP_WORDS,
-    SUBORDINATORS,
-    TRAILING_WORDS,
-)
 from agent.core.lexicon.shared import NEUTRAL_SOUNDS
 from agent.core.wording import (
     ASKS,
@@ -64,15 +54,8 @@ from agent.core.wording import (
 )
 
 __all__ = [
-    "BACKCHANNELS",
     "BID_WORDS",
-    "FILLERS",
-    "OPEN_WORDS",
-    "SHORT_ANSWER_WORDS",
-    "SOUNDS",
-    "STOP_WORDS",
-    "SUBORDINATORS",
-    "TRAILING_WORDS",
+    "Acknowledgements",
     "Completeness",
     "EndpointPolicy",
     "claims_floor",
@@ -87,6 +70,22 @@ __all__ = [
 WORDS_TO_READ = 3
 """Words a transcript needs before the text model's "unfinished" holds the turn: it reads one or two out of
 context poorly ("Two.", "Transfer.", "Invalid choice." score as low as fragments)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Acknowledgements:
+    """What said over the agent is no bid for the floor (``BargeInPolicy.acknowledging``).
+
+    ``on``: each language's own acknowledgements and sounds (``agent.core.lexicon``; a language without a lexicon:
+    hums, ``NEUTRAL_SOUNDS``) and the operator's ``extra`` ones, which count in every language. Off: nothing is an
+    acknowledgement, in any language (any speech over the barge-in minimum interrupts)."""
+
+    on: bool = True
+    extra: tuple[str, ...] = ()
+
+
+ACKNOWLEDGE = Acknowledgements()
+"""Each language's own acknowledgements, nothing added: the default."""
 
 
 class Completeness(Enum):
@@ -242,39 +241,31 @@ def normalise_phrase(text: str, *, language: str) -> str:
 
 
 @functools.cache
-def _acknowledgements(phrases: tuple[str, ...], language: str) -> tuple[str, ...]:
-    """What is no bid for the floor in ``language``, as squashed phrases, longest first.
-
-    ``phrases`` (the configured list) defaults to one table's acknowledgements (``BACKCHANNELS``, English's): for
-    that table they are its acknowledgements as configured. Any other language: its own acknowledgements (when
-    ``phrases`` is not empty) and whatever ``phrases`` adds to the default (an operator's own words count in
-    every language). Every language: its sounds too; a language without a lexicon: hums (``NEUTRAL_SOUNDS``)."""
+def _acknowledgements(acks: Acknowledgements, language: str) -> tuple[str, ...]:
+    """What is no bid for the floor in ``language``, as squashed phrases, longest first: its acknowledgements and
+    the operator's (``acks``), and its sounds (a language without a lexicon: hums, ``NEUTRAL_SOUNDS``). Off: its
+    sounds alone (what ``claims_floor`` leaves out before it counts words; ``is_backchannel`` is false)."""
     rules = rules_for(language)
     lex = rules.lex
-    extra = tuple(p for p in phrases if p not in BACKCHANNELS)
-    if lex is None:
-        own = NEUTRAL_SOUNDS
-    else:
-        configured = lex.backchannels == BACKCHANNELS
-        own = (*(phrases if configured else lex.backchannels if phrases else ()), *lex.sounds)
-    said = (*own, *extra)
+    own, sounds = ((), NEUTRAL_SOUNDS) if lex is None else (lex.backchannels, lex.sounds)
+    said = (*own, *sounds, *acks.extra) if acks.on else sounds
     found = {squashed(as_phrase(p, rules), rules) for p in said} - {""}
     return tuple(sorted(found, key=lambda p: (-len(p), p)))
 
 
 @functools.cache
-def _acknowledgement_words(phrases: tuple[str, ...], language: str) -> tuple[tuple[str, ...], ...]:
+def _acknowledgement_words(acks: Acknowledgements, language: str) -> tuple[tuple[str, ...], ...]:
     """``_acknowledgements`` as words, most words first."""
-    found = {tuple(p.split()) for p in _acknowledgements(phrases, language)}
+    found = {tuple(p.split()) for p in _acknowledgements(acks, language)}
     return tuple(sorted(found, key=lambda p: (-len(p), p)))
 
 
-def _after_acknowledgements(said: str, phrases: tuple[str, ...], language: str) -> str:
+def _after_acknowledgements(said: str, acks: Acknowledgements, language: str) -> str:
     """``said`` (normalised) without the acknowledgements and sounds it begins with (matched with drawn-out
     letters squashed, "yeahhh" = "yeah"; the rest is returned as it was said)."""
     rules = rules_for(language)
     if rules.compact:
-        known = set(_acknowledgements(phrases, language))
+        known = set(_acknowledgements(acks, language))
         longest = max(map(len, known), default=0)
         start = 0
         while start < len(said):
@@ -284,7 +275,7 @@ def _after_acknowledgements(said: str, phrases: tuple[str, ...], language: str) 
                 break
             start = end
         return said[start:].strip()
-    patterns = _acknowledgement_words(phrases, language)
+    patterns = _acknowledgement_words(acks, language)
     words = said.split()
     drawn = [squashed(w, rules) for w in words]
     start = 0
@@ -296,21 +287,20 @@ def _after_acknowledgements(said: str, phrases: tuple[str, ...], language: str) 
     return " ".join(words[start:])
 
 
-def is_backchannel(text: str, phrases: tuple[str, ...] = BACKCHANNELS, *, language: str) -> bool:
+def is_backchannel(text: str, acks: Acknowledgements = ACKNOWLEDGE, *, language: str) -> bool:
     """True when ``text`` is only acknowledgements ("uh-huh", "yeah, okay"; "ja, genau"; "对对"): not a bid for
     the floor.
 
     Matching ignores case, punctuation, hyphens ("Uh-huh." = "uh huh") and drawn-out letters ("Mmmm" = "mm",
     "Yeahhh" = "yeah"), and also accepts the ``SOUNDS`` Whisper writes for hums and grunts ("Uh", "Uh-uh",
     "M-"). The text may stop partway through an acknowledgement of several words ("Okay, got" of "okay, got
-    it"; "All" of "all right"): a quick transcript is taken while the caller is still speaking. An empty
-    ``phrases`` turns acknowledgements off (nothing is one) in every language; see ``_acknowledgements`` for
-    what counts in ``language``."""
+    it"; "All" of "all right"): a quick transcript is taken while the caller is still speaking. ``acks`` off:
+    nothing is one, in any language; see ``_acknowledgements`` for what counts in ``language``."""
     rules = rules_for(language)
     said = squashed(as_phrase(text, rules), rules)
-    if not said or not phrases:
+    if not said or not acks.on:
         return False
-    known = _acknowledgements(phrases, language)
+    known = _acknowledgements(acks, language)
     gap = "" if rules.compact else " "
     while said:
         for phrase in known:
@@ -323,9 +313,9 @@ def is_backchannel(text: str, phrases: tuple[str, ...] = BACKCHANNELS, *, langua
     return True
 
 
-def no_bid(text: str, phrases: tuple[str, ...] = BACKCHANNELS, *, language: str) -> bool:
+def no_bid(text: str, acks: Acknowledgements = ACKNOWLEDGE, *, language: str) -> bool:
     """Said while the agent talks, ``text`` does not claim the floor: no words at all, or acknowledgements."""
-    return not normalise_phrase(text, language=language) or is_backchannel(text, phrases, language=language)
+    return not normalise_phrase(text, language=language) or is_backchannel(text, acks, language=language)
 
 
 def _stops(said: str, rules: Rules) -> bool:
@@ -355,13 +345,13 @@ def _bid_words(said: str, rules: Rules) -> int:
     )
 
 
-def claims_floor(text: str, phrases: tuple[str, ...] = BACKCHANNELS, *, language: str) -> bool:
+def claims_floor(text: str, acks: Acknowledgements = ACKNOWLEDGE, *, language: str) -> bool:
     """Said over the agent by a sound too short to be sure of, ``text`` takes the floor: once any leading
     acknowledgements are left out ("yeah, but...", "ja, aber..."), it begins with an interjection
     (``short_bid``: "wait", "stop", "no", "but"; "warte", "attends", "待って") or holds at least ``BID_WORDS``
     words."""
     rules = rules_for(language)
-    said = _after_acknowledgements(normalise_phrase(text, language=language), phrases, language)
+    said = _after_acknowledgements(normalise_phrase(text, language=language), acks, language)
     if not said:
         return False
     if _stops(said, rules):
@@ -369,13 +359,13 @@ def claims_floor(text: str, phrases: tuple[str, ...] = BACKCHANNELS, *, language
     return _bid_words(said, rules) >= BID_WORDS
 
 
-def passes(text: str, speech_ms: int, phrases: tuple[str, ...], max_ms: int, *, language: str) -> bool:
+def passes(text: str, speech_ms: int, acks: Acknowledgements, max_ms: int, *, language: str) -> bool:
     """Said while the agent talks, ``text`` (``speech_ms`` of speech) does not claim the floor: nothing, an
     acknowledgement (``no_bid``), or a sound shorter than ``max_ms`` (``BargeInPolicy.backchannel_max_ms``) that
     does not claim the floor (an interjection such as "wait" or "stop", or several words: ``claims_floor``).
     tiny.en writes words for hums and short acknowledgements ("And may Chen." for "mhm", "Amen." for "mm"), so a
     word or three are no bid; a caller who means to take the floor says "wait", says more, or goes on
     (``bench/backchannels.py``)."""
-    if no_bid(text, phrases, language=language):
+    if no_bid(text, acks, language=language):
         return True
-    return bool(phrases) and speech_ms < max_ms and not claims_floor(text, phrases, language=language)
+    return acks.on and speech_ms < max_ms and not claims_floor(text, acks, language=language)

@@ -109,15 +109,15 @@ def reply_instruction(code: str) -> str:
     return f"The caller speaks {name}. Always answer in {name}, in plain spoken sentences."
 
 
-def phrase_text(key: str, configured: str, language: str | None) -> str:
-    """The fixed phrase ``key`` to say in ``language`` (a code; ``None``: English).
+def phrase_text(key: str, configured: str, language: str) -> str:
+    """The fixed phrase ``key`` to say in ``language`` (a code).
 
     While ``configured`` is the English default of that phrase, the built-in translation (the English text for
     English); otherwise the operator wrote their own text (or emptied it to turn the phrase off), and it is
     said as written. A key without built-in texts (``"greeting"``) is always ``configured``.
     """
     default = DEFAULTS.get(key)
-    if default is None or configured != default or language is None:
+    if default is None or configured != default:
         return configured
     return TRANSLATIONS[key].get(language, configured)
 

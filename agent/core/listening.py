@@ -37,6 +37,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Literal, assert_never
 
+from agent.core.call_language import CallLanguage
 from agent.core.endpointing import EndpointPolicy, claims_floor, is_backchannel, no_bid, normalise_phrase
 from agent.core.events import AudioFrame, CancelTranscription, ScoreTurn, ScoreWords, Transcribe
 from agent.core.heard import Began, Ended, Guessed, Heard, Interrupt, Passed, Yield
@@ -50,7 +51,7 @@ __all__ = ["Began", "Ended", "Guessed", "Heard", "Interrupt", "Listener", "Passe
 
 class Listener:
     def __init__(
-        self, policy: TurnPolicy, endpointing: EndpointPolicy, barge_in: BargeInPolicy, *, language: str
+        self, policy: TurnPolicy, endpointing: EndpointPolicy, barge_in: BargeInPolicy, *, language: CallLanguage
     ) -> None:
         self._endpointing = endpointing
         self._barge = barge_in
@@ -60,14 +61,18 @@ class Listener:
         self._now = 0.0  # the time of the event being handled: when evidence was asked for, and came back
         self._utterances = 0
         self._requests = 0
-        self.language = language
-        """The call's language: what the text rules read transcripts as (``agent.core.lexicon``)."""
+        self._language = language
         self._utterance: Utterance | None = None
         self._asr: dict[int, AsrRequest] = {}
         self.last_voice_at: float | None = None
         self.continuable: Said | None = None
         """The caller's words being answered now, set by the session before each push or answer: speech that
         takes the floor within ``BargeInPolicy.continue_within_ms`` of their end continues them."""
+
+    @property
+    def language(self) -> str:
+        """The call's language now: what the text rules read transcripts as (``agent.core.lexicon``)."""
+        return self._language.current
 
     @property
     def speaking(self) -> bool:
@@ -125,9 +130,9 @@ class Listener:
         if req.purpose == "probe":
             utterance.probe_request = None
             language = self.language
-            utterance.backchannel = is_backchannel(text, self._barge.backchannels, language=language)
+            utterance.backchannel = is_backchannel(text, self._barge.acknowledging, language=language)
             utterance.not_backchannel = not utterance.backchannel and bool(normalise_phrase(text, language=language))
-            utterance.bid = claims_floor(text, self._barge.backchannels, language=language)
+            utterance.bid = claims_floor(text, self._barge.acknowledging, language=language)
             return self._judge_interruption(utterance) if busy and not utterance.barged_in else []
         if request == utterance.spec_request:
             utterance.spec_text = text
@@ -202,20 +207,23 @@ class Listener:
         """
         barge, speech = self._barge, self._detector.speech_ms
         if barge.pause:  # the words decide when the utterance ends; only long speech takes the floor before
-            if speech >= (barge.backchannel_max_ms if barge.backchannels else barge.min_speech_ms):
+            if speech >= (barge.backchannel_max_ms if barge.acknowledgements else barge.min_speech_ms):
                 return self._interrupt(utterance)
             return []
         early = utterance.bid or (utterance.not_backchannel and self._soon_after(utterance))
-        if speech >= barge.min_speech_ms and (not barge.backchannels or early or speech >= barge.backchannel_max_ms):
+        if speech >= barge.min_speech_ms and (
+            not barge.acknowledgements or early or speech >= barge.backchannel_max_ms
+        ):
             return self._interrupt(utterance)
-        if not barge.backchannels or utterance.probe_request is not None:
+        if not barge.acknowledgements or utterance.probe_request is not None:
             return []
         due = max(barge.min_speech_ms - barge.probe_lead_ms, 0) + utterance.probes * barge.min_speech_ms
         if speech < due:
             return []
         utterance.probes += 1
         utterance.probe_request = self._request(utterance, "probe")
-        return [Transcribe(utterance.probe_request, self._detector.snapshot(self._frame_ms), "quick", over_agent=True)]
+        snapshot = self._detector.snapshot(self._frame_ms)
+        return [Transcribe(utterance.probe_request, snapshot, self._language.hint(), "quick", over_agent=True)]
 
     def _speculate(self, utterance: Utterance, busy: bool) -> list[Heard]:
         detector, ep = self._detector, self._endpointing
@@ -234,7 +242,10 @@ class Listener:
             utterance.words_request, utterance.spec_words = None, None
             utterance.asked_at, utterance.waited_ms = (self._now, self._now), (None, None, None)
             snapshot = detector.snapshot(self._frame_ms)
-            heard.append(Transcribe(utterance.spec_request, snapshot, "speculative", over_agent=utterance.over_agent))
+            hint = self._language.hint()
+            heard.append(
+                Transcribe(utterance.spec_request, snapshot, hint, "speculative", over_agent=utterance.over_agent)
+            )
             if ep.acoustic and not (busy and not utterance.barged_in):  # a sound over the agent: its words decide
                 utterance.score_request = self._request(utterance, "score")
                 heard.append(ScoreTurn(utterance.score_request, snapshot))
@@ -289,7 +300,7 @@ class Listener:
             self._requests += 1
             request = self._requests
             if text is None:
-                heard.append(Transcribe(request, end.audio, over_agent=utterance.over_agent))
+                heard.append(Transcribe(request, end.audio, self._language.hint(), over_agent=utterance.over_agent))
         heard.append(Ended(end, self.last_voice_at, text, request, interrupted=utterance.barged_in))
         return heard
 
@@ -300,7 +311,7 @@ class Listener:
         if (
             not (busy and barge.pause)
             or utterance.barged_in
-            or no_bid(text, barge.backchannels, language=self.language)
+            or no_bid(text, barge.acknowledging, language=self.language)
         ):
             return []
         speech = self._detector.speech_ms
@@ -309,7 +320,7 @@ class Listener:
         short = speech < barge.backchannel_max_ms
         if (
             short
-            and not claims_floor(text, barge.backchannels, language=self.language)
+            and not claims_floor(text, barge.acknowledging, language=self.language)
             and not self._soon_after(utterance)
         ):
             return []  # a short sound without a claim to the floor: its whole transcript decides when it ends
@@ -349,7 +360,7 @@ class Listener:
         the caller may go on."""
         if self._quiet(utterance, self._detector.speech_ms):
             return True
-        return text is not None and no_bid(text, self._barge.backchannels, language=self.language)
+        return text is not None and no_bid(text, self._barge.acknowledging, language=self.language)
 
     def _quiet(self, utterance: Utterance, speech_ms: int) -> bool:
         """Too short to take the floor, or known to be an acknowledgement."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from agent.core.endpointing import BACKCHANNELS, EndpointPolicy
+from agent.core.endpointing import Acknowledgements, EndpointPolicy
 from agent.core.turn_detector import TurnPolicy
 from agent.ports import ToolChoice, ToolSpec
 
@@ -20,8 +20,11 @@ class BargeInPolicy:
     enabled: bool = True
     min_speech_ms: int = 300
     """Caller speech needed to interrupt the agent; shorter sounds (coughs, clicks) never do."""
-    backchannels: tuple[str, ...] = BACKCHANNELS
-    """Acknowledgements that do not interrupt. Empty: any speech over the minimum interrupts."""
+    acknowledgements: bool = True
+    """Acknowledgements ("uh-huh", "ja", "はい": each language's own, ``agent.core.lexicon``) do not interrupt; off:
+    any speech over the minimum interrupts, in every language."""
+    backchannels: tuple[str, ...] = ()
+    """The operator's own acknowledgements, added to every language's (with ``acknowledgements`` on)."""
     backchannel_max_ms: int = 900
     """Speech this long interrupts even before its transcript is known (backchannels are short)."""
     probe_lead_ms: int = 120
@@ -41,6 +44,11 @@ class BargeInPolicy:
     continue_within_ms: int = 0
     """Speech that takes the floor from a reply and began at most this long after the end of the words that
     reply answers goes on with them (a pause taken for the end of the turn): one turn of both (0: never)."""
+
+    @property
+    def acknowledging(self) -> Acknowledgements:
+        """What said over the agent is no bid for the floor (``agent.core.endpointing``'s rules read it)."""
+        return Acknowledgements(self.acknowledgements, self.backchannels)
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,5 +139,8 @@ class SessionConfig:
     for a reply (``CreateResponse``)."""
     tools: ToolPolicy = field(default_factory=ToolPolicy)
     language: str = field(kw_only=True)
-    """The call's language until a transcript says otherwise: the one the client gave, else the server's default
-    (``agent.languages``); replies, fixed phrases and the turn's text rules follow the latest transcript's."""
+    """The language the call starts in: the one the client gave, else the server's (``asr.language``), else the one
+    it is answered in until the recogniser has heard the caller (``detect_language``)."""
+    detect_language: bool = field(default=False, kw_only=True)
+    """Nobody gave the language: the recogniser detects it on the first turn, and a later turn confidently in
+    another changes it (``agent.core.call_language``); off: it stays ``language``."""

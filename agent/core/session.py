@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import assert_never
 
 from agent.core import requests, yielding
+from agent.core.call_language import CallLanguage
 from agent.core.closing import Closing
 from agent.core.endpointing import passes
 from agent.core.events import (
@@ -36,6 +37,7 @@ from agent.core.events import (
     Event,
     InputCleared,
     InputCommitted,
+    LanguageHeard,
     MessageDeleted,
     Notify,
     PlaybackMark,
@@ -74,9 +76,10 @@ class Session:
     def __init__(self, config: SessionConfig) -> None:
         self._config = config
         self._barge = config.barge_in
-        self._language = config.language
+        self._language = CallLanguage(config.language, detect=config.detect_language)
+        """The call's language: this session owns it; its listening and speaking sides read it."""
         self._dialogue = Dialogue(config.system_prompt, config.max_history_messages)
-        self._speaker = Speaker(config, self._dialogue)
+        self._speaker = Speaker(config, self._dialogue, self._language)
         self._ahead = Preemptor(self._speaker)
         self._closing = Closing(self._speaker, self._ahead)
         self._listener = Listener(config.policy, config.endpointing, config.barge_in, language=self._language)
@@ -100,15 +103,12 @@ class Session:
 
     @property
     def language(self) -> str:
-        """The call's language now: the latest transcript's, else the one it started with."""
-        return self._language
+        """The call's language now: the given one, else the detected one, else the one it started with."""
+        return self._language.current
 
-    def _hear_language(self, language: str) -> None:
-        """A transcript came in ``language``: replies, fixed phrases and text rules follow it from now on."""
-        if language == self._language:
-            return
-        self._language = language
-        self._speaker.language = self._listener.language = language
+    def choose_language(self, given: str | None) -> list[LanguageHeard]:
+        """The client gives the call's language (``None``: detect it from here on, starting from the current)."""
+        return self._language.choose(given)
 
     @property
     def active_turn(self) -> int | None:
@@ -136,8 +136,8 @@ class Session:
             case AudioFrame():
                 effects = self._on_audio(event, now)
             case TranscriptReady():
-                self._hear_language(event.language)
-                effects = self._on_transcript(event.request, event.text, now)
+                effects = [*self._language.heard(event.language, event.language_probability)]
+                effects += self._on_transcript(event.request, event.text, now)
             case TurnScored():
                 effects = self._on_score(event, now)
             case TranscriptFailed():
@@ -291,7 +291,7 @@ class Session:
         turn, request = self._speaker.number_turn(), self._listener.new_request()
         end = EndOfTurn(pcm, audio_ms, audio_ms, self._listener.position_ms, "silence", self._listener.position_ms)
         self._pending = PendingTurn(end, request, None, now, only_if_not_backchannel=False, turn=turn)
-        return [*effects, Notify(InputCommitted(turn, audio_ms)), Transcribe(request, pcm)]
+        return [*effects, Notify(InputCommitted(turn, audio_ms)), Transcribe(request, pcm, self._language.hint())]
 
     # --------------------------------------------------------------------------------- transcripts
 
@@ -341,7 +341,7 @@ class Session:
     def _no_bid(self, text: str, speech_ms: int) -> bool:
         """Said while the agent talks, ``text`` does not take the floor (``passes``)."""
         b = self._barge
-        return passes(text, speech_ms, b.backchannels, b.backchannel_max_ms, language=self._language)
+        return passes(text, speech_ms, b.acknowledging, b.backchannel_max_ms, language=self.language)
 
     def _agent_busy(self) -> bool:
         """The agent holds the floor: a reply is being prepared or is still playing."""

@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import assert_never
 
 from agent.core import reply_audio, reply_text, tools, yielding
+from agent.core.call_language import CallLanguage
 from agent.core.events import (
     APOLOGY_SENTENCE,
     HOLD_SENTENCE,
@@ -61,10 +62,10 @@ TurnResult = ReplyDelta | ReplyToolCall | ReplyEnded | ToolDone | SpeechAudio | 
 class Speaker:
     """The agent's turns for one session: numbered here, the active one answered, each ended once."""
 
-    def __init__(self, config: SessionConfig, dialogue: Dialogue) -> None:
+    def __init__(self, config: SessionConfig, dialogue: Dialogue, language: CallLanguage) -> None:
         self._config = config
-        self._language = config.language
-        self._phrases = localised(config.phrases, self._language)
+        self._language = language
+        self._localised = (config.phrases, language.current, localised(config.phrases, language.current))
         self._dialogue = dialogue
         self._number = 0
         self.active: Turn | None = None
@@ -79,22 +80,21 @@ class Speaker:
     def reconfigure(self, config: SessionConfig) -> None:
         """New rules from now on (the output rate stays: it is fixed once audio has been sent)."""
         self._config = config
-        self._phrases = localised(config.phrases, self._language)
 
     @property
     def language(self) -> str:
-        """The language replies are asked for and spoken in, and fixed phrases said in."""
-        return self._language
-
-    @language.setter
-    def language(self, language: str) -> None:
-        self._language = language
-        self._phrases = localised(self._config.phrases, language)
+        """The language replies are asked for and spoken in, and fixed phrases said in: the call's, now."""
+        return self._language.current
 
     @property
     def phrases(self) -> Phrases:
         """The fixed phrases, in the language replies are spoken in."""
-        return self._phrases
+        phrases, language, said = self._localised
+        if phrases is not self._config.phrases or language != self._language.current:
+            language = self._language.current
+            said = localised(self._config.phrases, language)
+            self._localised = (self._config.phrases, language, said)
+        return said
 
     def number_turn(self) -> int:
         """Number a turn that has no utterance (a message the client added, a reply it asked for)."""
@@ -135,7 +135,7 @@ class Speaker:
         self.active = turn
         turn.transcript_at = turn.began_at = now
         text = text.strip()
-        effects: list[Effect] = [Notify(TranscriptText(turn.number, text, self._continued(), language=self._language))]
+        effects: list[Effect] = [Notify(TranscriptText(turn.number, text, self._continued(), language=self.language))]
         self._dialogue.add("user", text, turn.number)
         if not text or not self._config.respond:
             return effects + self.finish(turn, now, interrupted=False)
@@ -199,7 +199,7 @@ class Speaker:
     def prepare(self, turn: Turn, text: str) -> list[Effect]:
         """The transcript notice and the reply request of ``turn``, whose transcript is ``text``, the history left
         as it is: a reply prepared ahead of the end of turn (``agent.core.preemption``)."""
-        notice: Effect = Notify(TranscriptText(turn.number, text, self.continues, language=self._language))
+        notice: Effect = Notify(TranscriptText(turn.number, text, self.continues, language=self.language))
         history = (*self._dialogue.snapshot(), ChatMessage("user", text))
         return [notice, reply_text.ask(turn, self._asking, history)]
 
@@ -215,7 +215,7 @@ class Speaker:
 
     @property
     def _asking(self) -> Asking:
-        return Asking(self._config, self._language, self._phrases)
+        return Asking(self._config, self.language, self.phrases)
 
     def tool_result(self, result: ToolResult, now: float) -> list[Effect] | None:
         """The client's result of a call the active reply waits on: it goes on. ``None``: it waits on no such call."""
@@ -274,10 +274,10 @@ class Speaker:
 
     def _apologise(self, turn: Turn, now: float) -> list[Effect]:
         """End ``turn`` (nothing of a reply was said) with the apology phrase, or at once without one."""
-        if not self._phrases.apology:
+        if not self.phrases.apology:
             return self.finish(turn, now, interrupted=False)
         turn.reply_finished = True
-        text = self._phrases.apology
+        text = self.phrases.apology
         return [
             Notify(ReplyText(turn=turn.number, text=text, done=True)),
             reply_text.phrase(turn, self._asking, text, APOLOGY_SENTENCE, "apology", now),
@@ -294,10 +294,10 @@ class Speaker:
         if turn.tools.waiting:
             return reply_text.waiting(turn, self._asking, now)
         if not turn.speech_finished:
-            if not hold_due(turn, now, self._phrases):
+            if not hold_due(turn, now, self.phrases):
                 return []
             turn.held = True
-            return [reply_text.phrase(turn, self._asking, self._phrases.hold, HOLD_SENTENCE, "hold", now)]
+            return [reply_text.phrase(turn, self._asking, self.phrases.hold, HOLD_SENTENCE, "hold", now)]
         if not reply_audio.all_sent(turn):
             return []  # paused, or still being sent again after a pause: not heard to the end
         if turn.playback.finished(now, self._config.barge_in.playback_margin_ms):
@@ -322,8 +322,8 @@ class Speaker:
             Notify(ErrorNotice(code=code, message=message, turn=turn.number)),
             *self.finish(turn, now, interrupted=True),  # the history keeps only what was heard
         ]
-        if not turn.system and self._phrases.apology:
-            effects += self.own_turn(self._phrases.apology, "apology", now, remember=False)
+        if not turn.system and self.phrases.apology:
+            effects += self.own_turn(self.phrases.apology, "apology", now, remember=False)
         return effects
 
     def interrupt(self, now: float, *, clear: bool = True) -> list[Effect]:

@@ -34,8 +34,8 @@ from agent.audio.pcm import float_to_pcm16, pcm16_to_float
 from agent.audio.reference import REFERENCE_RATE, ReferenceAudio, prepare_reference
 from agent.audio.resample import resample
 from agent.errors import EnrollmentRejected, RejectedAudio, UnknownVoice, VoiceExists
-from agent.languages import NAMES, LanguageHint, parse_language
-from agent.ports import ConsentRecord, SpeechToText, Voice, VoiceRecord, VoiceStore
+from agent.languages import NAMES, parse_language
+from agent.ports import ConsentRecord, LanguageHint, SpeechToText, Voice, VoiceRecord, VoiceStore
 from agent.security.auth import Principal, is_valid_tenant
 from agent.voices.records import normalize_name
 

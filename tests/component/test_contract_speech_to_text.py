@@ -18,8 +18,8 @@ import pytest
 from agent.adapters.faster_whisper_asr import FasterWhisperASR
 from agent.config import AsrSettings
 from agent.errors import AudioFormatError
-from agent.languages import LANGUAGES, LanguageHint
-from agent.ports import SpeechToText
+from agent.languages import LANGUAGES
+from agent.ports import LanguageHint, SpeechToText
 from testing.speech import silence, speech_pcm16, wer
 
 pytestmark = pytest.mark.models

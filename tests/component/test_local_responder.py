@@ -26,8 +26,8 @@ async def _texts(stream: AsyncIterator[str | ToolCall]) -> list[str]:
 async def test_stream_reply_yields_word_deltas() -> None:
     responder = LocalResponder(now=_fixed)
     history = [ChatMessage("user", "Tell me a story")]
-    deltas = await _texts(responder.stream_reply(history))
-    assert "".join(deltas) == responder.reply_text(history)
+    deltas = await _texts(responder.stream_reply(history, language="en"))
+    assert "".join(deltas) == responder.reply_text(history, language="en")
     assert len(deltas) > 50
     assert all(len(d.split()) == 1 for d in deltas)
 
@@ -35,8 +35,8 @@ async def test_stream_reply_yields_word_deltas() -> None:
 async def test_stream_reply_delta_size() -> None:
     responder = LocalResponder(now=_fixed, delta_words=3)
     history = [ChatMessage("user", "hello")]
-    deltas = await _texts(responder.stream_reply(history))
-    assert "".join(deltas) == responder.reply_text(history)
+    deltas = await _texts(responder.stream_reply(history, language="en"))
+    assert "".join(deltas) == responder.reply_text(history, language="en")
     assert all(len(d.split()) == 3 for d in deltas[:-1])
     assert 1 <= len(deltas[-1].split()) <= 3
 
@@ -45,14 +45,14 @@ async def test_stream_reply_delta_size() -> None:
 async def test_stream_reply_in_each_language(language: str) -> None:
     responder = LocalResponder(now=_fixed)
     history = [ChatMessage("user", ASKED[language][0][0])]
-    deltas = await _texts(responder.stream_reply(history, language))
-    assert "".join(deltas) == responder.reply_text(history, language)
+    deltas = await _texts(responder.stream_reply(history, language=language))
+    assert "".join(deltas) == responder.reply_text(history, language=language)
     assert len(deltas) >= 3  # streamed in pieces, also where words have no spaces between them
 
 
 async def test_text_without_spaces_streams_cut_after_punctuation() -> None:
     responder = LocalResponder(now=_fixed)
-    deltas = await _texts(responder.stream_reply([ChatMessage("user", "你好")], "zh"))
+    deltas = await _texts(responder.stream_reply([ChatMessage("user", "你好")], language="zh"))
     assert deltas[0] == "您好！"
     assert all(d[-1] in "！，。？" for d in deltas), deltas
 
@@ -69,7 +69,7 @@ def _stream(
     history: list[ChatMessage], language: str = "en", tools: tuple[ToolSpec, ...] = CLOCK_TOOLS, choice: str = "auto"
 ) -> AsyncIterator[str | ToolCall]:
     model: LanguageModel = LocalResponder(now=_fixed)  # it is a LanguageModel, tools and all
-    return model.stream_reply(history, language, tools, choice)
+    return model.stream_reply(history, language=language, tools=tools, tool_choice=choice)
 
 
 async def _said(
@@ -134,7 +134,7 @@ async def test_a_choice_that_allows_the_clock_calls_it(choice: str) -> None:
 async def test_other_questions_are_answered_as_ever_with_tools_offered() -> None:
     for text in ("Tell me a joke", "What's the date?", "Hello", ""):
         history = [ChatMessage("user", text)]
-        assert await _spoken(history) == LocalResponder(now=_fixed).reply_text(history)
+        assert await _spoken(history) == LocalResponder(now=_fixed).reply_text(history, language="en")
 
 
 @pytest.mark.parametrize("language", sorted(TIME_ASKED))

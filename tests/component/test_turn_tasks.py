@@ -6,7 +6,6 @@ import asyncio
 import logging
 
 from agent.core.events import ReplyDelta, ReplyEnded
-from agent.languages import LanguageChoice
 from agent.ports import ChatMessage
 from agent.runtime.call.turn_tasks import Stamped, TurnTasks
 from agent.runtime.components import Components
@@ -30,7 +29,7 @@ async def test_results_of_a_cancelled_run_are_not_fresh_for_the_next_run_of_the_
         raise AssertionError("no speech in this test")
 
     log = logging.getLogger("test")
-    tasks = TurnTasks(components, local_settings(), inbox.put, no_speech, log, LanguageChoice(None))  # type: ignore[arg-type]
+    tasks = TurnTasks(components, local_settings(), inbox.put, no_speech, log)  # type: ignore[arg-type]
     try:
         tasks.reply(1, user("first"), "en", (), "auto")
         first = [await inbox.get(), await inbox.get()]  # the first run posted its whole reply ...

@@ -76,7 +76,8 @@ class EchoLanguageModel:
     async def stream_reply(
         self,
         history: Sequence[ChatMessage],
-        language: str = "en",
+        *,
+        language: str,
         tools: Sequence[ToolSpec] = (),
         tool_choice: str = "auto",
     ) -> AsyncIterator[str | ToolCall]:
@@ -129,7 +130,8 @@ class ScriptedReplies:
     async def stream_reply(
         self,
         history: Sequence[ChatMessage],
-        language: str = "en",
+        *,
+        language: str,
         tools: Sequence[ToolSpec] = (),
         tool_choice: str = "auto",
     ) -> AsyncIterator[str | ToolCall]:

@@ -17,7 +17,7 @@ import pytest
 from agent.adapters.faster_whisper_asr import FasterWhisperASR
 from agent.audio.pcm import float_to_pcm16
 from agent.config import AsrSettings
-from agent.languages import LanguageHint
+from agent.ports import LanguageHint
 from testing.echo_audio import espeak
 
 pytestmark = pytest.mark.models

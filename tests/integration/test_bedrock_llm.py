@@ -63,7 +63,7 @@ async def llm(emulator: BedrockEmulator) -> AsyncIterator[BedrockLLM]:
 
 
 async def _collect(llm: BedrockLLM, history: tuple[ChatMessage, ...] = HISTORY) -> list[str | ToolCall]:
-    return [delta async for delta in llm.stream_reply(history)]
+    return [delta async for delta in llm.stream_reply(history, language="en")]
 
 
 async def test_streams_text_and_sends_the_request_shape(llm: BedrockLLM, emulator: BedrockEmulator) -> None:
@@ -130,7 +130,7 @@ async def test_tool_input_for_a_block_that_did_not_start_as_a_tool_use_is_an_err
     emulator.script(steps)
     got: list[str | ToolCall] = []
     with pytest.raises(ProviderError, match="no tool use"):
-        async for delta in llm.stream_reply(HISTORY):
+        async for delta in llm.stream_reply(HISTORY, language="en"):
             got.append(delta)
     assert got == ["Four."]
 
@@ -138,7 +138,7 @@ async def test_tool_input_for_a_block_that_did_not_start_as_a_tool_use_is_an_err
 async def test_deltas_arrive_incrementally(llm: BedrockLLM, emulator: BedrockEmulator) -> None:
     steps, gates = gated(bedrock.text_reply(["one", " two", " three"], delay_s=1.0))
     emulator.script(steps)
-    assert await one_by_one(llm.stream_reply(HISTORY), gates) == ["one", " two", " three"]
+    assert await one_by_one(llm.stream_reply(HISTORY, language="en"), gates) == ["one", " two", " three"]
 
 
 @pytest.mark.parametrize(
@@ -205,7 +205,7 @@ async def test_mid_stream_exceptions_are_mapped_after_some_text(
     )
     got: list[str | ToolCall] = []
     with pytest.raises(expected) as info:
-        async for delta in llm.stream_reply(HISTORY):
+        async for delta in llm.stream_reply(HISTORY, language="en"):
             got.append(delta)
     assert got == ["Partial"]
     assert type(info.value) is expected and exception_type in str(info.value)
@@ -235,7 +235,7 @@ async def test_unreachable_endpoint_is_unavailable() -> None:
 
 async def test_closing_the_generator_closes_the_http_stream(llm: BedrockLLM, emulator: BedrockEmulator) -> None:
     emulator.script([bedrock.message_start(), bedrock.text_delta("First"), Hang()])
-    stream = llm.stream_reply(HISTORY)
+    stream = llm.stream_reply(HISTORY, language="en")
     assert await anext(stream) == "First"
     await stream.aclose()
     await asyncio.wait_for(emulator.client_closed.wait(), 2.0)
@@ -246,7 +246,7 @@ async def test_cancelling_the_turn_closes_the_http_stream(llm: BedrockLLM, emula
     got = asyncio.Event()
 
     async def turn() -> None:
-        async for _ in llm.stream_reply(HISTORY):
+        async for _ in llm.stream_reply(HISTORY, language="en"):
             got.set()
 
     task = asyncio.create_task(turn())

@@ -69,7 +69,7 @@ async def _collect(
     tools: tuple[ToolSpec, ...] = (WEATHER,),
     tool_choice: ToolChoice = "auto",
 ) -> list[str | ToolCall]:
-    return [item async for item in llm.stream_reply(history, tools=tools, tool_choice=tool_choice)]
+    return [item async for item in llm.stream_reply(history, language="en", tools=tools, tool_choice=tool_choice)]
 
 
 async def test_text_then_a_call_in_one_reply(llm: BedrockLLM, emulator: BedrockEmulator) -> None:

@@ -95,7 +95,7 @@ def _fixed_now() -> datetime:
 
 def _local() -> LlmCase:
     responder = LocalResponder(now=_fixed_now)
-    return LlmCase(responder, responder.reply_text(HISTORY), None, _nothing_held, {}, None)
+    return LlmCase(responder, responder.reply_text(HISTORY, language="en"), None, _nothing_held, {}, None)
 
 
 def _openai(emu: OpenAIEmulator, llm: OpenAICompatLLM) -> LlmCase:
@@ -179,7 +179,7 @@ async def case(request: pytest.FixtureRequest) -> AsyncIterator[LlmCase]:
 
 
 async def _reply(llm: LanguageModel) -> list[str | ToolCall]:
-    return [delta async for delta in llm.stream_reply(HISTORY)]
+    return [delta async for delta in llm.stream_reply(HISTORY, language="en")]
 
 
 def _text(deltas: list[str | ToolCall]) -> str:
@@ -197,7 +197,7 @@ async def test_streams_the_reply_as_text_deltas(case: LlmCase) -> None:
 
 @pytest.mark.parametrize("case", LLMS, indirect=True)
 async def test_takes_the_reply_language(case: LlmCase) -> None:
-    deltas = [delta async for delta in case.llm.stream_reply(HISTORY, "de")]
+    deltas = [delta async for delta in case.llm.stream_reply(HISTORY, language="de")]
     assert _text(deltas).strip()
 
 
@@ -205,7 +205,7 @@ async def test_takes_the_reply_language(case: LlmCase) -> None:
 async def test_closing_the_stream_mid_reply_releases_it(case: LlmCase) -> None:
     if case.hang_after_first is not None:
         case.hang_after_first()
-    stream = case.llm.stream_reply(HISTORY)
+    stream = case.llm.stream_reply(HISTORY, language="en")
     assert await anext(stream)
     assert isinstance(stream, AsyncGenerator)  # a stream the consumer can close
     await stream.aclose()
@@ -221,7 +221,7 @@ async def test_cancelling_the_turn_mid_reply_releases_it(case: LlmCase) -> None:
     proceed = asyncio.Event()
 
     async def turn() -> None:
-        async for _ in case.llm.stream_reply(HISTORY):
+        async for _ in case.llm.stream_reply(HISTORY, language="en"):
             first.set()
             await proceed.wait()  # a consumer busy with the delta when the turn is cancelled
 
@@ -250,7 +250,7 @@ async def test_a_failure_after_some_text_is_ours(case: LlmCase) -> None:
     case.fail_mid_stream()
     got: list[str | ToolCall] = []
     with pytest.raises(ProviderError):
-        async for delta in case.llm.stream_reply(HISTORY):
+        async for delta in case.llm.stream_reply(HISTORY, language="en"):
             got.append(delta)
     assert got == ["Part"]
 
@@ -260,7 +260,7 @@ async def test_a_reply_that_calls_tools_yields_its_text_then_each_call_whole_in_
     assert case.script_calls is not None
     weather = '{"city": "Paris", "unit": "celsius"}'
     case.script_calls(["Let me", " look.", Call("get_weather", weather, "c-1", pieces=5), Call("get_time", "", "c-2")])
-    got = [item async for item in case.llm.stream_reply(HISTORY, tools=(WEATHER, CLOCK))]
+    got = [item async for item in case.llm.stream_reply(HISTORY, language="en", tools=(WEATHER, CLOCK))]
     assert got == ["Let me", " look.", ToolCall("c-1", "get_weather", weather), ToolCall("c-2", "get_time", "{}")]
 
 
@@ -276,6 +276,6 @@ async def test_a_history_with_calls_and_results_is_accepted(case: LlmCase, offer
         ChatMessage("assistant", "Checking.", (ToolCall("c-2", "get_weather", '{"city": "Rome"}'),)),
         ChatMessage("tool", "timed out", call_id="c-2", failed=True),
     )
-    deltas = [item async for item in case.llm.stream_reply(history, tools=offered)]
+    deltas = [item async for item in case.llm.stream_reply(history, language="en", tools=offered)]
     assert _text(deltas) == case.reply
     assert case.refusals() == []

@@ -16,8 +16,7 @@ import time
 
 import pytest
 
-from agent.languages import LanguageHint
-from agent.ports import JobInfo, SpeechToText, Transcript
+from agent.ports import JobInfo, LanguageHint, SpeechToText, Transcript
 from agent.runtime.components import Components
 from testing.speech import silence, speech_pcm16
 from tests.integration.conftest import local_settings

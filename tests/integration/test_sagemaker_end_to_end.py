@@ -255,7 +255,7 @@ async def test_the_apology_is_played_in_the_cloned_voice_from_the_store_when_the
         turn={"idle_prompt_s": 0, "hold_after_ms": 0, **ONE_REQUEST_PER_SENTENCE},
     )
     apology = settings.turn.apology_text
-    key = asset_key("apology", apology, 24000)
+    key = asset_key("apology", apology, 24000, "en")
     try:
         async with running_server(settings, lambda: built) as server:
             await server.wait_ready()

@@ -154,7 +154,7 @@ async def test_fixed_phrases_are_stored_on_first_use_and_played_from_the_store(
     tts: SageMakerTTS,
     clock: Clock,
 ) -> None:
-    key = asset_key("idle_prompt", IDLE, 24000)
+    key = asset_key("idle_prompt", IDLE, 24000, "en")
     assert await store.get_asset("default", "alice", key) is None
     audio, _ = await speak(voicing, (IDLE, 0, "idle_prompt"))  # first use: synthesized, then kept
     cloned = await emulator.audio(IDLE)
@@ -174,7 +174,7 @@ async def test_fixed_phrases_are_stored_on_first_use_and_played_from_the_store(
     clock.now += 30
     audio, _ = await speak(voicing, (changed, 0, "idle_prompt"))
     assert starts_with(audio, await emulator.audio(changed))
-    assert await store.get_asset("default", "alice", asset_key("idle_prompt", changed, 24000)) is not None
+    assert await store.get_asset("default", "alice", asset_key("idle_prompt", changed, 24000, "en")) is not None
 
 
 async def test_the_apology_after_a_failure_is_the_stored_cloned_one_without_a_request(
@@ -182,9 +182,9 @@ async def test_the_apology_after_a_failure_is_the_stored_cloned_one_without_a_re
     emulator: SageMakerEmulator,  # noqa: F811
     store: FileVoiceStore,  # noqa: F811
 ) -> None:
-    await voicing.phrases.warm(voicing.tts, VOICE, {"apology": APOLOGY, "greeting": ""})  # type: ignore[union-attr]
+    await voicing.phrases.warm(voicing.tts, VOICE, {"apology": APOLOGY, "greeting": ""}, "en")  # type: ignore[union-attr]
     cloned = await emulator.audio(APOLOGY)
-    assert await store.get_asset("default", "alice", asset_key("apology", APOLOGY, 24000)) == cloned
+    assert await store.get_asset("default", "alice", asset_key("apology", APOLOGY, 24000, "en")) == cloned
     seen = len(emulator.requests)
 
     emulator.fail_next("model_error_400", 1)  # a final failure of the first sentence
@@ -196,7 +196,7 @@ async def test_the_apology_after_a_failure_is_the_stored_cloned_one_without_a_re
 
     await store.remove("default", "alice")  # the phrases go with the voice
     with pytest.raises(UnknownVoice):
-        await store.get_asset("default", "alice", asset_key("apology", APOLOGY, 24000))
+        await store.get_asset("default", "alice", asset_key("apology", APOLOGY, 24000, "en"))
 
 
 async def test_the_sentences_of_a_turn_share_one_retry_budget(

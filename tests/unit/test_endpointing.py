@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agent.core.endpointing import (
-    BACKCHANNELS,
+    Acknowledgements,
     Completeness,
     EndpointPolicy,
     completeness,
@@ -85,16 +85,20 @@ def test_interruptions_are_not_backchannels(text: str) -> None:
     assert not is_backchannel(text, language="en")
 
 
-def test_an_empty_list_turns_acknowledgements_off() -> None:
-    assert is_backchannel("Uh-huh.", BACKCHANNELS, language="en")
-    assert not is_backchannel("Uh-huh.", (), language="en")
-    assert not is_backchannel("Uh", (), language="en")
+def test_the_switch_turns_acknowledgements_off() -> None:
+    assert is_backchannel("Uh-huh.", Acknowledgements(), language="en")
+    off = Acknowledgements(on=False, extra=("yeah",))
+    assert not is_backchannel("Uh-huh.", off, language="en")
+    assert not is_backchannel("Uh", off, language="en")
+    assert not is_backchannel("Yeah.", off, language="en")  # the operator's own words are off too
 
 
-def test_a_configured_list_still_hears_hums_and_drawn_out_words() -> None:
-    assert is_backchannel("Yeahhh.", ("yeah",), language="en")
-    assert is_backchannel("Mm-hmm.", ("yeah",), language="en")
-    assert not is_backchannel("Okay.", ("yeah",), language="en")
+def test_the_operators_words_are_added_to_the_tables_and_drawn_out_like_them() -> None:
+    mine = Acknowledgements(extra=("jawoll", "roger that"))
+    assert is_backchannel("Jawolll.", mine, language="en") and not is_backchannel("Jawoll.", language="en")
+    assert is_backchannel("Roger that, okay.", mine, language="en")
+    assert is_backchannel("Yeahhh.", mine, language="en")  # English's own table is kept
+    assert is_backchannel("Mm-hmm.", mine, language="en")
 
 
 FRAGMENTS = EndpointPolicy(fragment_words=3, fragment_numbers=True, fragment_ms=700)

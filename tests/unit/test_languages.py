@@ -1,19 +1,13 @@
-"""A call's language: parsed from what clients send, given, detected, kept, changed (``agent.languages``)."""
+"""A call's language: parsed from what clients send (``agent.languages``); given, detected, kept, changed
+(``agent.core.call_language``)."""
 
 from __future__ import annotations
 
 import pytest
 
-from agent.languages import (
-    CHANGE_MIN_S,
-    CHANGE_PROBABILITY,
-    LANGUAGES,
-    NAMES,
-    LanguageChoice,
-    LanguageHint,
-    decide,
-    parse_language,
-)
+from agent.core.call_language import CHANGE_MIN_S, CHANGE_PROBABILITY, CallLanguage, decide
+from agent.languages import LANGUAGES, NAMES, parse_language
+from agent.ports import LanguageHint
 
 
 @pytest.mark.parametrize(
@@ -81,11 +75,11 @@ def test_a_confident_long_turn_changes_the_language() -> None:
 
 def test_no_probabilities_keep_what_is_known() -> None:
     assert decide("ko", {}, 3.0) == "ko"
-    assert decide(None, {}, 3.0) == "en"
+    assert decide(None, {}, 3.0) is None  # still unknown: the call keeps answering in its starting language
 
 
 def test_a_given_language_is_fixed() -> None:
-    choice = LanguageChoice("ko")
+    choice = CallLanguage("ko", detect=False)
     assert choice.fixed and choice.current == "ko"
     assert choice.hint() == LanguageHint("ko", detect=False)
     assert not choice.observe("en", 0.99)
@@ -93,14 +87,14 @@ def test_a_given_language_is_fixed() -> None:
 
 
 def test_an_undetected_call_asks_for_detection_and_answers_in_the_fallback() -> None:
-    choice = LanguageChoice(None)
+    choice = CallLanguage("en", detect=True)
     assert not choice.fixed
     assert choice.hint() == LanguageHint(None, detect=True)
     assert choice.current == "en"
 
 
 def test_the_first_detection_sticks_and_is_not_a_change() -> None:
-    choice = LanguageChoice(None)
+    choice = CallLanguage("en", detect=True)
     assert not choice.observe("de", 0.4)
     assert choice.current == "de" and choice.detected == "de"
     assert choice.hint() == LanguageHint("de", detect=True)  # the recogniser keeps it unless sure (decide)
@@ -109,26 +103,26 @@ def test_the_first_detection_sticks_and_is_not_a_change() -> None:
 
 
 def test_a_transcript_without_detection_says_nothing_of_the_language() -> None:
-    choice = LanguageChoice(None)
+    choice = CallLanguage("en", detect=True)
     assert not choice.observe("en", None)  # a clip too short to run the model on, or an English-only model
     assert choice.detected is None and choice.hint() == LanguageHint(None, detect=True)
 
 
 def test_a_later_language_is_a_change() -> None:
-    choice = LanguageChoice(None)
+    choice = CallLanguage("en", detect=True)
     choice.observe("de", 0.9)
     assert choice.observe("fr", 0.85)
     assert choice.current == "fr" and choice.changes == 1
 
 
 def test_a_language_outside_the_ten_is_ignored() -> None:
-    choice = LanguageChoice(None)
+    choice = CallLanguage("en", detect=True)
     assert not choice.observe("nl", 0.99)
     assert choice.current == "en" and choice.detected is None
 
 
 def test_a_client_can_fix_the_language_later_and_let_go_again() -> None:
-    choice = LanguageChoice(None)
+    choice = CallLanguage("en", detect=True)
     choice.observe("de", 0.9)
     choice.set("ja")
     assert choice.fixed and choice.current == "ja"

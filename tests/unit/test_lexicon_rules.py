@@ -9,8 +9,7 @@ from __future__ import annotations
 import pytest
 
 from agent.core.endpointing import (
-    BACKCHANNELS,
-    SHORT_ANSWER_WORDS,
+    Acknowledgements,
     Completeness,
     EndpointPolicy,
     claims_floor,
@@ -21,6 +20,7 @@ from agent.core.endpointing import (
     short_bid,
 )
 from agent.core.lexicon import ENGLISH, LEXICONS, answer_words, lexicon
+from agent.core.lexicon.english import BACKCHANNELS, SHORT_ANSWER_WORDS
 from agent.languages import LANGUAGES
 
 POLICY = EndpointPolicy(hangover_min_ms=320, hangover_ms=420, hangover_max_ms=1500)
@@ -75,7 +75,7 @@ def test_an_acknowledgement_over_the_agent_does_not_take_the_floor(language: str
     assert is_backchannel(acknowledgement, language=language)
     assert no_bid(acknowledgement, language=language)
     assert not claims_floor(acknowledgement, language=language)
-    assert not is_backchannel(acknowledgement, (), language=language)  # an empty list turns them off
+    assert not is_backchannel(acknowledgement, Acknowledgements(on=False), language=language)  # the switch
 
 
 @pytest.mark.parametrize("language", sorted(SPOKEN))
@@ -328,10 +328,11 @@ def test_an_unknown_language_gets_punctuation_and_hums_not_english_words() -> No
 
 
 def test_configured_additions_count_in_every_language() -> None:
-    phrases = (*BACKCHANNELS, "jawoll")
-    assert is_backchannel("Jawoll!", phrases, language="de")
-    assert is_backchannel("Jawoll!", phrases, language="nl")
+    mine = Acknowledgements(extra=("jawoll",))
+    assert is_backchannel("Jawoll!", mine, language="de")
+    assert is_backchannel("Jawoll!", mine, language="nl")  # a language without a lexicon
     assert not is_backchannel("Jawoll!", language="de")
+    assert is_backchannel("Ja.", mine, language="de") and not is_backchannel("Ja.", mine, language="en")
 
 
 def test_no_language_is_assumed() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from agent.core.call_language import CallLanguage
 from agent.core.endpointing import EndpointPolicy
 from agent.core.events import AudioFrame, Transcribe
 from agent.core.listening import Began, Ended, Guessed, Heard, Interrupt, Listener
@@ -16,7 +17,7 @@ def listener(speculative_ms: int = 100) -> Listener:
         TurnPolicy(onset_ms=40, min_utterance_ms=60, max_utterance_ms=5000, preroll_ms=0),
         EndpointPolicy(speculative_ms=speculative_ms, hangover_min_ms=200, hangover_ms=400, hangover_max_ms=800),
         BargeInPolicy(min_speech_ms=200, backchannel_max_ms=600, probe_lead_ms=120),
-        language="en",
+        language=CallLanguage("en", detect=False),
     )
 
 

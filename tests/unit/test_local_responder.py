@@ -20,7 +20,7 @@ def _fixed() -> datetime:
 
 
 def _reply(text: str, now: datetime = CLOCK) -> str:
-    return LocalResponder(now=lambda: now).reply_text([ChatMessage("user", text)])
+    return LocalResponder(now=lambda: now).reply_text([ChatMessage("user", text)], language="en")
 
 
 def _sentences(text: str) -> list[str]:
@@ -130,14 +130,14 @@ def test_uses_only_the_last_user_message() -> None:
         ChatMessage("user", "what time is it"),
         ChatMessage("assistant", "hmm"),
     ]
-    assert LocalResponder(now=_fixed).reply_text(history) == "It's 3:05 PM."
-    assert LocalResponder(now=_fixed).reply_text([]).startswith("Sorry")
+    assert LocalResponder(now=_fixed).reply_text(history, language="en") == "It's 3:05 PM."
+    assert LocalResponder(now=_fixed).reply_text([], language="en").startswith("Sorry")
 
 
 def test_is_deterministic() -> None:
     responder = LocalResponder(now=_fixed)
     history = [ChatMessage("user", "tell me a story")]
-    assert responder.reply_text(history) == responder.reply_text(history)
+    assert responder.reply_text(history, language="en") == responder.reply_text(history, language="en")
 
 
 def test_delta_words_must_be_positive() -> None:
@@ -273,7 +273,7 @@ SAID = {
 
 
 def _said(text: str, language: str, now: datetime = CLOCK) -> str:
-    return LocalResponder(now=lambda: now).reply_text([ChatMessage("user", text)], language)
+    return LocalResponder(now=lambda: now).reply_text([ChatMessage("user", text)], language=language)
 
 
 def _expected(language: str, intent: str, now: datetime = CLOCK) -> str:

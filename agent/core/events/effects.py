@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from agent.core.events.notices import ServerEvent
-from agent.ports import ChatMessage, ToolCall, ToolChoice, ToolSpec
+from agent.ports import ChatMessage, LanguageHint, ToolCall, ToolChoice, ToolSpec
 
 APOLOGY_SENTENCE = -1
 """Sentence index of an apology (the core's, or the synthesis pipeline's own after a voice failure)."""
@@ -32,6 +32,9 @@ class Transcribe:
 
     request: int
     pcm: bytes
+    hint: LanguageHint
+    """The language to transcribe in, and whether the recogniser may detect another (the call's:
+    ``agent.core.call_language``)."""
     purpose: Literal["final", "speculative", "quick"] = "final"
     """final: the transcript of an ended turn (blocks a reply); speculative: early in the trailing silence;
     quick: a look at speech while the agent talks (barge-in). Only ``final`` must never be skipped."""
@@ -39,6 +42,16 @@ class Transcribe:
     """The utterance began while the agent held the floor: the question is whether it holds words at all (a bid)
     or not (a cough, an "uh-huh"), so the recogniser runs without a prompt that writes fillers
     (``JobInfo.plain``); and so does its whole transcript once it has taken the floor, as it always did."""
+
+
+@dataclass(frozen=True, slots=True)
+class LanguageHeard:
+    """The call's language became ``language`` (from ``was``): the first detection, a change (``change``), or the
+    client's choice. Replies and fixed phrases are said in it from now on (keep its phrases ready)."""
+
+    language: str
+    was: str
+    change: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,6 +194,7 @@ class CloseSession:
 Effect = (
     Notify
     | Transcribe
+    | LanguageHeard
     | ScoreTurn
     | ScoreWords
     | CancelTranscription

@@ -30,15 +30,15 @@ class AudioFrame:
 
 @dataclass(frozen=True, slots=True)
 class TranscriptReady:
-    """The result of ``Transcribe(request)``, in ``language`` (the call's language as the recogniser chose it:
-    ``agent.languages``)."""
+    """The result of ``Transcribe(request)``, in ``language`` (as the recogniser chose it, by the request's
+    ``LanguageHint``)."""
 
     request: int
     text: str
     language: str
     language_probability: float | None = None
-    """How likely ``language`` was when the recogniser detected it (``None``: it did not); the runtime's
-    language choice reads it, the core does not."""
+    """How likely ``language`` was when the recogniser detected it (``None``: it did not, and the transcript says
+    nothing of the call's language: ``agent.core.call_language``)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,7 +35,7 @@ from collections.abc import Awaitable, Callable
 from websockets.exceptions import ConnectionClosed
 
 from agent.config import Settings
-from agent.core.events import SHUTTING_DOWN, CloseSession, CommitInput, Drain, ErrorNotice, Event, Tick, TranscriptReady
+from agent.core.events import SHUTTING_DOWN, CloseSession, CommitInput, Drain, ErrorNotice, Event, Tick
 from agent.errors import ProtocolError
 from agent.runtime.call.effects import Effects, Occupant
 from agent.runtime.call.outbox import Outbox
@@ -160,9 +160,7 @@ class Connection:
         tenant = opened.principal.tenant
         tools = await server_tools(self._components, tenant, self._log) if opened.server_tools else ()
         call = self._call = CallSetup(self._settings, self._components, opened, self._log, tools)
-        self._turns = TurnTasks(
-            self._components, self._settings, self._inbox.put, self._speech, self._log, call.language, tenant
-        )
+        self._turns = TurnTasks(self._components, self._settings, self._inbox.put, self._speech, self._log, tenant)
         self._effects = Effects(wire, self._outbox, self._turns, self._report, call, self._occupant, self._stop)
         for payload in wire.opening(self.id, display_name(opened.voice)):
             self._outbox.put(payload)
@@ -180,8 +178,8 @@ class Connection:
             self._effects.apply(call.session.handle(parting, _clock()))
         reader = asyncio.create_task(self._read(wire), name=f"reader-{self.id}")
         ticker = asyncio.create_task(self._tick(), name=f"ticker-{self.id}")
-        if call.language.fixed or len(self._components.stt.languages) == 1:  # else once the first turn says which
-            call.voicing.warm_phrases(call.language.current)
+        if not call.session.config.detect_language or len(self._components.stt.languages) == 1:
+            call.voicing.warm_phrases(call.session.language)  # else once the first turn says which
         try:
             while self._close is None and not self._gone:
                 item = await self._inbox.get()
@@ -290,8 +288,6 @@ class Connection:
         call = self._call
         assert call is not None
         session, apply = call.session, self._effects.apply
-        if isinstance(item, TranscriptReady):
-            item = call.heard_in(item)
         if isinstance(item, bytes):
             for frame in call.audio.push(item, _clock()):
                 apply(session.handle(frame, _clock()))

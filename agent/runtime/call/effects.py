@@ -25,6 +25,7 @@ from agent.core.events import (
     FinishSynthesis,
     GenerateReply,
     HoldSpeech,
+    LanguageHeard,
     Notify,
     PlaybackClear,
     PlaybackPause,
@@ -89,8 +90,10 @@ class Effects:
             match effect:
                 case Notify(event=event):
                     self._notify(event)
-                case Transcribe(request=request, pcm=pcm, purpose=purpose, over_agent=over_agent):
-                    turns.transcribe(request, pcm, purpose, over_agent)
+                case Transcribe(request=request, pcm=pcm, hint=hint, purpose=purpose, over_agent=over_agent):
+                    turns.transcribe(request, pcm, hint, purpose, over_agent)
+                case LanguageHeard():
+                    self._call.language_heard(effect)
                 case ScoreTurn(request=request, pcm=pcm):
                     turns.score(request, pcm)
                 case ScoreWords(request=request, text=text, language=language):

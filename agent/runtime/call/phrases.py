@@ -21,6 +21,7 @@ from collections import OrderedDict
 from collections.abc import Mapping
 
 from agent.errors import AgentError, CircuitOpen, UnknownVoice
+from agent.languages import DEFAULT
 from agent.ports import TextToSpeech, VoiceStore
 
 log = logging.getLogger(__name__)
@@ -28,10 +29,11 @@ log = logging.getLogger(__name__)
 PHRASE_KEYS = ("apology", "idle_prompt", "greeting", "hold", "goodbye")
 
 
-def asset_key(key: str, text: str, sample_rate: int, language: str | None = None) -> str:
-    """The store key of phrase ``key`` with this text at this rate, in ``language`` (``phrase-apology-3f2a…`` in
-    English or the voice's own language, ``phrase-apology-de-9b1c…`` in German)."""
-    if language in (None, "en"):
+def asset_key(key: str, text: str, sample_rate: int, language: str) -> str:
+    """The store key of phrase ``key`` with this text at this rate, in ``language`` (``phrase-apology-de-9b1c…`` in
+    German; in the default language ``phrase-apology-3f2a…``, the key phrases were kept under before a call had a
+    language, so that what is stored is still found)."""
+    if language == DEFAULT:
         digest = hashlib.sha256(f"{sample_rate}:{text}".encode()).hexdigest()[:16]
         return f"phrase-{key}-{digest}"
     digest = hashlib.sha256(f"{sample_rate}:{language}:{text}".encode()).hexdigest()[:16]
@@ -54,9 +56,7 @@ class PhraseBook:
         self._pending: dict[tuple[str, str], asyncio.Task[bytes]] = {}
         self._warming: dict[str, asyncio.Task[None]] = {}  # voice -> its running ``warm``
 
-    async def stored(
-        self, tts: TextToSpeech, voice: str, key: str, text: str, language: str | None = None
-    ) -> bytes | None:
+    async def stored(self, tts: TextToSpeech, voice: str, key: str, text: str, language: str) -> bytes | None:
         """The kept recording of the phrase, or ``None`` (never synthesizes; store errors give ``None``)."""
         name = asset_key(key, text, tts.sample_rate, language)
         owner = voice_owner(voice)
@@ -71,7 +71,7 @@ class PhraseBook:
             log.info("phrase %s of %s not readable: %s", key, voice, exc)
             return None
 
-    async def audio(self, tts: TextToSpeech, voice: str, key: str, text: str, language: str | None = None) -> bytes:
+    async def audio(self, tts: TextToSpeech, voice: str, key: str, text: str, language: str) -> bytes:
         """The phrase's PCM at ``tts.sample_rate``, said as ``language``: kept, else synthesized now and kept for
         next time.
 
@@ -87,7 +87,7 @@ class PhraseBook:
             task.add_done_callback(lambda done: self._done(slot, done))
         return await asyncio.shield(task)
 
-    def warm_soon(self, tts: TextToSpeech, voice: str, texts: Mapping[str, str], language: str | None = None) -> None:
+    def warm_soon(self, tts: TextToSpeech, voice: str, texts: Mapping[str, str], language: str) -> None:
         """Run ``warm`` in the background (once at a time per voice and language); it outlives the session that
         asked."""
         slot = f"{voice}|{language or ''}"
@@ -98,7 +98,7 @@ class PhraseBook:
         self._warming[slot] = task
         task.add_done_callback(lambda done: self._warming.pop(slot, None) if self._warming.get(slot) is done else None)
 
-    async def warm(self, tts: TextToSpeech, voice: str, texts: Mapping[str, str], language: str | None = None) -> None:
+    async def warm(self, tts: TextToSpeech, voice: str, texts: Mapping[str, str], language: str) -> None:
         """Make sure every phrase in ``texts`` (key → text in ``language``; empty texts skipped) is kept. Never
         raises."""
         for key, text in texts.items():
@@ -112,7 +112,7 @@ class PhraseBook:
                 log.info("could not prepare phrase %s of %s: %s", key, voice, exc)
                 return
 
-    async def _make(self, tts: TextToSpeech, voice: str, name: str, text: str, language: str | None) -> bytes:
+    async def _make(self, tts: TextToSpeech, voice: str, name: str, text: str, language: str) -> bytes:
         pcm = b"".join([chunk async for chunk in tts.synthesize(text, voice, language=language)])
         if pcm:
             await self._keep(voice, name, pcm)

@@ -17,16 +17,15 @@ from dataclasses import replace
 from typing import Any
 
 from agent.config import Settings
-from agent.core.events import TranscriptReady
+from agent.core.events import LanguageHeard
 from agent.core.language_text import phrase_text
 from agent.core.policies import SessionConfig, ToolPolicy
 from agent.core.session import Session
 from agent.errors import AgentError
-from agent.languages import LanguageChoice
 from agent.ports import ToolSpec
 from agent.runtime.call.caller_audio import CallerAudio, echo_guard
 from agent.runtime.call.outbox import Payload
-from agent.runtime.call.policies import call_language, session_config
+from agent.runtime.call.policies import session_config
 from agent.runtime.call.prestart import Opened, display_name, heard_language
 from agent.runtime.call.wire import Reconfigure, Wire
 from agent.runtime.components import Components
@@ -69,20 +68,12 @@ class CallSetup:
         self._components = components
         self._tenant = opened.principal.tenant
         self._log = log
-        self.language: LanguageChoice = call_language(settings, opened.language)
-        """The call's language, given or detected."""
         self.voicing = components.voicing(settings, opened.voice, fallback=opened.parting is not None)
-        base = session_config(
-            settings,
-            wire.output_rate,
-            wire.frame_ms,
-            wire.can_pause,
-            wire.pause_overrun_ms,
-            language=self.language.current,
-        )
+        rate, frame_ms, overrun = wire.output_rate, wire.frame_ms, wire.pause_overrun_ms
+        base = session_config(settings, rate, frame_ms, wire.can_pause, overrun, language=opened.language)
         base = replace(base, tools=_tools(base.tools, server_tools, opened, settings))
         if opened.parting is not None:  # the call cannot be served: say why, then close
-            goodbye = phrase_text("no_voice", settings.turn.no_voice_text, self.language.current)
+            goodbye = phrase_text("no_voice", settings.turn.no_voice_text, base.language)
             base = replace(base, phrases=replace(base.phrases, greeting="", goodbye=goodbye))
         self._base: SessionConfig = base
         """The session's rules from the settings (a client may change them: ``reconfigure``)."""
@@ -104,16 +95,12 @@ class CallSetup:
         """The caller's device dropped what it had buffered at ``now`` (for the echo gate)."""
         self.audio.cleared(now)
 
-    def heard_in(self, transcript: TranscriptReady) -> TranscriptReady:
-        """The call's language choice takes the language a transcript came in (the recogniser applied the
-        choice's rule, ``agent.languages.decide``); the core gets the call's language from it."""
-        choice = self.language
-        before = choice.current
-        if choice.observe(transcript.language, transcript.language_probability):
-            self._log.info("the caller's language changed from %s to %s", before, choice.current)
-        if choice.current != before:
-            self.voicing.warm_phrases(choice.current)
-        return replace(transcript, language=choice.current)
+    def language_heard(self, heard: LanguageHeard) -> None:
+        """The call's language is now ``heard.language`` (the session core's choice): its fixed phrases are made
+        ready in the call's voice."""
+        if heard.change:
+            self._log.info("the caller's language changed from %s to %s", heard.was, heard.language)
+        self.voicing.warm_phrases(heard.language)
 
     def _lookup(self, name: str | None) -> Awaitable[str]:
         default = self._settings.tts.default_voice
@@ -128,11 +115,12 @@ class CallSetup:
         language = heard_language(change.language, self._components.stt.languages)  # refused: nothing changes
         input_rate = wire.input_rate
         payloads = change.applied(display_name(voice))  # the wire's formats change here
-        if change.language_set:
-            self.language.set(language)
         if voice != self.voicing.voice:
             self.voicing = self._components.voicing(self._settings, voice)
-            self.voicing.warm_phrases(self.language.current)
+            self.voicing.warm_phrases(self.session.language)
+        if change.language_set:
+            for heard in self.session.choose_language(language):
+                self.language_heard(heard)
         if wire.input_rate != input_rate or change.threshold is not None:
             threshold = change.threshold if change.threshold is not None else self._settings.vad.threshold
             self.audio = self._caller_audio(wire.input_rate, threshold)

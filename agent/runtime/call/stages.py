@@ -29,10 +29,10 @@ from agent.core.events import (
     TurnScored,
 )
 from agent.errors import AgentError, ProviderError, ProviderTimeout, WorkDropped
-from agent.languages import LanguageHint
 from agent.ports import (
     ChatMessage,
     JobInfo,
+    LanguageHint,
     LanguageModel,
     SpeechToText,
     TextCompletion,
@@ -147,7 +147,7 @@ async def reply(
     """Post ``ReplyDelta``s (and a ``ReplyToolCall`` per call the model makes, in order) then ``ReplyEnded`` for
     ``turn`` (a reply in ``language``, the model offered ``tools``), or ``StageFailed(stage="llm")``."""
     try:
-        async for part in llm.stream_reply(history, language, tools, tool_choice):
+        async for part in llm.stream_reply(history, language=language, tools=tools, tool_choice=tool_choice):
             await post(ReplyToolCall(turn, part) if isinstance(part, ToolCall) else ReplyDelta(turn, part))
     except AgentError as exc:
         log.warning("reply failed in turn %d: %s", turn, exc)

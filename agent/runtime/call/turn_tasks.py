@@ -23,8 +23,7 @@ from typing import Any
 
 from agent.config import Settings
 from agent.core.events import Event
-from agent.languages import LanguageChoice
-from agent.ports import ChatMessage, ToolCall, ToolSpec
+from agent.ports import ChatMessage, LanguageHint, ToolCall, ToolSpec
 from agent.runtime.call import stages
 from agent.runtime.call.speech import TurnSpeech
 from agent.runtime.components import Components
@@ -47,12 +46,10 @@ class TurnTasks:
         post: Callable[[Event | Stamped], Any],
         new_speech: Callable[[int, stages.Post], TurnSpeech],
         log: stages.Log,
-        language: LanguageChoice,
         tenant: str = "default",
     ) -> None:
         self._components = components
         self._tenant = tenant
-        self._language = language
         self._settings = settings
         self._post = post
         self._new_speech = new_speech
@@ -64,9 +61,9 @@ class TurnTasks:
         self._runs: dict[int, int] = {}  # the current run of each turn's work, by turn (0 when absent)
         self._tools: dict[tuple[int, str], asyncio.Task[None]] = {}  # server tool calls, by turn and call id
 
-    def transcribe(self, request: int, pcm: bytes, purpose: str, over_agent: bool = False) -> None:
+    def transcribe(self, request: int, pcm: bytes, hint: LanguageHint, purpose: str, over_agent: bool = False) -> None:
+        """Transcribe ``pcm`` in the language ``hint`` says (the call's: the session core's choice)."""
         job = stages.transcript_job(purpose, self._settings, over_agent)
-        hint = self._language.hint()
         stt = self._components.stt
         task = asyncio.create_task(stages.transcribe(stt, request, pcm, job, hint, self._post, self._log))
         self._asr[request] = task
