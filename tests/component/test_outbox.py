@@ -3,20 +3,21 @@ from __future__ import annotations
 import asyncio
 
 from agent.runtime.call.outbox import Outbox
+from testing.waits import within
 
 
 async def test_order_backpressure_and_drop() -> None:
     box = Outbox(audio_high_water=100)
     box.put('{"type":"audio.start","turn":1}', 1)
     box.put(b"a" * 60, 1)
-    await asyncio.wait_for(box.wait_for_room(), 1)
+    await within(box.wait_for_room(), what="the outbox")
     box.put(b"b" * 60, 1)  # 120 bytes queued: above the high-water mark
     waiter = asyncio.create_task(box.wait_for_room())
     await asyncio.sleep(0)
     assert not waiter.done()
     box.put('{"type":"x"}', 2)
     assert box.drop_audio(1) == 120
-    await asyncio.wait_for(waiter, 1)
+    await within(waiter, what="the outbox")
     assert box.audio_bytes == 0
     assert await box.get() == '{"type":"audio.start","turn":1}'
     assert await box.get() == '{"type":"x"}'
@@ -29,7 +30,7 @@ async def test_get_waits_for_put() -> None:
     getter = asyncio.create_task(box.get())
     await asyncio.sleep(0)
     box.put(b"zz")
-    assert await asyncio.wait_for(getter, 1) == b"zz"
+    assert await within(getter, what="the outbox") == b"zz"
 
 
 async def test_closing_wakes_a_producer_waiting_for_room_and_the_bound_can_change() -> None:
@@ -40,7 +41,7 @@ async def test_closing_wakes_a_producer_waiting_for_room_and_the_bound_can_chang
     await asyncio.sleep(0)
     assert not waiter.done()
     box.close()  # e.g. the client stopped reading: nothing may wait for room for ever
-    await asyncio.wait_for(waiter, 1)
+    await within(waiter, what="the outbox")
 
 
 async def test_more_than_max_bytes_of_text_beyond_the_audio_buffer_empties_the_box_and_reports_once() -> None:
@@ -55,7 +56,7 @@ async def test_more_than_max_bytes_of_text_beyond_the_audio_buffer_empties_the_b
     box.put("z" * 5000)  # closed: nothing more is kept, nothing more reported
     assert overflows == [1] and box.queued_bytes == 0
     assert await box.get() is None
-    await asyncio.wait_for(box.wait_for_room(), 1)  # an audio producer is never left waiting
+    await within(box.wait_for_room(), what="the outbox")  # an audio producer is never left waiting
 
 
 async def test_queued_bytes_follow_gets_and_dropped_audio() -> None:

@@ -238,7 +238,7 @@ async def test_closing_the_generator_closes_the_http_stream(llm: BedrockLLM, emu
     stream = llm.stream_reply(HISTORY, language="en")
     assert await anext(stream) == "First"
     await stream.aclose()
-    await asyncio.wait_for(emulator.client_closed.wait(), 2.0)
+    await within(emulator.client_closed.wait(), what="the client to close its stream")
 
 
 async def test_cancelling_the_turn_closes_the_http_stream(llm: BedrockLLM, emulator: BedrockEmulator) -> None:
@@ -250,9 +250,9 @@ async def test_cancelling_the_turn_closes_the_http_stream(llm: BedrockLLM, emula
             got.set()
 
     task = asyncio.create_task(turn())
-    await asyncio.wait_for(got.wait(), 2.0)
+    await within(got.wait(), what="the first delta")
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    await asyncio.wait_for(emulator.client_closed.wait(), 2.0)
+    await within(emulator.client_closed.wait(), what="the client to close its stream")
     assert emulator.completed_streams == 0

@@ -34,6 +34,7 @@ from testing.emulators import openai as oai
 from testing.emulators.bedrock import BedrockEmulator, Hang
 from testing.emulators.openai import OpenAIEmulator
 from testing.emulators.tool_calls import Call
+from testing.waits import within
 
 KEY = "sk-contract"
 HISTORY = (
@@ -106,7 +107,7 @@ def _openai(emu: OpenAIEmulator, llm: OpenAICompatLLM) -> LlmCase:
         emu.script([oai.content("Part"), oai.stream_error("CUDA out of memory")])
 
     async def released() -> None:
-        await asyncio.wait_for(emu.client_closed.wait(), 2.0)
+        await within(emu.client_closed.wait(), what="the client to close its stream")
 
     failures = {
         "throttled": Failure(lambda: emu.fail(429, "slow down"), ProviderUnavailable),
@@ -135,7 +136,7 @@ def _bedrock(emu: BedrockEmulator, llm: BedrockLLM) -> LlmCase:
         )
 
     async def released() -> None:
-        await asyncio.wait_for(emu.client_closed.wait(), 2.0)
+        await within(emu.client_closed.wait(), what="the client to close its stream")
 
     failures = {
         "throttled": Failure(lambda: emu.fail(429, "ThrottlingException", "slow down"), ProviderUnavailable),
@@ -226,7 +227,7 @@ async def test_cancelling_the_turn_mid_reply_releases_it(case: LlmCase) -> None:
             await proceed.wait()  # a consumer busy with the delta when the turn is cancelled
 
     task = asyncio.create_task(turn())
-    await asyncio.wait_for(first.wait(), 2.0)
+    await within(first.wait(), what="the first delta")
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task

@@ -195,7 +195,7 @@ async def test_closing_the_generator_closes_the_http_stream(llm: OpenAICompatLLM
     stream = llm.stream_reply(HISTORY, language="en")
     assert await anext(stream) == "First"
     await stream.aclose()
-    await asyncio.wait_for(emulator.client_closed.wait(), 2.0)
+    await within(emulator.client_closed.wait(), what="the client to close its stream")
 
 
 async def test_cancelling_the_turn_closes_the_http_stream(llm: OpenAICompatLLM, emulator: OpenAIEmulator) -> None:
@@ -207,11 +207,11 @@ async def test_cancelling_the_turn_closes_the_http_stream(llm: OpenAICompatLLM, 
             got.set()
 
     task = asyncio.create_task(turn())
-    await asyncio.wait_for(got.wait(), 2.0)
+    await within(got.wait(), what="the first delta")
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    await asyncio.wait_for(emulator.client_closed.wait(), 2.0)
+    await within(emulator.client_closed.wait(), what="the client to close its stream")
     assert emulator.completed_streams == 0
     # The pool still works for the next turn.
     assert await _collect(llm) == ["Hello", " from", " vLLM."]
