@@ -1,4 +1,5 @@
-"""The locks (requirements/dev.txt for make and CI, requirements/runtime.txt for the image) cover pyproject.toml.
+"""The locks (requirements/dev.txt for make and CI, installed by the uv of requirements/uv.txt;
+requirements/runtime.txt for the image) cover pyproject.toml.
 
 Every dependency that pyproject.toml names (runtime and the dev extra) is pinned to one exact version that its
 range admits, with at least one hash, so `pip install --require-hashes` installs exactly that. A failure here
@@ -58,7 +59,7 @@ DEV_LOCK = read_lock("dev.txt")
 RUNTIME_LOCK = read_lock("runtime.txt")
 
 
-@pytest.mark.parametrize("lock", ["dev.txt", "runtime.txt"])
+@pytest.mark.parametrize("lock", ["dev.txt", "runtime.txt", "uv.txt"])
 def test_every_entry_is_one_exact_version_with_sha256_hashes(lock: str) -> None:
     for pin in read_lock(lock).values():
         assert pin.version is not None, f"{lock}: {pin.requirement} is not pinned with =="
@@ -107,6 +108,14 @@ def test_image_gets_the_versions_the_tests_ran_with() -> None:
         assert (pin.version, sorted(pin.hashes)) == (DEV_LOCK[name].version, sorted(DEV_LOCK[name].hashes)), name
     dev_only = {canonicalize_name(r.name) for r in DEV_DEPS} - {canonicalize_name(r.name) for r in RUNTIME_DEPS}
     assert not dev_only & RUNTIME_LOCK.keys(), "the image would install test tools"
+
+
+def test_the_installer_lock_is_the_dev_locks_uv_alone() -> None:
+    """pip installs requirements/uv.txt first, then uv the dev lock: the same uv, the same hashes."""
+    installer = read_lock("uv.txt")
+    assert list(installer) == [canonicalize_name("uv")]
+    pin = installer[canonicalize_name("uv")]
+    assert (pin.version, sorted(pin.hashes)) == (DEV_LOCK[pin.name].version, sorted(DEV_LOCK[pin.name].hashes))
 
 
 def test_optional_extras_outside_the_default_install_are_not_locked() -> None:
