@@ -37,6 +37,7 @@ __all__ = [
     "http_get",
     "logged_hang_up",
     "next_json",
+    "play_through",
     "read_until",
     "session_closes",
     "until",
@@ -67,6 +68,40 @@ async def read_until(ws: ClientConnection, kind: str, wait_s: float = WAIT_S) ->
             raise AssertionError(f"no {kind!r} within {wait_s} s of the last message; after: {types}") from None
         seen.append(message)
         if message["type"] == kind:
+            return seen
+
+
+async def play_through(ws: ClientConnection, turn: int | None = None, wait_s: float = WAIT_S) -> list[dict[str, Any]]:
+    """The JSON messages on ``ws`` up to and including the ``turn.metrics`` of ``turn`` (``None``: of the turn
+    the next ``speech.stopped`` names; a greeting's turn before it does not count), as a client that plays each reply the moment it arrives: at each
+    ``audio.end`` it marks all of that turn's audio played (``playback.mark``), so the turn ends when the reply
+    is received rather than after the server's clock allowance for playback (docs/protocol.md). Each message
+    must come within ``wait_s`` (``AssertionError`` naming what was seen otherwise)."""
+    seen: list[dict[str, Any]] = []
+    rates: dict[int, int] = {}
+    received: dict[int, int] = {}  # audio bytes, by turn
+    playing: int | None = None
+    while True:
+        try:
+            message = await asyncio.wait_for(ws.recv(), wait_s)
+        except TimeoutError:
+            types = [m["type"] for m in seen]
+            raise AssertionError(f"no turn.metrics within {wait_s} s of the last message; after: {types}") from None
+        if isinstance(message, bytes):
+            if playing is not None:
+                received[playing] = received.get(playing, 0) + len(message)
+            continue
+        body: dict[str, Any] = json.loads(message)
+        seen.append(body)
+        kind = body["type"]
+        if kind == "speech.stopped" and turn is None:
+            turn = body["turn"]
+        elif kind == "audio.start":
+            playing, rates[body["turn"]] = body["turn"], body["sample_rate"]
+        elif kind == "audio.end" and body["turn"] in rates:
+            played_ms = received.get(body["turn"], 0) * 1000 // (2 * rates[body["turn"]])
+            await ws.send(json.dumps({"type": "playback.mark", "turn": body["turn"], "played_ms": played_ms}))
+        elif kind == "turn.metrics" and body["turn"] == turn:
             return seen
 
 

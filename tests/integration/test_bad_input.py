@@ -32,7 +32,7 @@ from agent.ports import ConsentRecord, Voice, VoiceRecord
 from agent.runtime.components import Components
 from agent.security.auth import DEFAULT_TENANT
 from agent.wires.phone.twilio import codec as twilio
-from testing.sockets import http_get, next_json
+from testing.sockets import http_get, next_json, play_through
 from tests.integration.conftest import local_settings, with_voice_store
 from tests.integration.standins import standin_components, utterance
 
@@ -90,13 +90,12 @@ async def started(ws: ClientConnection, start: str = START) -> dict[str, Any]:
 
 
 async def one_turn(ws: ClientConnection, rate: int = 16000) -> list[str]:
-    """Speak one utterance in 100 ms frames; the types of the messages up to ``turn.metrics``."""
+    """Speak one utterance in 100 ms frames and play the reply as it comes (``play_through``); the types of the
+    messages up to ``turn.metrics``."""
     pcm, step = utterance(rate), rate // 5
     for i in range(0, len(pcm), step):
         await ws.send(pcm[i : i + step])
-    types: list[str] = []
-    while "turn.metrics" not in types:
-        types.append((await next_json(ws))["type"])
+    types = [m["type"] for m in await play_through(ws)]
     assert "transcript" in types and "audio.start" in types and "reply.done" in types, types
     return types
 

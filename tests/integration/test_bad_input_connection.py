@@ -25,7 +25,7 @@ from agent.config import Settings
 from agent.front_door.listener import RunningServer, running_server
 from agent.security.auth import Authenticator
 from clients.twilio_client import TwilioCaller
-from testing.sockets import next_json, read_until
+from testing.sockets import next_json, play_through, read_until
 from testing.waits import until
 from tests.integration.conftest import local_settings
 from tests.integration.standins import (
@@ -63,17 +63,12 @@ async def say(ws: ClientConnection, pcm: bytes) -> None:
 
 
 async def one_turn(ws: ClientConnection) -> list[dict[str, Any]]:
-    """Say one utterance; the messages up to its turn's ``turn.metrics``."""
+    """Say one utterance and play its reply as it comes (``play_through``); the messages of its turn up to its
+    ``turn.metrics``."""
     await say(ws, utterance())
-    seen: list[dict[str, Any]] = []
-    turn = None
-    while True:
-        message = await next_json(ws)
-        seen.append(message)
-        if message["type"] == "speech.stopped":
-            turn = message["turn"]
-        if message["type"] == "turn.metrics" and message["turn"] == turn:
-            return [m for m in seen if m.get("turn", turn) == turn]
+    seen = await play_through(ws)
+    turn = seen[-1]["turn"]
+    return [m for m in seen if m.get("turn", turn) == turn]
 
 
 async def bystander_works(server: RunningServer) -> None:
