@@ -73,10 +73,11 @@ async def read_until(ws: ClientConnection, kind: str, wait_s: float = WAIT_S) ->
 
 async def play_through(ws: ClientConnection, turn: int | None = None, wait_s: float = WAIT_S) -> list[dict[str, Any]]:
     """The JSON messages on ``ws`` up to and including the ``turn.metrics`` of ``turn`` (``None``: of the turn
-    the next ``speech.stopped`` names; a greeting's turn before it does not count), as a client that plays each reply the moment it arrives: at each
-    ``audio.end`` it marks all of that turn's audio played (``playback.mark``), so the turn ends when the reply
-    is received rather than after the server's clock allowance for playback (docs/protocol.md). Each message
-    must come within ``wait_s`` (``AssertionError`` naming what was seen otherwise)."""
+    the next ``speech.stopped`` names; a greeting's turn before it does not count), as a client that plays each
+    reply the moment it arrives: at each ``audio.end`` it marks all of that turn's audio played
+    (``playback.mark``), so the turn ends when the reply is received rather than after the server's clock
+    allowance for playback (docs/protocol.md). Each message must come within ``wait_s`` (``AssertionError``
+    naming what was seen otherwise)."""
     seen: list[dict[str, Any]] = []
     rates: dict[int, int] = {}
     received: dict[int, int] = {}  # audio bytes, by turn
