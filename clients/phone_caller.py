@@ -5,7 +5,8 @@ say) and plays what it receives through a playout buffer: each frame of reply au
 mark (Twilio and Telnyx ``mark``, Vonage ``notify``) is echoed when the audio before it has played, and a clear
 empties the buffer. Everything received is recorded with its ``time.monotonic()`` arrival time. A subclass
 says how its provider writes each of these (``clients.twilio_client``, ``clients.telnyx_client``,
-``clients.vonage_client``); ``call`` plays a whole call and listens until the replies have settled.
+``clients.vonage_client``); ``call`` plays a whole call and listens until the replies have settled, and
+``Ending`` says how it ended: as a hang-up ends it, or dropped by the server.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from websockets.exceptions import ConnectionClosed
 from clients.protocol_client import bearer
 
 FRAME_MS = 20
+CLOSE_WAIT_S = 10.0
+"""How long ``call`` waits for the server's close after the hang-up."""
 
 
 @dataclass(slots=True)
@@ -35,6 +38,40 @@ class Received:
     marks: list[tuple[float, str]] = field(default_factory=list)
     clears: list[float] = field(default_factory=list)
     other: list[Any] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class Ending:
+    """How a call's WebSocket ended after the caller hung up: the close frame received (``code``, ``reason``;
+    ``None``: the connection was cut, not closed) and whether the server sent its close first (``server_first``).
+
+    A hang-up ends a call cleanly when the server ends the session on the provider's stop message (Twilio,
+    Telnyx: it closes first, 1000 ``session ended``) or, for a provider without one (Vonage), answers the
+    caller's own close with 1000."""
+
+    code: int | None
+    reason: str
+    server_first: bool | None
+    stop_message: bool
+
+    @classmethod
+    def of(cls, ws: ClientConnection, stop_message: bool) -> Ending:
+        received = ws.protocol.close_rcvd
+        if received is None:
+            return cls(None, "", None, stop_message)
+        return cls(received.code, received.reason, ws.protocol.close_rcvd_then_sent, stop_message)
+
+    @property
+    def clean(self) -> bool:
+        if self.stop_message:
+            return self.server_first is True and (self.code, self.reason) == (1000, "session ended")
+        return self.server_first is False and self.code == 1000
+
+    def __str__(self) -> str:
+        if self.code is None:
+            return "the connection was cut, not closed"
+        who = "the server" if self.server_first else "the caller, answered by the server with"
+        return f"closed by {who} {self.code}" + (f" {self.reason!r}" if self.reason else "")
 
 
 class PhoneCaller:
@@ -51,6 +88,8 @@ class PhoneCaller:
         self._playout_until = 0.0
         self._pending_marks: list[tuple[float, str]] = []
         self._tasks: list[asyncio.Task[None]] = []
+        self.ending: Ending | None = None
+        """How the call ended (``call`` sets it once the socket is closed)."""
 
     # --- what a provider writes ------------------------------------------------------------------------
 
@@ -178,8 +217,9 @@ async def call(
     """Play ``pcm`` (PCM16 at the caller's rate) to ``url`` as the caller ``make`` builds, and listen until the
     replies have settled: the whole input was sent, some reply audio arrived, and none for ``settle_s``.
 
-    Returns the caller (with everything received) and whether it settled before ``timeout_s``. Raises the
-    ``websockets`` exceptions of ``connect`` (``InvalidStatus`` for a refused handshake) and ``OSError``.
+    Returns the caller (with everything received, and ``ending``: how the server ended the call once the caller
+    hung up) and whether it settled before ``timeout_s``. Raises the ``websockets`` exceptions of ``connect``
+    (``InvalidStatus`` for a refused handshake) and ``OSError``.
     ``token``: an access token sent as ``Authorization: Bearer`` (a server with auth on).
     """
     say = on_progress or (lambda _text: None)
@@ -205,4 +245,7 @@ async def call(
 
         done = await caller.run_until(settled, timeout_s + seconds)
         await caller.hang_up()
+        with contextlib.suppress(TimeoutError):  # a server that never closes: the call ends as cut
+            await asyncio.wait_for(ws.wait_closed(), CLOSE_WAIT_S)
+        caller.ending = Ending.of(ws, caller.stop_message() is not None)
     return caller, done

@@ -93,16 +93,19 @@ async def run_gateway(gateway: Gateway, args: argparse.Namespace, *, stderr: Tex
     except OSError as exc:
         print(f"error: cannot connect to {args.url}: {exc}. Is the server running (python -m agent)?", file=stderr)
         return EXIT_CONNECT
-    got = caller.received
+    got, ending = caller.received, caller.ending
     heard = len(got.audio) / 2 / rate
     received = len(got.media_times) * FRAME_MS / 1000
-    print(f"call ended: {received:.2f} s of reply audio, {len(got.clears)} clears", file=stderr)
+    print(f"call ended: {received:.2f} s of reply audio, {len(got.clears)} clears; {ending}", file=stderr)
     if args.out is not None:
         write_wav(args.out, bytes(got.audio), rate)
         print(f"saved {heard:.2f} s of reply audio to {args.out}", file=stderr)
     if not settled:
         print(f"timed out after {args.timeout:g} s waiting for the replies", file=stderr)
         return EXIT_TIMEOUT
+    if ending is None or not ending.clean:
+        print("error: the server dropped the call instead of ending it as a hang-up does", file=stderr)
+        return EXIT_FAILED
     return EXIT_OK
 
 

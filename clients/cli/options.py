@@ -26,7 +26,8 @@ EXIT_TIMEOUT = 3
 EXIT_STATUS = f"""\
 exit status:
   {EXIT_OK}  every turn finished
-  {EXIT_FAILED}  bad input file, or the server refused the session (its error is printed)
+  {EXIT_FAILED}  bad input file, the server refused the session (its error is printed), or a phone call it
+     dropped instead of ending it as a hang-up does (how it closed is printed)
   {EXIT_CONNECT}  cannot connect to the server (or bad command-line arguments)
   {EXIT_TIMEOUT}  --timeout ran out before the replies finished (what arrived is still saved)
 """

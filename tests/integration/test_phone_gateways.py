@@ -116,6 +116,8 @@ async def test_cli_calls_through_the_gateway_and_saves_the_reply(
     args = cli.parse_args([flag, "--url", url, "--wav", str(wav), "--out", str(out)])
     assert await cli.run(args, stderr=err) == cli.EXIT_OK, err.getvalue()
     assert "reply audio" in err.getvalue()
+    ended = "closed by the server 1000 'session ended'" if flag == "--telnyx" else "answered by the server with 1000"
+    assert ended in err.getvalue()  # as the CLI saw the call end
     assert out.stat().st_size > 8000  # over half a second of reply
     await logged_hang_up(caplog.records, stop_message=flag == "--telnyx")  # Vonage's caller closes the socket
 

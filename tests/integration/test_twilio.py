@@ -90,5 +90,6 @@ async def test_cli_twilio_mode_calls_and_saves_the_reply(
     args = cli.parse_args(["--twilio", "--url", server.url("twilio"), "--wav", str(wav), "--out", str(out)])
     assert await cli.run(args, stderr=err) == cli.EXIT_OK, err.getvalue()
     assert "reply audio" in err.getvalue()
+    assert "closed by the server 1000 'session ended'" in err.getvalue()  # as the CLI saw the call end
     assert out.stat().st_size > 8000  # over half a second of 8 kHz reply
     await logged_hang_up(caplog.records, stop_message=True)  # the CLI's stop ended the call: 1000, not a drop
