@@ -93,7 +93,7 @@ async def served(components: Components) -> AsyncIterator[tuple[RunningServer, O
         # and ~75-125 kB in the kernel's send buffer (send_buffer_bytes, doubled), 2.3-3.3 s of audio the reader
         # takes in real time, so it never comes within 2 s; with 2 s the keepalive kept the reader only while its
         # TCP took more within each 2 s, which a loaded machine once missed (1006 after 7 s of story). 5 s is
-        # more than the pong takes, and still a tenth of the default.
+        # more than the pong takes, and still a quarter of the default (20 s).
         server={"ping_interval_s": 2.0, "ping_timeout_s": 5.0, "start_timeout_s": 2.0},
         turn={"idle_end_s": 0},  # the idle sessions stay for the whole call (they are prompted once)
     )
