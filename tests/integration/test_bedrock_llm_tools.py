@@ -28,16 +28,9 @@ from testing.emulators.bedrock_requests import (
     UNEXPECTED_RESULT,
 )
 from testing.emulators.tool_calls import last_results, user_text
+from tests.integration.tool_asks import ASK, CLOCK, PARIS, WEATHER, collect
 
 MODEL = "anthropic.claude-3-haiku-20240307-v1:0"
-WEATHER = ToolSpec(
-    "get_weather",
-    "The weather in a city now.",
-    '{"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}',
-)
-CLOCK = ToolSpec("get_time")
-ASK = (ChatMessage("system", "Be brief."), ChatMessage("user", "What is the weather in Paris?"))
-PARIS = '{"city": "Paris"}'
 
 _SESSION = get_session()
 _SESSION.set_credentials("AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY")
@@ -63,18 +56,9 @@ async def llm(emulator: BedrockEmulator) -> AsyncIterator[BedrockLLM]:
     await adapter.aclose()
 
 
-async def _collect(
-    llm: BedrockLLM,
-    history: tuple[ChatMessage, ...] = ASK,
-    tools: tuple[ToolSpec, ...] = (WEATHER,),
-    tool_choice: ToolChoice = "auto",
-) -> list[str | ToolCall]:
-    return [item async for item in llm.stream_reply(history, language="en", tools=tools, tool_choice=tool_choice)]
-
-
 async def test_text_then_a_call_in_one_reply(llm: BedrockLLM, emulator: BedrockEmulator) -> None:
     emulator.script(bedrock.calls_reply(Call("get_weather", PARIS, "tooluse_a1", pieces=6), text=["Let me", " check."]))
-    assert await _collect(llm) == ["Let me", " check.", ToolCall("tooluse_a1", "get_weather", PARIS)]
+    assert await collect(llm) == ["Let me", " check.", ToolCall("tooluse_a1", "get_weather", PARIS)]
     assert emulator.requests[0].body["toolConfig"] == {
         "tools": [
             {
@@ -90,7 +74,7 @@ async def test_text_then_a_call_in_one_reply(llm: BedrockLLM, emulator: BedrockE
 
 async def test_parallel_calls_come_in_block_order(llm: BedrockLLM, emulator: BedrockEmulator) -> None:
     emulator.script(bedrock.calls_reply(Call("get_weather", PARIS, "t1"), Call("get_time", "", "t2")))
-    assert await _collect(llm, tools=(WEATHER, CLOCK)) == [
+    assert await collect(llm, tools=(WEATHER, CLOCK)) == [
         ToolCall("t1", "get_weather", PARIS),
         ToolCall("t2", "get_time", "{}"),  # no input pieces at all: an empty object
     ]
@@ -108,10 +92,10 @@ async def test_two_rounds_the_result_goes_back_and_the_service_accepts_it(
         return [Call("get_weather", PARIS)] if "weather" in user_text(body) else ["Hi."]
 
     emulator.reply = model
-    (call,) = await _collect(llm)
+    (call,) = await collect(llm)
     assert isinstance(call, ToolCall) and call.name == "get_weather" and call.call_id.startswith("tooluse_")
     history = (*ASK, ChatMessage("assistant", "", (call,)), ChatMessage("tool", "18 °C", call_id=call.call_id))
-    assert await _collect(llm, history) == ["It is 18 °C."]
+    assert await collect(llm, history) == ["It is 18 °C."]
     assert emulator.refusals == []
     assert emulator.requests[1].body["messages"][1:] == [
         {
@@ -133,7 +117,7 @@ async def test_a_failed_result_has_status_error(llm: BedrockLLM, emulator: Bedro
         ChatMessage("assistant", "Checking.", (ToolCall("t1", "get_weather", PARIS),)),
         ChatMessage("tool", "timed out after 10 s", call_id="t1", failed=True),
     )
-    await _collect(llm, history)
+    await collect(llm, history)
     assert emulator.refusals == []
     assistant, result = emulator.requests[0].body["messages"][1:]
     assert assistant["content"][0] == {"text": "Checking."}
@@ -149,7 +133,7 @@ async def test_a_failed_result_has_status_error(llm: BedrockLLM, emulator: Bedro
 async def test_tool_choice_mapping(
     llm: BedrockLLM, emulator: BedrockEmulator, choice: ToolChoice, wire: object
 ) -> None:
-    await _collect(llm, tool_choice=choice)
+    await collect(llm, tool_choice=choice)
     assert emulator.requests[0].body["toolConfig"].get("toolChoice") == wire
 
 
@@ -165,7 +149,7 @@ async def test_no_tools_no_tool_config_and_past_calls_go_as_text(
         ChatMessage("tool", "no such city", call_id="t2", failed=True),
         ChatMessage("user", "Thanks!"),
     )
-    assert await _collect(llm, history, tools=tools, tool_choice=choice)
+    assert await collect(llm, history, tools=tools, tool_choice=choice)
     body = emulator.requests[0].body
     assert "toolConfig" not in body and emulator.refusals == []
     assert body["messages"][1:] == [
@@ -178,13 +162,13 @@ async def test_no_tools_no_tool_config_and_past_calls_go_as_text(
 
 async def test_a_choice_naming_an_undeclared_tool_is_refused(llm: BedrockLLM, emulator: BedrockEmulator) -> None:
     with pytest.raises(ProviderError, match="ValidationException"):
-        await _collect(llm, tool_choice="book_table")
+        await collect(llm, tool_choice="book_table")
 
 
 async def test_input_for_a_block_that_never_started_is_an_error(llm: BedrockLLM, emulator: BedrockEmulator) -> None:
     emulator.script([bedrock.message_start(), bedrock.tool_use_delta(PARIS, 0), bedrock.block_stop(0)])
     with pytest.raises(ProviderError, match="no tool use"):
-        await _collect(llm)
+        await collect(llm)
 
 
 async def test_a_stream_that_ends_inside_a_call_is_an_error(llm: BedrockLLM, emulator: BedrockEmulator) -> None:
@@ -192,7 +176,7 @@ async def test_a_stream_that_ends_inside_a_call_is_an_error(llm: BedrockLLM, emu
         [bedrock.message_start(), bedrock.tool_use_start("t1", "get_weather", 0), bedrock.tool_use_delta('{"ci', 0)]
     )
     with pytest.raises(ProviderError, match="inside a tool call"):
-        await _collect(llm)
+        await collect(llm)
 
 
 def _use(tool_use_id: str) -> dict[str, Any]:

@@ -19,21 +19,14 @@ from openai.lib.streaming.chat import ChatCompletionStreamState
 from agent.adapters.openai_compat_llm import OpenAICompatLLM
 from agent.config import LlmSettings
 from agent.errors import ProviderError
-from agent.ports import ChatMessage, ToolCall, ToolChoice, ToolSpec
+from agent.ports import ChatMessage, ToolCall, ToolChoice
 from testing.emulators import openai as oai
 from testing.emulators.openai import Call, OpenAIEmulator
 from testing.emulators.openai_requests import CHOICE_NOT_DECLARED, ORPHAN_TOOL_MESSAGE, UNANSWERED_CALLS
 from testing.emulators.tool_calls import last_results, user_text
+from tests.integration.tool_asks import ASK, CLOCK, PARIS, WEATHER, collect
 
 KEY = "sk-tools"
-WEATHER = ToolSpec(
-    "get_weather",
-    "The weather in a city now.",
-    '{"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}',
-)
-CLOCK = ToolSpec("get_time")
-ASK = (ChatMessage("system", "Be brief."), ChatMessage("user", "What is the weather in Paris?"))
-PARIS = '{"city": "Paris"}'
 
 
 @pytest.fixture
@@ -51,18 +44,9 @@ async def llm(emulator: OpenAIEmulator) -> AsyncIterator[OpenAICompatLLM]:
     await adapter.aclose()
 
 
-async def _collect(
-    llm: OpenAICompatLLM,
-    history: tuple[ChatMessage, ...] = ASK,
-    tools: tuple[ToolSpec, ...] = (WEATHER,),
-    tool_choice: ToolChoice = "auto",
-) -> list[str | ToolCall]:
-    return [item async for item in llm.stream_reply(history, language="en", tools=tools, tool_choice=tool_choice)]
-
-
 async def test_text_then_a_call_in_one_reply(llm: OpenAICompatLLM, emulator: OpenAIEmulator) -> None:
     emulator.script(oai.calls_reply(Call("get_weather", PARIS, "call_abc", pieces=6), text=["Let me", " check."]))
-    assert await _collect(llm) == ["Let me", " check.", ToolCall("call_abc", "get_weather", PARIS)]
+    assert await collect(llm) == ["Let me", " check.", ToolCall("call_abc", "get_weather", PARIS)]
     body = emulator.requests[0].body
     assert body["tools"] == [
         {
@@ -79,7 +63,7 @@ async def test_text_then_a_call_in_one_reply(llm: OpenAICompatLLM, emulator: Ope
 
 async def test_parallel_calls_come_in_index_order(llm: OpenAICompatLLM, emulator: OpenAIEmulator) -> None:
     emulator.script(oai.calls_reply(Call("get_weather", PARIS, "call_1"), Call("get_time", "", "call_2")))
-    assert await _collect(llm, tools=(WEATHER, CLOCK)) == [
+    assert await collect(llm, tools=(WEATHER, CLOCK)) == [
         ToolCall("call_1", "get_weather", PARIS),
         ToolCall("call_2", "get_time", "{}"),
     ]
@@ -99,7 +83,7 @@ async def test_two_rounds_the_result_goes_back_and_the_service_accepts_it(
         return ["One moment.", Call("get_weather", PARIS)] if "weather" in user_text(body) else ["Hi."]
 
     emulator.reply = model
-    first = await _collect(llm)
+    first = await collect(llm)
     assert first[0] == "One moment." and isinstance(first[1], ToolCall) and len(first) == 2
     call = first[1]
     assert call.name == "get_weather" and call.arguments == PARIS and call.call_id.startswith("call_")
@@ -108,7 +92,7 @@ async def test_two_rounds_the_result_goes_back_and_the_service_accepts_it(
         ChatMessage("assistant", "One moment.", (call,)),
         ChatMessage("tool", "18 °C", call_id=call.call_id),
     )
-    assert "".join(str(d) for d in await _collect(llm, history)) == "It is 18 °C."
+    assert "".join(str(d) for d in await collect(llm, history)) == "It is 18 °C."
     assert emulator.refusals == []
     assert emulator.requests[1].body["messages"][2:] == [
         {
@@ -128,7 +112,7 @@ async def test_a_failed_result_and_a_call_with_no_text(llm: OpenAICompatLLM, emu
         ChatMessage("assistant", "", (ToolCall("call_9", "get_weather", PARIS),)),
         ChatMessage("tool", "timed out after 10 s", call_id="call_9", failed=True),
     )
-    await _collect(llm, history)
+    await collect(llm, history)
     assert emulator.refusals == []
     assert emulator.requests[0].body["messages"][2:] == [
         {"role": "assistant", "content": None, "tool_calls": [oai_call("call_9", "get_weather", PARIS)]},
@@ -151,7 +135,7 @@ async def test_a_history_the_service_would_refuse_is_put_in_order(
         ChatMessage("user", "Hello?"),
         ChatMessage("tool", "18 °C", call_id="a"),
     )
-    await _collect(llm, history, tools=(WEATHER, CLOCK))
+    await collect(llm, history, tools=(WEATHER, CLOCK))
     assert emulator.refusals == []
     assert [(m["role"], m.get("tool_call_id"), m["content"]) for m in emulator.requests[0].body["messages"]][1:] == [
         ("user", None, "[result of an earlier tool call: old result]"),
@@ -175,7 +159,7 @@ async def test_a_history_the_service_would_refuse_is_put_in_order(
 async def test_tool_choice_mapping(
     llm: OpenAICompatLLM, emulator: OpenAIEmulator, choice: ToolChoice, wire: object
 ) -> None:
-    await _collect(llm, tool_choice=choice)
+    await collect(llm, tool_choice=choice)
     assert emulator.requests[0].body["tool_choice"] == wire
 
 
@@ -183,18 +167,18 @@ async def test_a_named_choice_finishes_with_stop_and_the_call_still_comes(
     llm: OpenAICompatLLM, emulator: OpenAIEmulator
 ) -> None:
     emulator.reply = lambda body: [Call("get_weather", PARIS)]
-    (call,) = await _collect(llm, tool_choice="get_weather")
+    (call,) = await collect(llm, tool_choice="get_weather")
     assert isinstance(call, ToolCall) and call.name == "get_weather"
 
 
 async def test_a_choice_naming_an_undeclared_tool_is_refused(llm: OpenAICompatLLM, emulator: OpenAIEmulator) -> None:
     with pytest.raises(ProviderError, match="HTTP 400") as info:
-        await _collect(llm, tool_choice="book_table")
+        await collect(llm, tool_choice="book_table")
     assert CHOICE_NOT_DECLARED in str(info.value)
 
 
 async def test_no_tools_no_tool_fields(llm: OpenAICompatLLM, emulator: OpenAIEmulator) -> None:
-    await _collect(llm, tools=(), tool_choice="required")
+    await collect(llm, tools=(), tool_choice="required")
     body = emulator.requests[0].body
     assert "tools" not in body and "tool_choice" not in body
 
@@ -210,7 +194,7 @@ async def test_calls_without_ids_get_unique_made_up_ones(llm: OpenAICompatLLM, e
             oai.DONE,
         ]
     )
-    first, second = await _collect(llm)
+    first, second = await collect(llm)
     assert isinstance(first, ToolCall) and isinstance(second, ToolCall)
     assert (first.name, second.name) == ("get_weather", "get_time")
     assert first.call_id.startswith("call_") and second.call_id.startswith("call_") and first.call_id != second.call_id
@@ -222,14 +206,14 @@ async def test_a_reused_index_with_a_new_id_is_a_new_call(llm: OpenAICompatLLM, 
         return oai.chunk({"tool_calls": [fragment]})
 
     emulator.script([whole("x1", "get_weather"), whole("x2", "get_time"), oai.chunk({}, "tool_calls"), oai.DONE])
-    assert await _collect(llm) == [ToolCall("x1", "get_weather", "{}"), ToolCall("x2", "get_time", "{}")]
+    assert await collect(llm) == [ToolCall("x1", "get_weather", "{}"), ToolCall("x2", "get_time", "{}")]
 
 
 async def test_calls_are_yielded_at_done_when_no_finish_reason_came(
     llm: OpenAICompatLLM, emulator: OpenAIEmulator
 ) -> None:
     emulator.script([oai.tool_call_start(0, "c", "get_weather"), oai.tool_call_arguments(0, PARIS), oai.DONE])
-    assert await _collect(llm) == [ToolCall("c", "get_weather", PARIS)]
+    assert await collect(llm) == [ToolCall("c", "get_weather", PARIS)]
 
 
 @pytest.mark.parametrize(
@@ -246,7 +230,7 @@ async def test_malformed_fragments_are_provider_errors(
 ) -> None:
     emulator.script([oai.chunk({"tool_calls": tool_calls}), oai.chunk({}, "tool_calls"), oai.DONE])
     with pytest.raises(ProviderError, match="tool call"):
-        await _collect(llm)
+        await collect(llm)
 
 
 async def test_a_stream_broken_inside_a_call_yields_no_call(llm: OpenAICompatLLM, emulator: OpenAIEmulator) -> None:
@@ -287,7 +271,7 @@ async def test_the_official_sdk_reads_the_emulators_calls_as_the_adapter_does(em
     ]
     adapter = OpenAICompatLLM(LlmSettings(backend="openai", model="m", base_url=emulator.base_url, api_key=KEY))
     try:
-        ours = [(c.call_id, c.name, c.arguments) for c in await _collect(adapter) if isinstance(c, ToolCall)]
+        ours = [(c.call_id, c.name, c.arguments) for c in await collect(adapter) if isinstance(c, ToolCall)]
     finally:
         await adapter.aclose()
     assert sdk == ours == [("call_1", "get_weather", PARIS), ("call_2", "get_time", "{}")]
