@@ -12,7 +12,8 @@ reason to change: ``server`` (the listener), ``audio`` (wire formats, echo), ``t
 names the core field it sets (``core``) and how a policy is built from those (``build``). Three pure modules
 hold the rules for what the operator's lists may name, read here at load time and applied above (so they are
 imported by their own names): ``origins`` (the browser Origin allow-list: the upgrade's check), ``tool_hosts``
-(the hosts a tool may reach: the adapters' check at each connection) and ``tenants`` (tenant names: the tokens').
+(the hosts a tool may reach: the adapters' check at each connection, on ``special_addresses``' table) and
+``tenants`` (tenant names: the tokens').
 """
 
 from agent.config.addresses import cidrs

@@ -7,9 +7,11 @@ address its host resolves to passes ``address_refusal`` at connection time (the 
 checked and to ``127.0.0.1`` when connected (DNS rebinding) still cannot reach this machine or its network.
 
 - The host must be on ``allowed_hosts``: exact names (lower case, no wildcards) or IP addresses.
-- An address that is not public (loopback, private, link-local, carrier-grade NAT, multicast, reserved,
-  unspecified, and the IPv4 forms inside IPv6: mapped, 6to4, Teredo, NAT64) is refused unless it lies in one of
-  the operator's ``private_networks`` (none by default).
+- An address in a special-purpose block (``agent.config.special_addresses``: every block of the IANA IPv4 and
+  IPv6 Special-Purpose Address Registries, multicast, and IPv6 outside 2000::/3) is refused unless it lies in
+  one of the operator's ``private_networks`` (none by default). An IPv6 address that carries an IPv4 one
+  (mapped, NAT64, Teredo, 6to4) is judged by the IPv4 address it carries, and permitted when either is in a
+  private network. The answer is the table's, the same on every Python release.
 - Only ``http`` and ``https``; no user name or password in the URL (credentials go in headers, from secrets).
 """
 
@@ -20,11 +22,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-Address = ipaddress.IPv4Address | ipaddress.IPv6Address
-Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+from agent.config.special_addresses import Address, Network, SpecialBlock, carried_ipv4, special_block
 
 SCHEMES = frozenset({"http", "https"})
-_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
 
 
 def parse_address(host: str) -> Address | None:
@@ -45,35 +45,18 @@ def normalize_host(host: str) -> str:
     return host.strip().lower().rstrip(".")
 
 
-def _embedded_ipv4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
-    """The IPv4 address an IPv6 one carries to the IPv4 internet (mapped, 6to4, Teredo, NAT64), if any."""
-    if address.ipv4_mapped is not None:
-        return address.ipv4_mapped
-    if address.sixtofour is not None:
-        return address.sixtofour
-    if address.teredo is not None:
-        return address.teredo[1]
-    if address in _NAT64:
-        return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
-    return None
+def refused_block(address: Address) -> tuple[Address, SpecialBlock] | None:
+    """The special-purpose block that keeps ``address`` off the public internet, with the address found in it
+    (the IPv4 one it carries, for mapped, NAT64, Teredo and 6to4 addresses); ``None`` for a public address."""
+    carried = carried_ipv4(address)
+    judged: Address = carried if carried is not None else address
+    block = special_block(judged)
+    return None if block is None else (judged, block)
 
 
 def is_public(address: Address) -> bool:
-    """An address on the public internet: none of this machine's, a private network's or a special range's."""
-    if isinstance(address, ipaddress.IPv6Address):
-        embedded = _embedded_ipv4(address)
-        if embedded is not None:
-            return is_public(embedded)
-    special = (
-        address.is_loopback
-        or address.is_private
-        or address.is_link_local
-        or address.is_multicast
-        or address.is_reserved
-        or address.is_unspecified
-    )
-    # is_global is also False for the shared (carrier-grade NAT) range 100.64.0.0/10, which is_private is not.
-    return address.is_global and not special
+    """An address on the public internet: in no special-purpose block (nor carrying an address that is)."""
+    return refused_block(address) is None
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,15 +86,16 @@ class HostPolicy:
         parsed = parse_address(address) if isinstance(address, str) else address
         if parsed is None:
             return f"{address!r} is not an IP address"
-        if is_public(parsed):
+        found = refused_block(parsed)
+        if found is None:
             return None
-        candidates: list[Address] = [parsed]
-        if isinstance(parsed, ipaddress.IPv6Address) and (embedded := _embedded_ipv4(parsed)) is not None:
-            candidates.append(embedded)
+        judged, block = found
+        candidates = (parsed, judged)
         for network in self.private_networks:
             if any(candidate.version == network.version and candidate in network for candidate in candidates):
                 return None
-        return f"{parsed} is not a public address and not in the permitted private networks"
+        where = f"{parsed} is in" if judged == parsed else f"{parsed} carries {judged}, in"
+        return f"{where} {block}: not a public address, and not in the permitted private networks"
 
     def url_refusal(self, url: str) -> str | None:
         """Why a request to ``url`` is refused before any connection (scheme, credentials, host not on the
