@@ -123,6 +123,7 @@ async def running_server(settings: Settings, load: Callable[[], Components]) -> 
         cfg.host,
         cfg.port,
         process_request=routes.process_request,
+        process_response=routes.process_response,
         compression=None,
         max_size=cfg.max_message_bytes,
         max_queue=cfg.max_queue,

@@ -1,13 +1,20 @@
 """The routes: what the WebSocket listener answers, read from the ``ENDPOINTS`` table.
 
 Its one reason to change is how a request reaches its endpoint. An upgrade to an endpoint's path is checked
-(``agent.runtime.server.upgrade``: method, Origin, the endpoint's credential check), then admitted by load
-(``ServerState.refusal``: 503 with ``Retry-After``) and by the sockets still opening
+(``agent.runtime.server.upgrade``: method, the handshake's form, Origin, the endpoint's credential check), then
+admitted by load (``ServerState.refusal``: 503 with ``Retry-After``) and by the sockets still opening
 (``agent.runtime.server.occupancy``: one with no credential at the upgrade is bounded per address, 429; one whose
 credential checked out per tenant, 429, never by the address's anonymous sockets; a phone provider's, which
 carries many callers from a few addresses, by the total only); its handler runs a ``Connection`` with the
 endpoint's opening, beside the keepalive (``agent.runtime.server.liveness``). Any other path is plain HTTP, GET
 and HEAD only: ``/healthz``, ``/metrics`` and the browser page (``agent.runtime.server.static``).
+
+Every refused upgrade goes through ``_refuse``: counted by reason (``voice_agent_refusals_total``: ``method``,
+``not_websocket``, ``bad_handshake``, ``bad_version``, ``origin``, ``credential``, ``not_found``, then the
+admission's ``loading``, ``failed``, ``draining``, ``full``, ``busy``, ``peer_limit``, ``tenant_limit``,
+``opening_full``) and logged on one INFO line with the counts behind the decision (``ServerState.figures``).
+A socket admitted here holds a seat until its handler claims it; a handshake that ends without a handler
+(``websockets`` refusing it after all, or the peer gone before the answer) gives the seat back at once.
 """
 
 from __future__ import annotations
@@ -34,6 +41,7 @@ from agent.runtime.server.responses import READ_METHODS, for_method, json_respon
 from agent.runtime.server.state import ServerState
 from agent.runtime.server.static import StaticFiles
 from agent.runtime.server.upgrade import Admission, UpgradeGate
+from agent.security.logsafe import shown
 from agent.wires.endpoints import ENDPOINTS, PATHS
 
 log = logging.getLogger(__name__)
@@ -54,6 +62,10 @@ def _path(request: Request) -> str:
     return request.path.split("?", 1)[0]
 
 
+def _asks_upgrade(request: Request) -> bool:
+    return any("upgrade" in value.lower() for value in request.headers.get_all("Connection"))
+
+
 class Routes:
     """``process_request`` and ``handle`` of the WebSocket listener."""
 
@@ -69,30 +81,67 @@ class Routes:
         path = _path(request)
         endpoint = PATHS.get(path)
         if endpoint is None:
-            return for_method(request.method, self._http(request, path))
+            response = for_method(request.method, self._http(request, path))
+            if _asks_upgrade(request):
+                detail = "no WebSocket endpoint at this path"
+                return self._refuse(path, self._peer(connection, request), "not_found", response, detail)
+            return response
+        peer = self._peer(connection, request)
         local = connection.local_address
         admission = self._gate.admit(request, path, (str(local[0]), int(local[1])) if local else None, endpoint.check)
         if admission.refusal is not None:
-            return admission.refusal
+            return self._refuse(path, peer, admission.reason, admission.refusal, admission.detail)
         state, server = self._state, self._settings.server
         # A bad header token on /ws is told so (error, close 1008), whatever the load: never a 503 for it.
         refused = state.refusal(server) if admission.error is None or state.components is None else None
-        remote = connection.remote_address
-        client = str(remote[0]) if remote else ""
-        peer = peer_key(client_address(client, request.headers.get_all("X-Forwarded-For"), self._proxies))
         # A valid credential is counted against its tenant, never against the address's anonymous sockets; a phone
         # provider whose credential checked out carries many callers from a few addresses: total bound only.
         tenant, per_peer = self._credited_tenant(admission), not admission.provider
         refused = refused or state.occupancy.refusal_to_open(peer, tenant=tenant, per_peer=per_peer)
         if refused is not None:
-            state.metrics.refused(refused.reason)
-            if refused.status == HTTPStatus.TOO_MANY_REQUESTS:
-                log.info("refused an upgrade from %s (tenant %s): %s", peer, tenant or "none", refused.message)
-            return _refused(refused)
+            return self._refuse(path, peer, refused.reason, _refused(refused), refused.message, tenant)
         state.admissions[connection] = admission
         state.seat(connection, peer, tenant=tenant, per_peer=per_peer)
+        # A handshake that ends without its handler (refused by websockets below, or the peer gone before the
+        # answer) gives its place back at once, not when the connection object is collected.
+        connection.connection_lost_waiter.add_done_callback(lambda _: state.release(connection))
         self._liveness.tune(connection)
         return None
+
+    def process_response(self, connection: ServerConnection, request: Request, response: Response) -> None:
+        """After ``websockets`` answered a handshake this server let through: a refusal of its own (a handshake
+        it found malformed where ``agent.runtime.server.handshake`` did not) is logged and counted like ours, and
+        the socket's place is given back."""
+        seat = self._state.seats.get(connection)
+        if seat is None or response.status_code == HTTPStatus.SWITCHING_PROTOCOLS:
+            return
+        self._state.release(connection)
+        reason = response.body.decode("utf-8", "replace").strip() or response.reason_phrase
+        self._refuse(_path(request), seat.peer, "bad_handshake", response, shown(reason), seat.tenant)
+
+    def _peer(self, connection: ServerConnection, request: Request) -> str:
+        """Who the upgrade is counted under (``agent.runtime.server.forwarded``)."""
+        remote = connection.remote_address
+        client = str(remote[0]) if remote else ""
+        return peer_key(client_address(client, request.headers.get_all("X-Forwarded-For"), self._proxies))
+
+    def _refuse(
+        self, path: str, peer: str, reason: str, response: Response, detail: str, tenant: str | None = None
+    ) -> Response:
+        """Count a refused upgrade under ``reason`` (``voice_agent_refusals_total``) and log one line saying why,
+        with the counts behind the decision; ``response`` is what the caller gets."""
+        self._state.metrics.refused(reason)
+        figures = self._state.figures(self._settings.server, peer, tenant)
+        log.info(
+            "refused an upgrade to %s from %s: %d %s (%s); %s",
+            shown(path),
+            peer,
+            response.status_code,
+            reason,
+            detail,
+            figures,
+        )
+        return response
 
     def _credited_tenant(self, admission: Admission) -> str | None:
         """The tenant a credential checked at the upgrade names (a bearer token while auth is on, a phone
@@ -104,8 +153,7 @@ class Routes:
 
     def _http(self, request: Request, path: str) -> Response:
         """The plain HTTP routes: ``/healthz``, ``/metrics`` and the page; GET and HEAD only."""
-        upgrade = any("upgrade" in v.lower() for v in request.headers.get_all("Connection"))
-        page = None if upgrade else self._static.response(path)
+        page = None if _asks_upgrade(request) else self._static.response(path)
         if path not in ("/healthz", "/metrics") and page is None:
             return json_response(HTTPStatus.NOT_FOUND, {"error": "not found", "websocket": HOME.path})
         if request.method not in READ_METHODS:
@@ -150,7 +198,7 @@ class Routes:
 
     async def handle(self, ws: ServerConnection) -> None:
         state = self._state
-        seat = state.seats.get(ws) or state.seat(ws, "")
+        seat = state.claim(ws) or state.occupancy.open("")  # none: process_request refused it (defensive)
         components = state.components
         if components is None:  # process_request already refused; defensive
             state.occupancy.close(seat)

@@ -173,3 +173,15 @@ def test_metric_misuse_is_rejected() -> None:
     g.dec()
     assert g.value() == 1.5
     assert "g 1.5\n" in registry.render()
+
+
+def test_refusals_are_counted_by_reason_whatever_their_status() -> None:
+    metrics = ServerMetrics()
+    for reason in ("bad_version", "bad_handshake", "bad_version", "origin", "peer_limit", "opening_full"):
+        metrics.refused(reason)
+    helps, types, samples = parse(metrics.render())
+    assert types["voice_agent_refusals_total"] == "counter"
+    assert "4xx" in helps["voice_agent_refusals_total"] and "503" in helps["voice_agent_refusals_total"]
+    assert _value(samples, "voice_agent_refusals_total", reason="bad_version") == 2
+    assert _value(samples, "voice_agent_refusals_total", reason="origin") == 1
+    assert _value(samples, "voice_agent_refusals_total", reason="opening_full") == 1

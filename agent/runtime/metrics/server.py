@@ -120,7 +120,13 @@ class ServerMetrics:
         )
 
         self.refusals_total = r.register(
-            Counter("voice_agent_refusals_total", "New calls refused with 503, by reason.", ["reason"])
+            Counter(
+                "voice_agent_refusals_total",
+                "New calls refused, by reason: an upgrade's (4xx for the request itself, 429 for its sender's bound, "
+                "503 for the server's state; each also logged on one line with its counts), an AudioSocket call's, "
+                "or a session's start on a full server (full).",
+                ["reason"],
+            )
         )
         self.voice_similarity = r.register(
             Gauge(
@@ -190,6 +196,7 @@ class ServerMetrics:
                 counter.inc(max(0.0, value - counter.value(labels)), labels)
 
     def refused(self, reason: str) -> None:
+        """A new call refused (``agent.front_door.routes`` names every reason an upgrade has)."""
         self.refusals_total.inc(labels=[reason])
 
     def voice_similarity_scored(self, voice: str, language: str, similarity: float) -> None:

@@ -24,8 +24,8 @@ A socket passes through three states, each with its own bound, and only one of t
   (``agent.work.scheduling``); a session that only listens, or says nothing at all, costs no forecast.
 
 Peers are keyed as ``agent.runtime.server.forwarded.peer_key`` names them.
-``Seat`` is one socket's place; ``Occupancy.close`` is idempotent, so a seat may be closed both by the
-handler and by a finalizer (a handshake that failed after the upgrade check never reaches the handler).
+``Seat`` is one socket's place; ``Occupancy.close`` is idempotent, so a seat may be closed both by its handler
+and by whoever gives back a handshake's seat that no handler claimed (``ServerState.release``).
 """
 
 from __future__ import annotations
@@ -104,6 +104,14 @@ class Occupancy:
     def speaking(self) -> int:
         """Sessions whose caller is in the middle of an utterance (admission's forecast of work to come)."""
         return self._speaking
+
+    def opening_from(self, peer: str) -> int:
+        """Anonymous sockets from ``peer`` whose session has not started (the count ``peer_limit`` bounds)."""
+        return self._by_peer[peer]
+
+    def opening_of(self, tenant: str) -> int:
+        """Credentialed sockets of ``tenant`` whose session has not started (the count ``tenant_limit`` bounds)."""
+        return self._by_tenant[tenant]
 
     def full(self) -> bool:
         return self._sessions >= self.limits.max_sessions

@@ -82,14 +82,50 @@ class ServerState:
             max_wait_s=server.admission_wait_ms / 1000,
         )
 
+    def figures(self, server: ServerSettings, peer: str, tenant: str | None = None) -> str:
+        """The counts behind a decision to take or refuse a socket from ``peer`` (of ``tenant``), for its log line:
+        each with its bound (``-``: none)."""
+        occupancy, limits = self.occupancy, self.limits
+        queues = self.components.queue_stats(occupancy.speaking) if self.components is not None else None
+        wait_ms = round(queues.first_audio_wait_s * 1000) if queues is not None else 0
+        anonymous = limits.max_opening if limits.max_opening_anonymous is None else limits.max_opening_anonymous
+        parts = [
+            f"sessions={occupancy.sessions}/{limits.max_sessions}",
+            f"opening={occupancy.opening}/{limits.max_opening}",
+            f"anonymous={occupancy.anonymous}/{anonymous}",
+            f"peer={occupancy.opening_from(peer)}/{limits.max_opening_per_peer or '-'}",
+        ]
+        if tenant is not None:
+            parts.append(f"tenant={occupancy.opening_of(tenant)}/{limits.max_opening_per_tenant or '-'}")
+        wait_bound = server.admission_wait_ms or "-"
+        parts += [f"speaking={occupancy.speaking}", f"first_audio_wait_ms={wait_ms}/{wait_bound}"]
+        if self.components is None:
+            parts.append("models=failed" if self.load_error is not None else "models=loading")
+        if self.calls.draining:
+            parts.append("draining")
+        return " ".join(parts)
+
     def seat(self, socket: CallSocket, peer: str, *, tenant: str | None = None, per_peer: bool = True) -> Seat:
         """A place for a socket that starts opening (``Occupancy.open``: ``tenant`` and ``per_peer`` as its
-        ``refusal_to_open`` was asked), given back when the socket is collected if no handler ever closes it (a
-        handshake that failed after the upgrade's checks)."""
+        ``refusal_to_open`` was asked), until its handler ``claim``s it or it is ``release``d; given back when the
+        socket is collected in any case (a last resort: a handshake that fails below the routes is released by
+        them at once)."""
         seat = self.occupancy.open(peer, tenant=tenant, per_peer=per_peer)
         self.seats[socket] = seat
         weakref.finalize(socket, self.occupancy.close, seat)
         return seat
+
+    def claim(self, socket: CallSocket) -> Seat | None:
+        """The handler of ``socket`` takes its seat (``None``: it has none): from now on the handler's ``Occupant``
+        gives it back, and ``release`` no longer does."""
+        return self.seats.pop(socket, None)
+
+    def release(self, socket: CallSocket) -> None:
+        """``socket`` is gone, or refused, before any handler claimed its seat: its place is given back now (not
+        when the socket is collected). Nothing happens once a handler has claimed it."""
+        seat = self.seats.pop(socket, None)
+        if seat is not None:
+            self.occupancy.close(seat)
 
     def occupant(self, seat: Seat) -> Occupant:
         """What a connection on ``seat`` reports to (its session's start and end reach ``/metrics``)."""
