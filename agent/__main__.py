@@ -160,13 +160,15 @@ def main(argv: list[str] | None = None) -> int:
     # Imported here, as in ``serve``: the other commands do not load the server (the exposure rules are the
     # ENDPOINTS table's, which brings the wires and the runtime).
     from agent.front_door.exposure import check_exposure
+    from agent.wires.endpoints import SECRET_HEADERS
 
     exposure = check_exposure(settings)
     if exposure.refusals:
         for refusal in exposure.refusals:
             print(f"refusing to start: {refusal}", file=sys.stderr)
         return 2
-    logsafe.configure(settings.log_level.upper())  # no credential in any record, at any level
+    # No credential in any record, at any level: the wires' own secret headers (a provider's signature) included.
+    logsafe.configure(settings.log_level.upper(), secret_headers=SECRET_HEADERS)
     for warning in exposure.warnings:
         log.warning("%s", warning)
     try:

@@ -1,7 +1,8 @@
 """Log hygiene over real sockets (issue 19): at DEBUG, where ``websockets`` writes every handshake's request
 line and headers and every frame, no credential reaches a log handler protected the way ``agent.__main__``
-protects its handlers (``agent.security.logsafe.protect``); and what a phone peer sends never splits a log record into
-lines a reader would take for the server's own (a ``callSid``, a keypress, a Telnyx error, a Vonage call id).
+protects its handlers (``agent.security.logsafe.protect``, with the wires' ``SECRET_HEADERS``); and what a
+phone peer sends never splits a log record into lines a reader would take for the server's own (a ``callSid``,
+a keypress, a Telnyx error, a Vonage call id).
 
 Stand-in models keep it fast; the server, the upgrade checks, the codecs and the telephony core are the real
 ones. ``tests/integration/test_secure_start.py`` checks the same through ``python -m agent --log-level DEBUG``.
@@ -23,6 +24,7 @@ from websockets.exceptions import InvalidStatus
 from agent.front_door.listener import running_server
 from agent.security import logsafe
 from agent.security.auth import Authenticator
+from agent.wires.endpoints import SECRET_HEADERS
 from agent.wires.phone.twilio import codec as twilio
 from agent.wires.phone.vonage import codec as vonage
 from clients.telnyx_client import TelnyxCaller
@@ -67,7 +69,7 @@ async def test_no_credential_reaches_a_protected_handler_at_debug(
     caplog: pytest.LogCaptureFixture, unprotected: Lines
 ) -> None:
     caplog.set_level(logging.DEBUG)
-    logsafe.protect(caplog.handler)
+    logsafe.protect(caplog.handler, SECRET_HEADERS)
     settings = local_settings(
         auth={"secret": AUTH_SECRET},
         twilio={"auth_token": TWILIO_TOKEN, "public_url": PUBLIC_TWILIO_URL},
@@ -111,7 +113,7 @@ async def test_no_credential_reaches_a_protected_handler_at_debug(
 
 async def test_what_a_phone_peer_sends_stays_on_one_log_line(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO)
-    logsafe.protect(caplog.handler)
+    logsafe.protect(caplog.handler, SECRET_HEADERS)
     components = standin_components(0.1)
     async with running_server(local_settings(), lambda: components) as server:
         await server.wait_ready()

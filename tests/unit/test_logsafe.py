@@ -1,7 +1,8 @@
 """Log hygiene (``agent.security.logsafe``): a peer's text stays on one line, and no credential reaches a log handler.
 
 Records go through a real ``logging.Handler`` protected exactly as ``agent.__main__`` protects its handlers
-(``logsafe.protect``); frames are the ``websockets`` library's own ``Frame`` objects, as it logs them at DEBUG.
+(``logsafe.protect``, handed the wires' own secret headers: ``agent.wires.endpoints.SECRET_HEADERS``); frames
+are the ``websockets`` library's own ``Frame`` objects, as it logs them at DEBUG.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from websockets.frames import Frame, Opcode
 
 from agent.security import logsafe
 from agent.security.logsafe import REDACTED, redact, shown
+from agent.wires.endpoints import SECRET_HEADERS
 
 SECRET = "SECRETVALUE0123456789"
 
@@ -32,7 +34,7 @@ class Collect(logging.Handler):
 
 def protected() -> Collect:
     handler = Collect()
-    logsafe.protect(handler)
+    logsafe.protect(handler, SECRET_HEADERS)
     return handler
 
 
@@ -96,7 +98,7 @@ def test_quote_always_quotes_and_non_strings_are_shown_by_their_text() -> None:
     ],
 )
 def test_credentials_are_redacted(text: str, kept: str) -> None:
-    safe = redact(text)
+    safe = redact(text, SECRET_HEADERS)
     assert SECRET not in safe and REDACTED in safe and kept in safe
 
 
@@ -112,7 +114,7 @@ def test_credentials_are_redacted(text: str, kept: str) -> None:
     ],
 )
 def test_prose_is_left_alone(text: str) -> None:
-    assert redact(text) == text
+    assert redact(text, SECRET_HEADERS) == text
 
 
 # --- the filter on records ---------------------------------------------------------------------------------------
@@ -177,4 +179,18 @@ def test_a_record_that_cannot_be_formatted_is_still_logged_without_its_arguments
 def test_protect_installs_one_filter() -> None:
     handler = protected()
     logsafe.protect(handler)
+    assert sum(isinstance(f, logsafe.Redactor) for f in handler.filters) == 1
+
+
+def test_the_wires_declare_their_own_secret_headers_and_the_filter_takes_them_as_handed() -> None:
+    # The phone providers' headers are named in their wires (security sits below them and imports none).
+    assert {"x-twilio-signature", "x-telnyx-streaming-auth-token"} <= {name.lower() for name in SECRET_HEADERS}
+    line = f"< x-telnyx-streaming-auth-token: {SECRET}"
+    assert SECRET in redact(line)  # not handed over: the filter cannot know a wire's header
+    assert SECRET not in redact(line, SECRET_HEADERS)
+    handler = Collect()
+    logsafe.protect(handler)
+    logsafe.protect(handler, SECRET_HEADERS)  # a second call adds the headers to the one filter
+    handler.handle(record("< %s: %s", "X-Twilio-Signature", SECRET))
+    assert handler.lines == [f"DEBUG websockets.server: < X-Twilio-Signature: {REDACTED}"]
     assert sum(isinstance(f, logsafe.Redactor) for f in handler.filters) == 1

@@ -29,14 +29,13 @@ from typing import Any
 
 from agent.audio.codecs import CODECS, G711_RATE
 from agent.errors import AudioFormatError, ProtocolError
-from agent.security.credential_headers import TELNYX_STREAM_TOKEN
 from agent.wires.phone import fields, ids
 
 FRAME_MS = 20
 MAX_MEDIA_MS = 200  # a payload over 200 ms is not what Telnyx sends
-AUTH_HEADER = TELNYX_STREAM_TOKEN
-"""The handshake header carrying the ``stream_auth_token`` given to Telnyx when the stream was started (declared
-with every credential header, so the log filter redacts it)."""
+AUTH_HEADER = "x-telnyx-streaming-auth-token"
+"""The handshake header carrying the ``stream_auth_token`` given to Telnyx when the stream was started (a secret:
+its row in ``agent.wires.endpoints`` declares it, so the log filter redacts it)."""
 
 
 @dataclass(frozen=True, slots=True)
