@@ -261,17 +261,26 @@ class LanguageModel(Protocol):
 class ToolRunner(Protocol):
     """Runs the server's own tools (HTTP endpoints, MCP servers, built-in ones) for a tenant's calls.
 
-    ``tools(tenant)`` lists the tools a call of ``tenant`` may use (``runs_on="server"``); it may contact MCP
-    servers to list theirs, and leaves out (with a warning logged) a source that cannot be reached now.
+    ``tools(tenant)`` lists the tools a call of ``tenant`` may use (``runs_on="server"``) as they are known now: it
+    never waits on a tool server (remote listings are a cache, refreshed in the background), so a call's start
+    costs no round trip; a source not listed yet is left out, one that cannot be listed now keeps its last good
+    listing (a warning logged).
     ``run(tenant, call)`` runs one call and returns its output as text, bounded in size (the output is untrusted
-    data for the model, never instructions). Raises ``ToolFailed`` (the tool answered with an error, its output
-    was malformed, its host is not allowed, an unknown tool) or ``ProviderTimeout`` (no answer within the tool's
-    timeout). Cancelling the call stops it. Each call leaves an audit line (tenant, tool, duration, outcome).
+    data for the model, never instructions). Its arguments are checked against the tool's schema before any
+    tool is asked. Raises ``ToolFailed`` (the arguments were refused, the tool answered with an error, its output
+    was malformed or too large, its host is not allowed, an unknown tool) or ``ProviderTimeout`` (no answer
+    within the tool's timeout). Cancelling the call stops it. Each call leaves an audit line (tenant, tool,
+    duration, outcome).
     """
 
     async def tools(self, tenant: str) -> tuple[ToolSpec, ...]: ...
 
     async def run(self, tenant: str, call: ToolCall) -> str: ...
+
+    async def warm(self) -> None:
+        """Start listing every tenant's remote sources in the background (at start-up, so that the first calls
+        find them); never waits on a tool server."""
+        ...
 
 
 class TextToSpeech(Protocol):

@@ -99,6 +99,7 @@ parameters = {{ type = "object", properties = {{ city = {{ type = "string" }} }}
 name = "lookup_order"
 url = "{http.url("/hang")}"
 timeout_s = 30
+parameters = {{ type = "object", properties = {{ id = {{ type = "string" }} }}, required = ["id"] }}
 """,
         encoding="utf-8",
     )

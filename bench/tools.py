@@ -50,6 +50,7 @@ from agent.security.logsafe import LOG_FORMAT
 from testing.tool_servers import HttpToolServer, McpToolServer
 
 TARGET_MS = 20.0
+CITY = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
 Call = Callable[[], Awaitable[object]]
 
 
@@ -106,7 +107,7 @@ def toolbox(http: HttpToolServer, mcp: McpToolServer) -> ToolBox:
         "private_networks": ["127.0.0.0/8"],
         "tenants": {
             "default": {
-                "http": [{"name": "get_weather", "url": http.url("/weather"), "timeout_s": 10}],
+                "http": [{"name": "get_weather", "url": http.url("/weather"), "timeout_s": 10, "parameters": CITY}],
                 "mcp": [{"name": "wx", "url": mcp.url, "prefix": "wx_", "timeout_s": 10}],
             }
         },
@@ -119,7 +120,7 @@ async def measure(n: int, warmup: int) -> tuple[list[Row], float]:
     async with HttpToolServer() as http, McpToolServer() as mcp, aiohttp.ClientSession() as session:
         box = toolbox(http, mcp)
         start = time.perf_counter()
-        names = {spec.name for spec in await box.tools("default")}
+        names = {spec.name for spec in await box.refresh("default")}
         first_listing_ms = (time.perf_counter() - start) * 1000
         assert {"get_weather", "wx_get_forecast", "get_time"} <= names, names
 

@@ -6,12 +6,19 @@ Reason to change: what the tool tests and the benchmark need a tool server to do
 
 ``HttpToolServer`` routes: ``/weather`` (GET ``?city=``, or POST ``{"city": ...}``: a small JSON forecast),
 ``/echo`` (what it was sent, as JSON), ``/hang`` (never answers; ``abandoned`` counts the requests whose client
-gave up), ``/redirect`` (302 to ``/weather``), ``/error`` (500), ``/big?chars=N`` (N characters). Every request is
-recorded in ``seen``.
+gave up), ``/held`` (answers as ``/weather`` does once the test calls ``release()``: a tool still working while the
+test acts), ``/redirect`` (302 to ``/weather``), ``/error`` (500), ``/big?chars=N`` (N characters, written in
+64 KiB pieces as the client takes them: ``big_sent`` holds how many each request got written before its client
+went or the body ended). Every request is recorded in ``seen``.
 
 ``McpToolServer`` tools: ``get_forecast(city)``, ``fail(reason)`` (the tool raises: an ``isError`` result),
-``hang()`` (answers only when the server stops). With ``required_header`` it answers 401 to a request without
-it; ``headers_seen`` holds each request's headers. ``/moved`` redirects (307) to ``/mcp``.
+``hang()`` (answers only when the server stops), ``flood(chars)`` (answered by the server's front, not the SDK:
+a JSON-RPC result of ``chars`` characters, made as it is written, so the test process never holds it;
+``flood_sent`` holds how many characters each call got written before its client went or the answer ended).
+With ``required_header`` it answers 401 to a request without it; ``headers_seen`` holds each request's headers,
+``calls`` the name of each ``tools/call`` and ``listings`` the number of ``tools/list`` requests. ``/moved``
+redirects (307) to ``/mcp``. ``hold()`` makes every request wait (``held`` counts them) until ``release()``;
+``remove_tool(name)`` stops offering a tool.
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import uvicorn
 from aiohttp import web
 from mcp.server.mcpserver import MCPServer
@@ -35,6 +43,7 @@ from testing.emulators.scripted import wait_for_client_close
 from testing.waits import until_sync
 
 FORECAST = {"temp_c": 21, "conditions": "sunny"}
+_PIECE = b"x" * 65_536
 START_WAIT_S = 30.0
 """The bound on a server's start and stop: only against a hang."""
 
@@ -55,6 +64,8 @@ class Seen:
     body: bytes
     at: float = 0.0
     """When it arrived (``time.monotonic``)."""
+    pairs: tuple[tuple[str, str], ...] = ()
+    """Every pair of its query, in order, repeated keys included (``query`` keeps one per key)."""
 
 
 class HttpToolServer:
@@ -63,8 +74,10 @@ class HttpToolServer:
     def __init__(self) -> None:
         self.seen: list[Seen] = []
         self.abandoned = 0
+        self.big_sent: list[int] = []
         self._runner: web.AppRunner | None = None
         self._port = 0
+        self._held = asyncio.Event()
 
     def url(self, path: str, host: str = "127.0.0.1") -> str:
         return f"http://{host}:{self._port}{path}"
@@ -75,6 +88,7 @@ class HttpToolServer:
             ("/weather", self._weather),
             ("/echo", self._echo),
             ("/hang", self._hang),
+            ("/held", self._held_weather),
             ("/redirect", self._redirect),
             ("/error", self._error),
             ("/big", self._big),
@@ -92,16 +106,15 @@ class HttpToolServer:
 
     async def _record(self, request: web.Request) -> Seen:
         body = await request.read()
-        seen = Seen(request.method, request.path, dict(request.query), dict(request.headers), body, time.monotonic())
+        pairs = tuple(request.query.items())
+        seen = Seen(
+            request.method, request.path, dict(request.query), dict(request.headers), body, time.monotonic(), pairs
+        )
         self.seen.append(seen)
         return seen
 
     async def _weather(self, request: web.Request) -> web.Response:
-        seen = await self._record(request)
-        city = seen.query.get("city", "")
-        if request.method == "POST":
-            city = str(json.loads(seen.body or b"{}").get("city", ""))
-        return web.json_response({"city": city, **FORECAST})
+        return _forecast(await self._record(request))
 
     async def _echo(self, request: web.Request) -> web.Response:
         seen = await self._record(request)
@@ -114,6 +127,15 @@ class HttpToolServer:
         self.abandoned += 1
         return web.Response()  # never reaches the client: it has gone
 
+    def release(self) -> None:
+        """``/held`` answers: the requests waiting now, and every later one at once."""
+        self._held.set()
+
+    async def _held_weather(self, request: web.Request) -> web.Response:
+        seen = await self._record(request)
+        await self._held.wait()
+        return _forecast(seen)
+
     async def _redirect(self, request: web.Request) -> web.Response:
         await self._record(request)
         raise web.HTTPFound("/weather?city=Elsewhere")
@@ -122,9 +144,32 @@ class HttpToolServer:
         await self._record(request)
         return web.json_response({"error": "the weather service is down"}, status=500)
 
-    async def _big(self, request: web.Request) -> web.Response:
+    async def _big(self, request: web.Request) -> web.StreamResponse:
         await self._record(request)
-        return web.Response(text="x" * int(request.query.get("chars", "100000")))
+        chars = int(request.query.get("chars", "100000"))
+        response = web.StreamResponse(headers={"Content-Type": "text/plain; charset=utf-8"})
+        response.content_length = chars
+        await response.prepare(request)
+        sent = 0
+        try:
+            while sent < chars:
+                piece = _PIECE[: chars - sent]
+                await response.write(piece)  # waits while the client does not read
+                sent += len(piece)
+            await response.write_eof()
+        except ConnectionError:  # the client went
+            pass
+        finally:
+            self.big_sent.append(sent)
+        return response
+
+
+def _forecast(seen: Seen) -> web.Response:
+    """The ``/weather`` answer to ``seen``: the forecast for its ``city`` (the query's, or a POST body's)."""
+    city = seen.query.get("city", "")
+    if seen.method == "POST":
+        city = str(json.loads(seen.body or b"{}").get("city", ""))
+    return web.json_response({"city": city, **FORECAST})
 
 
 class McpToolServer:
@@ -132,8 +177,14 @@ class McpToolServer:
 
     def __init__(self, required_header: tuple[str, str] | None = None) -> None:
         self.headers_seen: list[dict[str, str]] = []
+        self.calls: list[str] = []
+        self.listings = 0
+        self.held = 0
+        self.flood_sent: list[int] = []
         self._required = required_header
         self._stopping = threading.Event()
+        self._holding = threading.Event()
+        self._mcp_server: MCPServer | None = None
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
         self._port = 0
@@ -142,6 +193,18 @@ class McpToolServer:
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self._port}/mcp"
+
+    def hold(self) -> None:
+        """Every request from now on waits, unanswered, until ``release()`` (or the server stops)."""
+        self._holding.set()
+
+    def release(self) -> None:
+        self._holding.clear()
+
+    def remove_tool(self, name: str) -> None:
+        """Stop offering ``name``: later listings leave it out."""
+        assert self._mcp_server is not None
+        self._mcp_server.remove_tool(name)
 
     def _mcp(self) -> MCPServer:
         server: MCPServer = MCPServer("weather", log_level="WARNING")
@@ -164,25 +227,91 @@ class McpToolServer:
                 await anyio.sleep(0.01)
             return "stopped"
 
+        @server.tool()
+        def flood(chars: int) -> str:
+            """A very long answer (answered by the server's front: ``_flood``)."""
+            return "x" * min(chars, 10)
+
+        self._mcp_server = server
         return server
+
+    async def _wait_while_held(self) -> None:
+        if self._holding.is_set():
+            self.held += 1
+            while self._holding.is_set() and not self._stopping.is_set():  # noqa: ASYNC110 - threading.Events
+                await anyio.sleep(0.01)
+
+    async def _flood(self, request_id: object, chars: int, receive: Receive, send: Send) -> None:
+        """Answer a ``flood`` call with ``chars`` characters of text, written as the client takes them, until it
+        goes (``receive`` says so)."""
+        gone = anyio.Event()
+
+        async def watch() -> None:
+            while (await receive())["type"] != "http.disconnect":
+                pass
+            gone.set()
+
+        head = json.dumps({"jsonrpc": "2.0", "id": request_id, "result": {"content": [{"type": "text", "text": ""}]}})
+        before, after = head.split('"text": ""', 1)
+        sent = 0
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(watch)
+            headers = [(b"content-type", b"application/json")]
+            await send({"type": "http.response.start", "status": 200, "headers": headers})
+            await send({"type": "http.response.body", "body": (before + '"text": "').encode(), "more_body": True})
+            while sent < chars and not gone.is_set():
+                piece = _PIECE[: chars - sent]
+                await send({"type": "http.response.body", "body": piece, "more_body": True})
+                sent += len(piece)
+                await anyio.lowlevel.checkpoint()  # uvicorn drops a send after a disconnect: let the watcher see it
+            if not gone.is_set():
+                await send({"type": "http.response.body", "body": ('"' + after).encode(), "more_body": False})
+            self.flood_sent.append(sent)
+            tasks.cancel_scope.cancel()
 
     def _app(self) -> Asgi:
         inner: Asgi = self._mcp().streamable_http_app(host="127.0.0.1")
         required = self._required
 
         async def app(scope: Scope, receive: Receive, send: Send) -> None:
-            if scope["type"] == "http":
-                headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
-                self.headers_seen.append(headers)
-                if scope["path"] == "/moved":  # a redirect within the server's origin, keeping the method
-                    await send({"type": "http.response.start", "status": 307, "headers": [(b"location", b"/mcp")]})
-                    await send({"type": "http.response.body", "body": b""})
+            if scope["type"] != "http":
+                await inner(scope, receive, send)
+                return
+            headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+            self.headers_seen.append(headers)
+            await self._wait_while_held()
+            if scope["path"] == "/moved":  # a redirect within the server's origin, keeping the method
+                await send({"type": "http.response.start", "status": 307, "headers": [(b"location", b"/mcp")]})
+                await send({"type": "http.response.body", "body": b""})
+                return
+            if required is not None and headers.get(required[0].lower()) != required[1]:
+                await send({"type": "http.response.start", "status": 401, "headers": []})
+                await send({"type": "http.response.body", "body": b""})
+                return
+            body, more = b"", scope["method"] == "POST"
+            while more:
+                message = await receive()
+                body += message.get("body", b"")
+                more = message["type"] == "http.request" and message.get("more_body", False)
+            request = json.loads(body) if body.strip().startswith(b"{") else {}
+            params = request.get("params") or {}
+            if request.get("method") == "tools/list":
+                self.listings += 1
+            elif request.get("method") == "tools/call":
+                self.calls.append(str(params.get("name")))
+                if params.get("name") == "flood":
+                    await self._flood(request.get("id"), int(params["arguments"]["chars"]), receive, send)
                     return
-                if required is not None and headers.get(required[0].lower()) != required[1]:
-                    await send({"type": "http.response.start", "status": 401, "headers": []})
-                    await send({"type": "http.response.body", "body": b""})
-                    return
-            await inner(scope, receive, send)
+            replayed = False
+
+            async def replay() -> MutableMapping[str, Any]:
+                nonlocal replayed
+                if replayed or scope["method"] != "POST":
+                    return await receive()
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+
+            await inner(scope, replay, send)
 
         return app
 

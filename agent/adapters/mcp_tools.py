@@ -1,16 +1,26 @@
 """MCP tools: the tools of one MCP server (streamable HTTP), listed and called with the ``mcp`` package.
 
-Reason to change: how this server talks to an MCP server (the ``mcp`` client, its transport, its errors).
+Reason to change: how this server talks to an MCP server (the ``mcp`` client, its requests, its errors). What a
+connection may reach and read is ``agent.adapters.mcp_transport``'s.
 
 Each listing and each call is one short MCP connection (``mcp.Client`` over ``streamable_http_client``) inside
 the server's ``timeout_s``, on an ``httpx2`` client kept per event loop (its connections are reused). The first
 connection negotiates the protocol (``server/discover``, else the ``initialize`` handshake); later ones reuse
 what it learnt, so a call on a 2026-era server costs no handshake. Cancelling a call closes its connection.
 
-The hosts: the URL passes ``HostPolicy.url_refusal`` before each connection, and the ``httpx2`` transport connects
-through ``GuardedBackend``, which resolves the host itself, drops every address the host rules refuse and
-connects to an allowed address only (no DNS rebinding). No redirect is followed (``max_redirects=0``; the SDK
+The hosts: the URL passes ``HostPolicy.url_refusal`` before each connection, and the transport connects only to
+addresses the host rules allow (``GuardedTransport``). No redirect is followed (``max_redirects=0``; the SDK
 would otherwise follow one within the server's origin). No proxy from the environment is used.
+
+Bytes: a call reads at most ``answer_bytes`` in all (every HTTP response of its connection together; the
+``ToolBox`` gives ``8 * max_output_chars + 65,536``: the output it keeps, escaped as JSON and given twice, as
+text and as structured content, with the JSON-RPC and SSE framing), a listing at most ``LISTING_BYTES``; past it
+the connection is dropped and the call fails with ``ToolFailed`` ("the MCP server's answer is over N bytes").
+
+Listing: at most ``MAX_PAGES`` pages and ``MAX_LISTED_TOOLS`` tools are taken; a tool is offered when it is on the
+server's allow-list, its name is one the model APIs accept, and its input schema is an object schema of at most
+``MAX_SCHEMA_CHARS`` that ``agent.config.tool_schema`` can check (else it is left out, with a warning). The
+schemas are checked in a thread: a long listing never holds the event loop.
 
 Output: the text blocks of the result, joined by newlines (other blocks are named, not passed on; a result with
 no text gives its structured content as JSON). ``isError`` raises ``ToolFailed`` with the start of the server's
@@ -23,18 +33,20 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import socket
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
-import httpcore2
 import httpx2
 import mcp_types
 from mcp import Client, MCPError
 from mcp.client.streamable_http import streamable_http_client
 
 from agent.adapters.http_tools import USER_AGENT, HostRefused
+from agent.adapters.mcp_transport import ACCEPT_ENCODING, AnswerRefused, GuardedTransport, Reading, reading
+from agent.adapters.mcp_transport import GuardedBackend as GuardedBackend
 from agent.config.tool_file import MAX_DESCRIPTION_CHARS, MAX_SCHEMA_CHARS, TOOL_NAME, McpServer
 from agent.config.tool_hosts import HostPolicy
+from agent.config.tool_schema import ArgumentsCheck
 from agent.errors import ProviderTimeout, ToolFailed
 from agent.ports import ToolSpec
 from agent.security.logsafe import shown
@@ -43,65 +55,22 @@ log = logging.getLogger(__name__)
 
 MAX_PAGES = 10
 """Pages of ``tools/list`` read at most (a server that pages forever cannot hang a listing)."""
+MAX_LISTED_TOOLS = 64
+"""Tools taken from one server's listing at most (the rest are left out, with a warning)."""
+LISTING_BYTES = 4 * 1024 * 1024
+"""What one listing may read, all its pages together (64 tools of the largest schema fit four times)."""
+ANSWER_BYTES = 8 * 4000 + 65_536
+"""What one call may read, for the default output bound (4,000 characters): ``ToolBox`` gives its own."""
 MAX_ERROR_CHARS = 300
 _CLIENT = mcp_types.Implementation(name="voice-agent-server", version="1")
 
 
-class GuardedBackend(httpcore2.AsyncNetworkBackend):
-    """``httpcore2``'s network backend, connecting only to addresses the host rules allow."""
+@dataclass(frozen=True, slots=True)
+class Listed:
+    """A tool an MCP server offers: its spec as the model sees it, and the check of its arguments."""
 
-    def __init__(self, policy: HostPolicy) -> None:
-        self._policy = policy
-        self._inner = httpcore2.AnyIOBackend()
-
-    async def connect_tcp(
-        self,
-        host: str,
-        port: int,
-        timeout: float | None = None,  # noqa: ASYNC109 - httpcore2's interface
-        local_address: str | None = None,
-        socket_options: Iterable[httpcore2.SOCKET_OPTION] | None = None,
-    ) -> httpcore2.AsyncNetworkStream:
-        if not self._policy.host_allowed(host):
-            raise HostRefused(f"host {host!r} is not on the allowed hosts")
-        infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
-        addresses = list(dict.fromkeys(str(info[4][0]) for info in infos))
-        refusals = [self._policy.address_refusal(address) for address in addresses]
-        allowed = [address for address, refusal in zip(addresses, refusals, strict=True) if refusal is None]
-        if not allowed:
-            raise HostRefused(f"host {host!r} resolves to a refused address: {refusals[0] if refusals else 'none'}")
-        failure: Exception | None = None
-        for address in allowed:  # connect to the address checked, never to the name (resolved again)
-            try:
-                return await self._inner.connect_tcp(
-                    address, port, timeout=timeout, local_address=local_address, socket_options=socket_options
-                )
-            except (httpcore2.ConnectError, httpcore2.ConnectTimeout) as exc:
-                failure = exc
-        assert failure is not None
-        raise failure
-
-    async def connect_unix_socket(
-        self,
-        path: str,
-        timeout: float | None = None,  # noqa: ASYNC109 - httpcore2's interface
-        socket_options: Iterable[httpcore2.SOCKET_OPTION] | None = None,
-    ) -> httpcore2.AsyncNetworkStream:
-        raise HostRefused("a tool may not connect to a Unix socket")
-
-    async def sleep(self, seconds: float) -> None:
-        await self._inner.sleep(seconds)
-
-
-class GuardedTransport(httpx2.AsyncHTTPTransport):
-    """``httpx2``'s transport over ``GuardedBackend``, without proxies from the environment."""
-
-    def __init__(self, policy: HostPolicy) -> None:
-        super().__init__(trust_env=False)
-        # httpx2 takes no network backend: its pool is replaced by one built alike over the guarded backend.
-        self._pool = httpcore2.AsyncConnectionPool(
-            ssl_context=httpx2.create_ssl_context(trust_env=False), network_backend=GuardedBackend(policy)
-        )
+    spec: ToolSpec
+    check: ArgumentsCheck
 
 
 def _leaves(exc: BaseException) -> list[BaseException]:
@@ -117,6 +86,8 @@ def mapped(tool: str, exc: BaseException) -> ToolFailed | ProviderTimeout:
     for leaf in leaves:
         if isinstance(leaf, HostRefused):
             return ToolFailed(tool, f"the MCP server's host is refused: {leaf}")
+        if isinstance(leaf, AnswerRefused):
+            return ToolFailed(tool, str(leaf))
     for leaf in leaves:
         if isinstance(leaf, TimeoutError | httpx2.TimeoutException):
             return ProviderTimeout(tool, "the MCP server did not answer in time")
@@ -143,13 +114,21 @@ def result_text(result: mcp_types.CallToolResult) -> str:
 
 
 class McpTools:
-    """The tools of one MCP server of one tenant: ``list`` them, ``call`` one. Safe for many tasks at once."""
+    """The tools of one MCP server of one tenant: ``list`` them, ``call`` one. Safe for many tasks at once.
 
-    def __init__(self, server: McpServer, policy: HostPolicy, default_timeout_s: float) -> None:
+    ``answer_bytes``: what one call may read in all (see the module's docstring; ``ANSWER_BYTES`` is the bound
+    for the default ``max_output_chars``)."""
+
+    def __init__(
+        self, server: McpServer, policy: HostPolicy, default_timeout_s: float, answer_bytes: int = ANSWER_BYTES
+    ) -> None:
         self.server = server
         self._policy = policy
         self.timeout_s = server.timeout_s if server.timeout_s is not None else default_timeout_s
-        self._headers = {"User-Agent": USER_AGENT} | {k: v.get_secret_value() for k, v in server.headers.items()}
+        self.answer_bytes = answer_bytes
+        self._headers = {"User-Agent": USER_AGENT, "Accept-Encoding": ACCEPT_ENCODING} | {
+            k: v.get_secret_value() for k, v in server.headers.items()
+        }
         self._http_client: httpx2.AsyncClient | None = None
         self._http_loop: asyncio.AbstractEventLoop | None = None
         self._era: tuple[str, mcp_types.DiscoverResult | None] | None = None
@@ -159,7 +138,7 @@ class McpTools:
         loop = asyncio.get_running_loop()
         if self._http_client is None or self._http_loop is not loop or self._http_client.is_closed:
             self._http_client = httpx2.AsyncClient(
-                transport=GuardedTransport(self._policy),
+                transport=GuardedTransport(self._policy, self.answer_bytes),
                 headers=self._headers,
                 timeout=httpx2.Timeout(self.timeout_s),
                 max_redirects=0,
@@ -187,9 +166,10 @@ class McpTools:
     def exposed(self, name: str) -> str:
         return self.server.prefix + name
 
-    def _offered(self, tool: mcp_types.Tool) -> ToolSpec | None:
-        """The spec of ``tool`` as the model sees it, or ``None`` when it is not offered (not on the server's
-        allow-list, a name the model APIs refuse, an oversized or non-object schema)."""
+    def _offered(self, tool: mcp_types.Tool) -> Listed | None:
+        """``tool`` as the model sees it and its arguments' check, or ``None`` when it is not offered (not on the
+        server's allow-list, a name the model APIs refuse, a schema that is not an object schema of a sensible
+        size or that cannot be checked)."""
         allowed = self.server.tools
         name = self.exposed(tool.name)
         if allowed is not None and tool.name not in allowed:
@@ -200,50 +180,69 @@ class McpTools:
             problem = "its name is not one a model accepts"
         elif tool.input_schema.get("type") != "object" or len(schema) > MAX_SCHEMA_CHARS:
             problem = "its argument schema is not an object schema of a sensible size"
+        else:
+            try:
+                check = ArgumentsCheck(tool.input_schema)
+            except ValueError as exc:
+                problem = f"its argument schema cannot be used: {exc}"
         if problem is not None:
-            log.warning("MCP server %s: tool %s left out: %s", self.server.name, shown(tool.name), problem)
+            log.warning("MCP server %s: tool %s left out: %s", self.server.name, shown(tool.name), shown(problem, 300))
             return None
         description = (tool.description or "")[:MAX_DESCRIPTION_CHARS]
-        return ToolSpec(name, description, schema, runs_on="server", timeout_s=self.timeout_s)
+        return Listed(ToolSpec(name, description, schema, runs_on="server", timeout_s=self.timeout_s), check)
+
+    def _offer(self, tools: Sequence[mcp_types.Tool]) -> tuple[Listed, ...]:
+        if len(tools) > MAX_LISTED_TOOLS:
+            log.warning(
+                "MCP server %s: %d tools listed, the first %d taken", self.server.name, len(tools), MAX_LISTED_TOOLS
+            )
+        return tuple(listed for tool in tools[:MAX_LISTED_TOOLS] if (listed := self._offered(tool)) is not None)
 
     def _checked(self, work: str) -> None:
         refusal = self._policy.url_refusal(self.server.url)
         if refusal is not None:
             raise ToolFailed(work, f"the MCP server's host is refused: {refusal}")
 
-    async def list(self) -> tuple[ToolSpec, ...]:
+    @staticmethod
+    def _failure(work: str, exc: BaseException, bound: Reading) -> ToolFailed | ProviderTimeout:
+        # The SDK turns a failed SSE read into "stream ended": the transport kept the real reason.
+        return ToolFailed(work, bound.refused) if bound.refused is not None else mapped(work, exc)
+
+    async def list(self) -> tuple[Listed, ...]:
         """The server's tools offered to the model. Raises ``ToolFailed`` or ``ProviderTimeout``."""
         what = f"MCP server {self.server.name}"
-        specs: list[ToolSpec] = []
+        tools: list[mcp_types.Tool] = []
         self._checked(what)
         try:
-            async with asyncio.timeout(self.timeout_s), self._client() as client:
-                self._learn(client)
-                cursor: str | None = None
-                for _ in range(MAX_PAGES):
-                    page = await client.list_tools(cursor=cursor)
-                    specs.extend(spec for tool in page.tools if (spec := self._offered(tool)) is not None)
-                    cursor = page.next_cursor
-                    if cursor is None:
-                        break
+            with reading(LISTING_BYTES) as bound:
+                async with asyncio.timeout(self.timeout_s), self._client() as client:
+                    self._learn(client)
+                    cursor: str | None = None
+                    for _ in range(MAX_PAGES):
+                        page = await client.list_tools(cursor=cursor)
+                        tools.extend(page.tools)
+                        cursor = page.next_cursor
+                        if cursor is None or len(tools) > MAX_LISTED_TOOLS:
+                            break
         except Exception as exc:
             self._era = None
-            raise mapped(what, exc) from None
-        return tuple(specs)
+            raise self._failure(what, exc, bound) from None
+        return await asyncio.to_thread(self._offer, tools)
 
     async def call(self, name: str, arguments: Mapping[str, object]) -> str:
         """Call the tool offered as ``name``; its output as text. Raises ``ToolFailed`` or ``ProviderTimeout``."""
         remote = name.removeprefix(self.server.prefix)
         self._checked(name)
         try:
-            async with asyncio.timeout(self.timeout_s), self._client() as client:
-                self._learn(client)
-                result = await client.call_tool(remote, dict(arguments))
+            with reading(self.answer_bytes) as bound:
+                async with asyncio.timeout(self.timeout_s), self._client() as client:
+                    self._learn(client)
+                    result = await client.call_tool(remote, dict(arguments))
         except TimeoutError:
             raise ProviderTimeout(name, f"no answer within {self.timeout_s:g} s") from None
         except Exception as exc:
             self._era = None
-            raise mapped(name, exc) from None
+            raise self._failure(name, exc, bound) from None
         text = result_text(result)
         if result.is_error:
             raise ToolFailed(name, text[:MAX_ERROR_CHARS] or "the tool reported an error")

@@ -1,20 +1,30 @@
 """The server's ``ToolRunner``: per tenant, the built-in clock, the tools file's HTTP tools and its MCP servers'
-tools, behind one port; and the audit line every call leaves.
+tools, behind one port; the checks every call passes before any tool is asked; and the audit line it leaves.
 
 Reason to change: how the tool sources are put together (what a tenant is offered, how a call finds its tool,
-the output bound, the audit line). How each source calls its tool is its adapter's (``clock_tools``,
-``http_tools``, ``mcp_tools``).
+what is checked before it runs, the output bound, the audit line). How each source calls its tool is its
+adapter's (``clock_tools``, ``http_tools``, ``mcp_tools``); how MCP listings are kept, ``tool_listings``'.
 
-``tools(tenant)``: the clock (unless turned off), the tenant's HTTP tools, then each MCP server's tools, listed
-at once and kept ``mcp_list_ttl_s``; a server that cannot be listed is left out, with a warning, and asked again
-after ``FAILED_RETRY_S`` (not at every turn). A name offered twice keeps its first source. ``run`` finds the
-call's tool by name (an MCP tool by its server's last listing; an unknown name is a ``ToolFailed``), parses its
-arguments (a JSON object), runs it within its timeout and cuts its output to ``max_output_chars`` (marked). Tool
-output is untrusted data for the model: bounded here, and never made into instructions by anyone.
+``tools(tenant)`` never waits on a tool server: the clock (unless turned off), the tenant's HTTP tools, then the
+tools of its MCP servers' last good listings (none before the first), in the tools file's order; a listing that is
+due is refreshed in the background (``agent.adapters.tool_listings``: one refresh per tenant at a time,
+``mcp_list_ttl_s``, ``FAILED_RETRY_S`` after a failure). A call's tools are those of its start; a later call sees
+the new listing. A name offered twice keeps its first source, and the call goes to that source.
+
+``run`` checks a call, in order, before any tool is asked, and refuses it (``ToolRefused``, a ``ToolFailed`` the
+model is told) when it fails one: the name has a route now (else "no such tool"; a name no current listing has
+waits for a refresh only while a listing is due, never longer than the MCP servers' own timeouts); the arguments
+are a JSON object of at most ``MAX_ARGUMENTS_CHARS`` (``arguments``); no argument sets a key of an HTTP tool's
+URL query (``fixed``: the operator's, never merged nor repeated); the arguments keep to the tool's schema
+(``schema``: ``agent.config.tool_schema``, checked in a thread, so no schema holds the event loop). Then it runs
+the tool within its timeout and cuts its output to ``max_output_chars`` (marked). Every source bounds its answer
+in bytes while reading: HTTP ``4 * max_output_chars + 1``, MCP ``8 * max_output_chars + 65,536``
+(``mcp_tools``). Tool output is untrusted data for the model: bounded here, and never made into instructions.
 
 Audit: one INFO line per call on ``agent.tools.audit``: tenant, tool, source, call id, duration in ms, outcome
-(``ok``, ``failed``, ``timeout``, ``cancelled``) and the output's size; never the arguments' values, nor a
-failure's detail (an error may echo them), which a DEBUG line holds.
+(``ok``, ``failed``, ``timeout``, ``cancelled``, ``refused``), the output's size and, for a refusal, the check it
+failed (``reason=``); never the arguments' values, nor a failure's detail (an error may echo them), which a DEBUG
+line holds.
 """
 
 from __future__ import annotations
@@ -30,7 +40,9 @@ from typing import TYPE_CHECKING
 
 from agent.adapters.clock_tools import ClockTool, utc_now
 from agent.adapters.http_tools import HttpTools
-from agent.config.tool_file import HttpTool, ToolsFile
+from agent.adapters.tool_listings import FAILED_RETRY_S, McpListings
+from agent.config.tool_file import HttpTool, ToolsFile, parameter_key
+from agent.config.tool_schema import ArgumentsCheck
 from agent.config.tools import ToolSettings
 from agent.errors import ProviderTimeout, ToolFailed
 from agent.ports import ToolCall, ToolSpec
@@ -39,13 +51,24 @@ from agent.security.logsafe import shown
 if TYPE_CHECKING:
     from agent.adapters.mcp_tools import McpTools
 
+__all__ = ["CUT_MARK", "FAILED_RETRY_S", "ToolBox", "ToolRefused", "build_tool_runner"]
+
 log = logging.getLogger(__name__)
 audit = logging.getLogger("agent.tools.audit")
 
-FAILED_RETRY_S = 10.0
-"""An MCP server that could not be listed is left out this long before it is asked again."""
 CUT_MARK = " [output cut]"
 MAX_ARGUMENTS_CHARS = 64_000
+MCP_FRAMING_BYTES = 65_536
+"""What an MCP answer may hold besides its output (JSON-RPC and SSE framing, the handshake's answers)."""
+
+
+class ToolRefused(ToolFailed):
+    """A call refused before any tool was asked; ``reason``: the check it failed (``arguments``, ``fixed``,
+    ``schema``)."""
+
+    def __init__(self, tool: str, detail: str, reason: str) -> None:
+        super().__init__(tool, detail)
+        self.reason = reason
 
 
 def bounded(text: str, limit: int) -> str:
@@ -61,37 +84,37 @@ def parse_arguments(call: ToolCall) -> dict[str, object]:
     if not text:
         return {}
     if len(text) > MAX_ARGUMENTS_CHARS:
-        raise ToolFailed(call.name, "the arguments are too long")
+        raise ToolRefused(call.name, "the arguments are too long", "arguments")
     try:
         value = json.loads(text)
-    except ValueError:
-        raise ToolFailed(call.name, "the arguments are not valid JSON") from None
+    except (ValueError, RecursionError):
+        raise ToolRefused(call.name, "the arguments are not valid JSON", "arguments") from None
     if not isinstance(value, dict):
-        raise ToolFailed(call.name, "the arguments must be a JSON object")
+        raise ToolRefused(call.name, "the arguments must be a JSON object", "arguments")
     return value
 
 
-@dataclass(slots=True)
-class _Listing:
-    """What an MCP server offered at its last listing (``None`` after a failure) and until when it holds."""
+@dataclass(frozen=True, slots=True)
+class _Fixed:
+    """A tool every call of a tenant finds the same way: the clock or an HTTP tool."""
 
-    specs: tuple[ToolSpec, ...] | None
-    expires: float
+    spec: ToolSpec
+    check: ArgumentsCheck
+    http: HttpTool | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class _Tenant:
-    clock: bool
-    http: dict[str, HttpTool]
-    http_specs: tuple[ToolSpec, ...]
-    mcp: tuple[McpTools, ...]
+    fixed: dict[str, _Fixed]
+    mcp: McpListings | None
 
 
 class ToolBox:
     """``ToolRunner`` over the clock, HTTP tools and MCP servers of ``catalog`` (the loaded tools file).
 
     ``now``: the clock the ``get_time`` tool reads; ``monotonic``: the one the MCP listings expire by and the
-    audit lines time with. ``aclose`` closes the HTTP connection pools."""
+    audit lines time with. ``refresh(tenant)`` waits for the tenant's MCP listings (a warm-up, and for tests);
+    ``aclose`` stops the refreshes and closes the connection pools."""
 
     def __init__(
         self,
@@ -105,12 +128,9 @@ class ToolBox:
         self._catalog = catalog
         self._monotonic = monotonic
         self._clock = ClockTool(now)
+        self._clock_check = ArgumentsCheck.of_json(self._clock.spec.parameters)
         self._http = HttpTools(catalog.policy, settings.max_output_chars, settings.default_timeout_s)
         self._tenants: dict[str, _Tenant] = {}
-        self._listings: dict[tuple[str, str], _Listing] = {}
-        self._pending: dict[tuple[str, str], asyncio.Task[tuple[ToolSpec, ...] | None]] = {}
-        self._routes: dict[tuple[str, str], McpTools] = {}
-        """(tenant, offered name) -> the MCP server that offered it at its last good listing."""
         if any(tools.mcp for tools in catalog.tenants.values()):
             # The mcp package takes half a second to import: here, at start-up (not in the event loop at a
             # tenant's first call), and only where the tools file names an MCP server.
@@ -120,94 +140,84 @@ class ToolBox:
         known = self._tenants.get(tenant)
         if known is None:
             tools = self._catalog.tenant(tenant)
-            http = {tool.name: tool for tool in tools.http}
-            specs = tuple(
-                ToolSpec(t.name, t.description, t.parameters_json, "server", self._http.timeout_s(t))
-                for t in tools.http
-            )
-            servers: tuple[McpTools, ...] = ()
+            fixed: dict[str, _Fixed] = {}
+            if self._settings.clock if tools.clock is None else tools.clock:
+                fixed[self._clock.spec.name] = _Fixed(self._clock.spec, self._clock_check)
+            for t in tools.http:
+                spec = ToolSpec(t.name, t.description, t.parameters_json, "server", self._http.timeout_s(t))
+                fixed.setdefault(t.name, _Fixed(spec, ArgumentsCheck(t.parameters), t))
+            listings = None
             if tools.mcp:
                 from agent.adapters.mcp_tools import McpTools  # imported already, by __init__
 
                 policy, timeout_s = self._catalog.policy, self._settings.default_timeout_s
-                servers = tuple(McpTools(server, policy, timeout_s) for server in tools.mcp)
-            clock = self._settings.clock if tools.clock is None else tools.clock
-            known = self._tenants[tenant] = _Tenant(clock, http, specs, servers)
+                answer_bytes = 8 * self._settings.max_output_chars + MCP_FRAMING_BYTES
+                servers = tuple(McpTools(server, policy, timeout_s, answer_bytes) for server in tools.mcp)
+                ttl_s = self._settings.mcp_list_ttl_s
+                listings = McpListings(tenant, servers, frozenset(fixed), ttl_s, self._monotonic)
+            known = self._tenants[tenant] = _Tenant(fixed, listings)
         return known
 
     async def tools(self, tenant: str) -> tuple[ToolSpec, ...]:
+        """The tenant's tools now, without waiting on any tool server (see the module's docstring)."""
         known = self._tenant(tenant)
-        offered: dict[str, ToolSpec] = {}
-        if known.clock:
-            offered[self._clock.spec.name] = self._clock.spec
-        for spec in known.http_specs:
-            offered.setdefault(spec.name, spec)
-        listings = await asyncio.gather(*(self._listing(tenant, server) for server in known.mcp))
-        for server, specs in zip(known.mcp, listings, strict=True):
-            for spec in specs or ():
-                if spec.name in offered:
-                    log.warning("MCP server %s: tool %s left out: the name is taken", server.server.name, spec.name)
-                    continue
-                offered[spec.name] = spec
-        return tuple(offered.values())
+        listed = known.mcp.offered() if known.mcp is not None else ()
+        return (*(fixed.spec for fixed in known.fixed.values()), *listed)
 
-    async def _listing(self, tenant: str, server: McpTools) -> tuple[ToolSpec, ...] | None:
-        """The server's tools, from the cache while it holds; one listing at a time per server."""
-        key = (tenant, server.server.name)
-        listing = self._listings.get(key)
-        if listing is not None and self._monotonic() < listing.expires:
-            return listing.specs
-        pending = self._pending.get(key)
-        if pending is None or pending.get_loop() is not asyncio.get_running_loop():
-            pending = self._pending[key] = asyncio.create_task(self._list(tenant, server))
-            pending.add_done_callback(
-                lambda task: self._pending.pop(key, None) if self._pending.get(key) is task else None
-            )
-        # Shielded: a caller that gives up does not cancel the listing the others wait on.
-        return await asyncio.shield(pending)
+    async def warm(self) -> None:
+        """Start the listings of every tenant's MCP servers in the background (``ToolRunner.warm``)."""
+        for tenant in self._catalog.tenants:
+            await self.tools(tenant)
 
-    async def _list(self, tenant: str, server: McpTools) -> tuple[ToolSpec, ...] | None:
-        key = (tenant, server.server.name)
-        try:
-            specs: tuple[ToolSpec, ...] | None = await server.list()
-        except (ToolFailed, ProviderTimeout) as exc:
-            log.warning("tenant %s: MCP server %s left out: %s", tenant, server.server.name, shown(exc.detail, 200))
-            specs = None
-        ttl = self._settings.mcp_list_ttl_s if specs is not None else min(FAILED_RETRY_S, self._settings.mcp_list_ttl_s)
-        self._listings[key] = _Listing(specs, self._monotonic() + ttl)
-        for spec in specs or ():
-            self._routes[(tenant, spec.name)] = server
-        return specs
+    async def refresh(self, tenant: str) -> tuple[ToolSpec, ...]:
+        """Wait for the tenant's MCP listings that are due (or being taken), each within its server's timeout;
+        then its tools, as ``tools``."""
+        known = self._tenant(tenant)
+        if known.mcp is not None:
+            await known.mcp.refreshed()
+        return await self.tools(tenant)
 
-    async def _mcp_for(self, tenant: str, name: str) -> McpTools | None:
-        server = self._routes.get((tenant, name))
-        if server is None and self._tenant(tenant).mcp:
-            await self.tools(tenant)  # a name not seen yet: the listings may be out of date
-            server = self._routes.get((tenant, name))
-        return server
+    async def _find(self, known: _Tenant, name: str) -> tuple[_Fixed | None, McpTools | None, ArgumentsCheck]:
+        fixed = known.fixed.get(name)
+        if fixed is not None:
+            return fixed, None, fixed.check
+        if known.mcp is not None:
+            route = known.mcp.route(name)
+            if route is None and known.mcp.due():  # never listed, or out of date: the name may be new
+                await known.mcp.refreshed()
+                route = known.mcp.route(name)
+            if route is not None:
+                return None, route.server, route.tool.check
+        raise ToolFailed(name, "no such tool")
 
     async def run(self, tenant: str, call: ToolCall) -> str:
         start = self._monotonic()
-        source, outcome, output, detail = "unknown", "failed", "", ""
+        source, outcome, reason, output, detail = "unknown", "failed", "", "", ""
         try:
             known = self._tenant(tenant)
+            fixed, server, check = await self._find(known, call.name)
+            http = fixed.http if fixed is not None else None
+            source = "http" if http is not None else ("clock" if server is None else f"mcp:{server.server.name}")
             arguments = parse_arguments(call)
-            if call.name == self._clock.spec.name and known.clock:
-                source = "clock"
-                output = self._clock.run(arguments)
-            elif (http := known.http.get(call.name)) is not None:
-                source = "http"
-                output = await self._http.run(http, arguments)
-            elif (server := await self._mcp_for(tenant, call.name)) is not None:
-                source = f"mcp:{server.server.name}"
+            if http is not None and (taken := [k for k in arguments if parameter_key(k) in http.fixed_keys]):
+                raise ToolRefused(call.name, f"the argument {shown(taken[0], 40)} is fixed by the operator", "fixed")
+            problem = await asyncio.to_thread(check.problem, arguments)
+            if problem is not None:
+                raise ToolRefused(call.name, f"the arguments do not match the tool's schema: {problem}", "schema")
+            if server is not None:
                 output = await server.call(call.name, arguments)
+            elif http is not None:
+                output = await self._http.run(http, arguments)
             else:
-                raise ToolFailed(call.name, "no such tool")
+                output = self._clock.run(arguments)
             output = bounded(output, self._settings.max_output_chars)
             outcome = "ok"
             return output
         except ProviderTimeout as exc:
             outcome, detail = "timeout", exc.detail
+            raise
+        except ToolRefused as exc:
+            outcome, reason, detail = "refused", exc.reason, exc.detail
             raise
         except ToolFailed as exc:
             detail = exc.detail
@@ -222,7 +232,7 @@ class ToolBox:
         finally:
             duration_ms = (self._monotonic() - start) * 1000
             audit.info(
-                "tool call tenant=%s tool=%s source=%s call_id=%s duration_ms=%.0f outcome=%s output_chars=%d",
+                "tool call tenant=%s tool=%s source=%s call_id=%s duration_ms=%.0f outcome=%s output_chars=%d%s",
                 shown(tenant),
                 shown(call.name),
                 source,
@@ -230,6 +240,7 @@ class ToolBox:
                 duration_ms,
                 outcome,
                 len(output),
+                f" reason={reason}" if reason else "",
             )
             if audit.isEnabledFor(logging.DEBUG):
                 audit.debug(
@@ -240,11 +251,14 @@ class ToolBox:
                 )
 
     async def aclose(self) -> None:
-        """Close the HTTP and MCP connection pools (on the loop that made them)."""
+        """Stop the MCP listings in flight and close the HTTP and MCP connection pools (on the loop that made
+        them)."""
         await self._http.aclose()
         for known in self._tenants.values():
-            for server in known.mcp:
-                await server.aclose()
+            if known.mcp is not None:
+                await known.mcp.aclose()
+                for server in known.mcp.servers:
+                    await server.aclose()
 
 
 def build_tool_runner(settings: ToolSettings, environ: Mapping[str, str] | None = None) -> ToolBox:

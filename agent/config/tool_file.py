@@ -8,6 +8,12 @@ not a tool silently left out). A header value ``env:NAME`` is read from the envi
 a file (a mounted secret; relative to the tools file) when the file is loaded, here and nowhere else; any other
 value is sent as written. Secrets are kept as ``SecretStr``, and no message here shows one. Every URL must pass
 the host rules (``agent.config.tool_hosts``) at load time; the adapters check again at each connection.
+
+An HTTP tool's ``parameters`` must be a schema ``agent.config.tool_schema`` can check (a valid JSON Schema whose
+check is bounded). The keys of its URL's query are fixed by the operator (``fixed_keys``): the schema may not
+declare one (refused at load), and a call that sets one is refused (never merged, never repeated). Keys are
+compared as servers commonly read them (``parameter_key``): without case, ``a.b`` and ``a b`` as ``a_b``, ``a[]``
+as ``a``.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import parse_qsl, urlsplit
 
 from pydantic import (
     BaseModel,
@@ -33,6 +40,7 @@ from pydantic import (
 
 from agent.config.tenants import is_valid_tenant
 from agent.config.tool_hosts import HostPolicy
+from agent.config.tool_schema import schema_problem
 from agent.errors import ConfigError
 
 CLOCK_TOOL = "get_time"
@@ -46,6 +54,12 @@ _HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 _RESERVED_HEADERS = frozenset({"host", "content-length", "transfer-encoding", "connection", "upgrade"})
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
+
+
+def parameter_key(name: str) -> str:
+    """``name`` as a server reading a query or a form is likely to: lower case, ``.`` and spaces as ``_`` (PHP),
+    ``[...]`` dropped (``a[]`` is ``a``)."""
+    return name.split("[", 1)[0].strip().lower().replace(".", "_").replace(" ", "_")
 
 
 class _Strict(BaseModel):
@@ -131,7 +145,27 @@ class HttpTool(_Strict):
             raise ValueError('the arguments\' JSON schema must be an object schema ({"type": "object", ...})')
         if len(json.dumps(value)) > MAX_SCHEMA_CHARS:
             raise ValueError(f"the arguments' JSON schema is longer than {MAX_SCHEMA_CHARS} characters")
+        problem = schema_problem(value)
+        if problem is not None:
+            raise ValueError(f"the arguments' JSON schema cannot be used: {problem}")
         return value
+
+    @model_validator(mode="after")
+    def _unfixed(self) -> HttpTool:
+        declared = self.parameters.get("properties", {})
+        fixed = self.fixed_keys
+        for name in declared if isinstance(declared, dict) else ():
+            if parameter_key(name) in fixed:
+                raise ValueError(
+                    f"the argument {name!r} is fixed in the URL's query, so the model may not set it: rename it, "
+                    "or take it out of the URL"
+                )
+        return self
+
+    @property
+    def fixed_keys(self) -> frozenset[str]:
+        """The keys of the URL's query (as ``parameter_key`` writes them): the operator's, never the model's."""
+        return frozenset(parameter_key(key) for key, _ in parse_qsl(urlsplit(self.url).query, keep_blank_values=True))
 
     _timeout = field_validator("timeout_s")(_timeout)
     _headers = field_validator("headers", mode="before")(_headers)

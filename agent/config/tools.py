@@ -31,7 +31,11 @@ class ToolSettings(BaseModel):
         True, description="Offer every tenant the built-in get_time tool (the tools file may turn it off for a tenant)."
     )
     max_output_chars: int = Field(
-        4000, ge=100, le=100_000, description="A server tool's output is cut to this many characters."
+        4000,
+        ge=100,
+        le=100_000,
+        description="A server tool's output is cut to this many characters; an HTTP tool's body is read to 4 times "
+        "as many bytes (+1), an MCP call's answers to 8 times as many (+65,536), and no further.",
     )
     default_timeout_s: float = Field(
         5.0, gt=0, le=60, description="A server tool's time limit where the tools file sets none."
@@ -54,7 +58,11 @@ class ToolSettings(BaseModel):
         10.0, gt=0, le=120, description="How long a turn waits for a tool the client runs (tool.result)."
     )
     mcp_list_ttl_s: float = Field(
-        60.0, ge=0, le=3600, description="How long an MCP server's list of tools is kept before it is asked again."
+        60.0,
+        ge=0,
+        le=3600,
+        description="How long an MCP server's list of tools is kept before it is asked again (in the background: "
+        "no call waits for a listing).",
     )
 
     def load_file(self, environ: Mapping[str, str] | None = None) -> ToolsFile:

@@ -104,6 +104,8 @@ class RunningServer:
 async def _load(state: ServerState, load: Callable[[], Components]) -> None:
     try:
         state.components = await asyncio.to_thread(load)
+        if state.components.tools is not None:
+            await state.components.tools.warm()  # the MCP listings start now, in the background
         log.info("models loaded; ready for calls")
     except Exception as exc:
         log.exception("loading components failed")

@@ -1,5 +1,5 @@
-"""The ToolBox with no network: what a tenant is offered, the built-in clock through the port, a call's mistakes,
-the output bound and the audit line."""
+"""The ToolBox with no network: what a tenant is offered, the built-in clock through the port, a call's mistakes
+(refused before any tool runs, the check named in the audit line), the output bound and the audit line."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.adapters.tool_box import CUT_MARK, ToolBox, bounded, build_tool_runner, parse_arguments
+from agent.adapters.tool_box import CUT_MARK, ToolBox, ToolRefused, bounded, build_tool_runner, parse_arguments
 from agent.config.tool_file import parse_tools
 from agent.config.tools import ToolSettings
 from agent.errors import ToolFailed
@@ -106,3 +106,26 @@ def test_arguments_parse() -> None:
     assert parse_arguments(ToolCall("c", "t", "")) == {}
     with pytest.raises(ToolFailed, match="too long"):
         parse_arguments(ToolCall("c", "t", '{"a": "' + "x" * 70_000 + '"}'))
+
+
+@pytest.mark.parametrize(
+    ("arguments", "reason", "detail"),
+    [
+        ("{", "arguments", "the arguments are not valid JSON"),
+        ('{"timezone": ["Europe/Paris"]}', "schema", "the arguments do not match the tool's schema: $.timezone: must"),
+        ('{"zone": "Europe/Paris"}', "schema", "$: keys the schema does not declare are not allowed: zone"),
+    ],
+)
+async def test_a_refused_call_says_why_and_its_audit_line_names_the_check(
+    caplog: pytest.LogCaptureFixture, arguments: str, reason: str, detail: str
+) -> None:
+    caplog.set_level(logging.INFO, logger="agent.tools.audit")
+    with pytest.raises(ToolRefused) as caught:
+        await box().run("default", ToolCall("call-4", "get_time", arguments))
+    assert detail in caught.value.detail and caught.value.reason == reason
+    [line] = [r.getMessage() for r in caplog.records if r.name == "agent.tools.audit"]
+    assert line == (
+        "tool call tenant=default tool=get_time source=clock call_id=call-4 duration_ms=0 outcome=refused "
+        f"output_chars=0 reason={reason}"
+    )
+    assert "Europe" not in line

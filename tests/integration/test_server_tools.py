@@ -29,9 +29,21 @@ from testing.sockets import free_port, until
 from testing.tool_servers import HttpToolServer, McpToolServer
 
 LOOPBACK = ("127.0.0.0/8", "::1")
+CITY = {"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}}
+ECHOED = {
+    "type": "object",
+    "properties": {
+        "city": {"type": "string"},
+        "days": {"type": "array", "items": {"type": "integer"}},
+        "metric": {"type": "boolean"},
+        "ratio": {"type": "number"},
+        "note": {"type": ["string", "null"]},
+    },
+}
 HANG_TIMEOUT_S = 0.2
 """The limit given to a tool whose server never answers (any small value: the call is abandoned at it)."""
 WAIT_S = 30.0
+BIG = {"chars": {"type": "integer"}}
 
 
 class Ticks:
@@ -81,7 +93,12 @@ async def test_a_get_tool_sends_its_arguments_in_the_query_and_its_secret_header
     http_server: HttpToolServer, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO, logger="agent.tools.audit")
-    tool = {"name": "get_weather", "url": http_server.url("/weather"), "headers": {"Authorization": "env:WX"}}
+    tool = {
+        "name": "get_weather",
+        "url": http_server.url("/weather"),
+        "headers": {"Authorization": "env:WX"},
+        "parameters": CITY,
+    }
     box = toolbox([tool], environ={"WX": "Bearer wx-secret"})
     spec = next(s for s in await box.tools("default") if s.name == "get_weather")
     assert spec.runs_on == "server" and spec.timeout_s == 5.0
@@ -97,7 +114,9 @@ async def test_a_get_tool_sends_its_arguments_in_the_query_and_its_secret_header
 
 
 async def test_a_post_tool_sends_its_arguments_as_json(http_server: HttpToolServer) -> None:
-    box = toolbox([{"name": "echo", "method": "POST", "url": http_server.url("/echo?source=tool")}])
+    box = toolbox(
+        [{"name": "echo", "method": "POST", "url": http_server.url("/echo?source=tool"), "parameters": ECHOED}]
+    )
     arguments = {"city": "Oslo", "days": [1, 2], "metric": True, "note": None}
     output = json.loads(await box.run("default", ToolCall("c", "echo", json.dumps(arguments))))
     assert output == {"method": "POST", "query": {"source": "tool"}, "json": arguments}
@@ -105,7 +124,7 @@ async def test_a_post_tool_sends_its_arguments_as_json(http_server: HttpToolServ
 
 
 async def test_a_get_tool_writes_values_as_json_does(http_server: HttpToolServer) -> None:
-    box = toolbox([{"name": "echo", "url": http_server.url("/echo?source=tool")}])
+    box = toolbox([{"name": "echo", "url": http_server.url("/echo?source=tool"), "parameters": ECHOED}])
     arguments = '{"city": "Rome", "days": [1, 2], "metric": true, "ratio": 0.5, "note": null}'
     output = json.loads(await box.run("default", ToolCall("c", "echo", arguments)))
     assert output["query"] == {"source": "tool", "city": "Rome", "days": "[1,2]", "metric": "true", "ratio": "0.5"}
@@ -128,7 +147,7 @@ async def test_a_slow_tool_does_not_hold_up_another_call(http_server: HttpToolSe
     box = toolbox(
         [
             {"name": "slow", "url": http_server.url("/hang"), "timeout_s": 60},
-            {"name": "get_weather", "url": http_server.url("/weather")},
+            {"name": "get_weather", "url": http_server.url("/weather"), "parameters": CITY},
         ]
     )
     slow = asyncio.create_task(box.run("default", ToolCall("c1", "slow", "{}")))
@@ -165,22 +184,28 @@ async def test_a_redirect_is_refused_and_not_followed(http_server: HttpToolServe
 
 
 async def test_an_error_status_fails_with_the_status_only(http_server: HttpToolServer) -> None:
-    box = toolbox([{"name": "broken", "url": http_server.url("/error")}])
+    box = toolbox([{"name": "broken", "url": http_server.url("/error"), "parameters": CITY}])
     with pytest.raises(ToolFailed) as caught:
         await box.run("default", ToolCall("c", "broken", '{"city": "Paris"}'))
     assert caught.value.detail == "HTTP 500 Internal Server Error"
     await box.aclose()
 
 
-async def test_output_is_cut_to_the_bound(http_server: HttpToolServer) -> None:
-    box = toolbox([{"name": "big", "url": http_server.url("/big")}], settings=ToolSettings(max_output_chars=100))
-    output = await box.run("default", ToolCall("c", "big", '{"chars": 1000000}'))
+async def test_output_is_cut_to_the_bound_and_the_body_read_only_that_far(http_server: HttpToolServer) -> None:
+    # 64 MB, more than the socket buffers of both ends hold: the server writes what the client reads, and only
+    # a client that stopped reading (then hung up) leaves most of it unwritten.
+    chars = 64 * 1024 * 1024
+    big = {"name": "big", "url": http_server.url("/big"), "parameters": {"type": "object", "properties": BIG}}
+    box = toolbox([big], settings=ToolSettings(max_output_chars=100))
+    output = await box.run("default", ToolCall("c", "big", json.dumps({"chars": chars})))
     assert len(output) == 100 and output.endswith(CUT_MARK) and output.startswith("x" * 80)
+    await until(lambda: len(http_server.big_sent) == 1, WAIT_S, "the tool server to see the client go")
+    assert http_server.big_sent[0] < chars // 2, "the client read the whole body"
     await box.aclose()
 
 
 async def test_a_name_resolving_to_loopback_is_refused_unless_permitted(http_server: HttpToolServer) -> None:
-    tool = {"name": "get_weather", "url": http_server.url("/weather", host="localhost")}
+    tool = {"name": "get_weather", "url": http_server.url("/weather", host="localhost"), "parameters": CITY}
     refused = toolbox([tool], hosts=("localhost",), networks=())
     with pytest.raises(ToolFailed, match="resolves to a refused address"):
         await refused.run("default", ToolCall("c", "get_weather", '{"city": "Paris"}'))
@@ -211,8 +236,9 @@ def mcp_entry(server: McpToolServer, **overrides: Any) -> dict[str, Any]:
 async def test_mcp_tools_are_listed_and_called(mcp_server: McpToolServer, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO, logger="agent.tools.audit")
     box = toolbox(mcp=[mcp_entry(mcp_server)])
-    specs = {spec.name: spec for spec in await box.tools("default")}
-    assert set(specs) == {"get_time", "wx_get_forecast", "wx_fail", "wx_hang"}
+    assert [spec.name for spec in await box.tools("default")] == ["get_time"]  # listed in the background
+    specs = {spec.name: spec for spec in await box.refresh("default")}
+    assert set(specs) == {"get_time", "wx_get_forecast", "wx_fail", "wx_hang", "wx_flood"}
     forecast = specs["wx_get_forecast"]
     assert forecast.description == "The weather forecast for a city."
     assert json.loads(forecast.parameters)["properties"]["city"]["type"] == "string"
@@ -252,7 +278,7 @@ async def test_an_mcp_tool_that_hangs_times_out(mcp_server: McpToolServer) -> No
 
 async def test_only_the_allowed_mcp_tools_are_offered_and_called(mcp_server: McpToolServer) -> None:
     box = toolbox(mcp=[mcp_entry(mcp_server, tools=["get_forecast"])])
-    assert [spec.name for spec in await box.tools("default")] == ["get_time", "wx_get_forecast"]
+    assert [spec.name for spec in await box.refresh("default")] == ["get_time", "wx_get_forecast"]
     with pytest.raises(ToolFailed, match="no such tool"):
         await box.run("default", ToolCall("c", "wx_fail", '{"reason": "x"}'))
     await box.aclose()
@@ -263,7 +289,7 @@ async def test_mcp_headers_come_from_secrets() -> None:
         box = toolbox(
             mcp=[mcp_entry(server, headers={"Authorization": "env:MCP_TOKEN"})], environ={"MCP_TOKEN": "Bearer m-1"}
         )
-        assert "wx_get_forecast" in {spec.name for spec in await box.tools("default")}
+        assert "wx_get_forecast" in {spec.name for spec in await box.refresh("default")}
         assert all(h.get("authorization") == "Bearer m-1" for h in server.headers_seen)
         await box.aclose()
 
@@ -274,13 +300,13 @@ async def test_an_mcp_server_that_is_down_is_left_out_until_it_is_asked_again(
     ticks = Ticks()
     down = {"name": "down", "url": f"http://127.0.0.1:{free_port()}/mcp"}
     box = toolbox([{"name": "get_weather", "url": http_server.url("/weather")}], [down], ticks=ticks)
-    assert [spec.name for spec in await box.tools("default")] == ["get_time", "get_weather"]
+    assert [spec.name for spec in await box.refresh("default")] == ["get_time", "get_weather"]
     assert "MCP server down left out: the MCP server cannot be reached" in caplog.text
     caplog.clear()
-    await box.tools("default")
+    await box.refresh("default")
     assert "left out" not in caplog.text  # not asked again at every turn
     ticks.now += FAILED_RETRY_S
-    await box.tools("default")
+    await box.refresh("default")
     assert "MCP server down left out" in caplog.text
     await box.aclose()
 
@@ -288,10 +314,10 @@ async def test_an_mcp_server_that_is_down_is_left_out_until_it_is_asked_again(
 async def test_an_mcp_server_resolving_to_loopback_is_refused_unless_permitted(mcp_server: McpToolServer) -> None:
     url = mcp_server.url.replace("127.0.0.1", "localhost")
     refused = toolbox(mcp=[mcp_entry(mcp_server, url=url)], hosts=("localhost",), networks=())
-    assert [spec.name for spec in await refused.tools("default")] == ["get_time"]
+    assert [spec.name for spec in await refused.refresh("default")] == ["get_time"]
     assert mcp_server.headers_seen == []
     permitted = toolbox(mcp=[mcp_entry(mcp_server, url=url)], hosts=("localhost",))
-    assert "wx_get_forecast" in {spec.name for spec in await permitted.tools("default")}
+    assert "wx_get_forecast" in {spec.name for spec in await permitted.refresh("default")}
     await refused.aclose()
     await permitted.aclose()
 
@@ -301,8 +327,20 @@ async def test_an_mcp_server_that_redirects_is_not_followed(
 ) -> None:
     # A 307 to its own /mcp: the SDK would follow it (same origin, same method); the server's client follows none.
     box = toolbox(mcp=[mcp_entry(mcp_server, url=mcp_server.url.replace("/mcp", "/moved"))])
-    assert [spec.name for spec in await box.tools("default")] == ["get_time"]
+    assert [spec.name for spec in await box.refresh("default")] == ["get_time"]
     assert "MCP server wx left out" in caplog.text and "not followed" in caplog.text
     assert all(h.get("host", "").startswith("127.0.0.1") for h in mcp_server.headers_seen)
     assert len(mcp_server.headers_seen) >= 1
+    await box.aclose()
+
+
+async def test_an_mcp_server_that_goes_away_keeps_its_last_good_listing(caplog: pytest.LogCaptureFixture) -> None:
+    ticks = Ticks()
+    with McpToolServer() as server:
+        box = toolbox(mcp=[mcp_entry(server)], ticks=ticks)
+        listed = {spec.name for spec in await box.refresh("default")}
+        assert "wx_get_forecast" in listed
+    ticks.now += ToolSettings().mcp_list_ttl_s  # the server has stopped: the next listing fails
+    assert {spec.name for spec in await box.refresh("default")} == listed
+    assert "MCP server wx its last good listing kept: the MCP server cannot be reached" in caplog.text
     await box.aclose()

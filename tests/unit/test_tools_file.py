@@ -18,6 +18,9 @@ EXAMPLE = ROOT / "config" / "tools.example.toml"
 EXAMPLE_ENV = {"WEATHER_TOKEN": "Bearer w-123", "CRM_MCP_TOKEN": "Bearer c-456", "ACME_WEATHER_TOKEN": "Bearer a-789"}
 
 
+SOURCE = {"type": "object", "properties": {"city": {"type": "string"}, "Source": {"type": "string"}}}
+
+
 def weather(**overrides: Any) -> dict[str, Any]:
     tool: dict[str, Any] = {
         "name": "get_weather",
@@ -117,6 +120,23 @@ def test_secrets_come_from_the_environment_and_files(tmp_path: Path) -> None:
             ),
             "the MCP server name 'crm' is used twice",
         ),
+        (
+            document(weather(parameters={"type": "object", "properties": {"city": {"type": "strin"}}})),
+            "parameters: the arguments' JSON schema cannot be used: not a valid JSON Schema (Draft202012) at "
+            "properties/city/type",
+        ),
+        (
+            document(weather(parameters={"type": "object", "patternProperties": {"^x": {}}})),
+            "patternProperties is not supported",
+        ),
+        (
+            document(weather(parameters={"type": "object", "properties": {"a": {"$ref": "https://x.example/s"}}})),
+            "$ref points outside the schema",
+        ),
+        (
+            document(weather(url="https://api.weather.example/v1?source=operator&key=k", parameters=SOURCE)),
+            "tenants.default.http[0]: the argument 'Source' is fixed in the URL's query, so the model may not set it",
+        ),
         ({"private_networks": ["10.0.0.0/33"]}, "private_networks: not an IP address or network"),
         ({"tenants": []}, "tenants: Input should be a valid dictionary"),
     ],
@@ -125,6 +145,13 @@ def test_mistakes_are_named(data: dict[str, Any], expected: str) -> None:
     message = problem(data)
     assert message.startswith("tools file: ")
     assert expected in message
+
+
+def test_the_keys_of_a_urls_query_are_the_operators() -> None:
+    url = "https://api.weather.example/v1?source=operator&Units=metric&flag&a.b=1&list[]=2"
+    tool = parse(document(weather(url=url))).tenant("default").http[0]
+    assert tool.fixed_keys == {"source", "units", "flag", "a_b", "list"}
+    assert parse(document(weather())).tenant("default").http[0].fixed_keys == frozenset()
 
 
 def test_a_missing_secret_names_the_variable_and_no_value() -> None:

@@ -32,8 +32,9 @@ from agent.runtime.components import Components
 
 
 async def server_tools(components: Components, tenant: str, log: logging.LoggerAdapter[Any]) -> tuple[ToolSpec, ...]:
-    """The server's own tools a call of ``tenant`` may use (none when the server runs none, or they cannot be
-    listed now: the call goes on without them)."""
+    """The server's own tools a call of ``tenant`` may use, as the runner knows them now: it never waits on a tool
+    server (MCP listings are refreshed in the background; a later call sees the new ones). None when the server
+    runs none, or they cannot be listed now: the call goes on without them."""
     if components.tools is None:
         return ()
     try:
