@@ -28,7 +28,8 @@ synchronous unit test on a simulated clock. The parts, each with its own reason 
   ``agent.core.language_text``).
 - Tools (``agent.core.tools``, ``agent.core.reply_text``): a reply may call the functions of the session's
   ``ToolPolicy``. A server tool's call is run by the runtime (``RunTool``), a client's is sent to it
-  (``ToolCalled``); the reply waits until every call of a round is answered and asks the model again with the
+  (``ToolCalled``), and each is answered only from where it runs (a client's result for another call is refused:
+  ``not_your_call``); the reply waits until every call of a round is answered and asks the model again with the
   results, for at most ``max_rounds`` rounds. A call pending ``filler_after_ms`` before anything was said plays
   the hold phrase once; one past its timeout is stopped and the model told; barge-in cancels the reply and the
   history records the calls and what became of them. On the Realtime path (``client_waits`` off) the reply

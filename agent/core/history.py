@@ -3,14 +3,27 @@
 Each message may belong to a turn (``key``: the turn number and the role), so a client that edits the
 conversation can cut an assistant message to what was heard (``replace``) or delete one (``remove``). A turn
 whose reply called tools keeps its assistant message with the calls, then a ``tool`` message per result (key
-role ``tool``), which never outlive the calls they answer."""
+role ``tool``), which never outlive the calls they answer. It knows which calls were the client's to run, so
+that a client's result for any other call is refused (``find_call``)."""
 
 from __future__ import annotations
+
+from collections.abc import Collection
+from typing import NamedTuple
 
 from agent.core.language_text import reply_instruction
 from agent.ports import ChatMessage, Role
 
 Key = tuple[int, Role]
+
+
+class FoundCall(NamedTuple):
+    """A tool call of the conversation: the turn whose reply made it, whether its result is in the conversation,
+    and whether it was the client's to run (and so to answer)."""
+
+    turn: int
+    answered: bool
+    client: bool
 
 
 class Dialogue:
@@ -20,14 +33,19 @@ class Dialogue:
         self.system_prompt = system_prompt
         self._max = max(2, max_messages)
         self._messages: list[tuple[Key | None, ChatMessage]] = []
+        self._client_calls: set[tuple[int, str]] = set()
+        """The calls (turn, call id) in the conversation that the client ran."""
 
     def add(self, role: Role, text: str, turn: int | None = None) -> None:
         text = text.strip()
         if text:
             self.add_message(ChatMessage(role, text), turn)
 
-    def add_message(self, message: ChatMessage, turn: int | None = None) -> None:
-        """``message`` joins the conversation as turn ``turn``'s (after its earlier ones, before later turns')."""
+    def add_message(self, message: ChatMessage, turn: int | None = None, *, client_calls: Collection[str] = ()) -> None:
+        """``message`` joins the conversation as turn ``turn``'s (after its earlier ones, before later turns');
+        ``client_calls``: the ids of its calls that were sent to the client to run."""
+        if turn is not None:
+            self._client_calls.update((turn, c.call_id) for c in message.calls if c.call_id in client_calls)
         entry = (None if turn is None else (turn, message.role), message)
         # In turn order: a reply that ends after a later turn began (a client added a message while it played)
         # still comes before that turn's messages.
@@ -38,6 +56,12 @@ class Dialogue:
             del self._messages[:excess]
         while self._messages and (self._messages[0][1].role == "tool" or self._messages[0][1].calls):
             del self._messages[0]  # a call without its question, a result without its call: models refuse them
+        self._forget_calls()
+
+    def _forget_calls(self) -> None:
+        """Calls no longer in the conversation are no longer anyone's."""
+        kept = {(key[0], c.call_id) for key, m in self._messages if key is not None for c in m.calls}
+        self._client_calls &= kept
 
     def has(self, turn: int, role: Role) -> bool:
         return any(key == (turn, role) for key, _ in self._messages)
@@ -59,15 +83,21 @@ class Dialogue:
         gone = {(turn, role), (turn, "tool")} if role == "assistant" else {(turn, role)}
         before = len(self._messages)
         self._messages = [(key, m) for key, m in self._messages if key not in gone]
+        self._forget_calls()
         return len(self._messages) < before
 
-    def find_call(self, call_id: str) -> tuple[int, bool] | None:
-        """The turn whose reply made tool call ``call_id``, and whether its result is in the conversation."""
-        for key, message in self._messages:
-            if key is not None and any(c.call_id == call_id for c in message.calls):
-                answered = any(m.role == "tool" and m.call_id == call_id for _, m in self._messages)
-                return key[0], answered
-        return None
+    def find_call(self, call_id: str) -> FoundCall | None:
+        """The tool call ``call_id`` of the conversation. A model may give a call of a later reply the id of an
+        earlier one: the client's call still unanswered is found first, then any of the client's, then the
+        server's."""
+        found = [
+            FoundCall(turn, self._answered(turn, call_id), (turn, call_id) in self._client_calls)
+            for turn in (key[0] for key, m in self._messages if key and any(c.call_id == call_id for c in m.calls))
+        ]
+        return min(found, key=lambda f: (not f.client, f.answered), default=None)
+
+    def _answered(self, turn: int, call_id: str) -> bool:
+        return any(key == (turn, "tool") and m.call_id == call_id for key, m in self._messages)
 
     def snapshot(self, instructions: str | None = None) -> tuple[ChatMessage, ...]:
         """The messages, after the system prompt (or ``instructions`` in its place)."""

@@ -107,6 +107,10 @@ class ToolPolicy:
     """A reply that calls a client's tool waits for its ``ToolResult`` and goes on (``/ws``); off: the reply
     ends there and the client asks for the next one (the Realtime API's ``function_call_output`` then
     ``response.create``)."""
+    call_id_key: str = field(default="", repr=False)
+    """The session's secret, drawn by the runtime (``secrets``; the core draws nothing): a call id the model uses
+    twice in one reply gets a new one derived from it (``agent.core.tools.renamed``), which a client cannot guess
+    from the ids it sees. Call ids are not secrets all the same: who may answer a call is checked."""
 
     def spec(self, name: str) -> ToolSpec | None:
         return next((spec for spec in self.specs if spec.name == name), None)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import assert_never
 
+from agent.core import tools
 from agent.core.events import (
     AddMessage,
     CancelResponse,
@@ -72,13 +73,14 @@ def answer(request: SpeakingRequest, speaker: Speaker, dialogue: Dialogue, pendi
 
 def _tool_output(result: ToolResult, dialogue: Dialogue) -> list[Effect]:
     """A result for a call of a reply that is over (the Realtime path): it joins the conversation after the call,
-    for the next reply. One already answered (a late result, after a timeout or an interruption) is ignored."""
+    for the next reply. One already answered (a late result, after a timeout or an interruption) is ignored; one
+    for a call that was not the client's (a server tool's) is refused, and nothing changes."""
     found = dialogue.find_call(result.call_id)
     if found is None:
         return refused("unknown_call", f"no tool call {result.call_id[:64]!r} was made in this conversation")
-    turn, answered = found
-    if answered:
+    if not found.client:
+        return tools.not_yours(result.call_id)
+    if found.answered:
         return []
-    text = result.output if result.ok else f"error: {result.output}"
-    dialogue.add_message(ChatMessage("tool", text, call_id=result.call_id, failed=not result.ok), turn)
-    return [Notify(ToolOutputAdded(turn, result.call_id, result.output))]
+    dialogue.add_message(ChatMessage("tool", result.output, call_id=result.call_id, failed=not result.ok), found.turn)
+    return [Notify(ToolOutputAdded(found.turn, result.call_id, result.output))]

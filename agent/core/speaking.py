@@ -39,6 +39,7 @@ from agent.core.events import (
     SpeechStopped,
     StageFailed,
     ToolDone,
+    ToolOutputAdded,
     ToolResult,
     TranscriptText,
 )
@@ -218,12 +219,20 @@ class Speaker:
         return Asking(self._config, self.language, self.phrases)
 
     def tool_result(self, result: ToolResult, now: float) -> list[Effect] | None:
-        """The client's result of a call the active reply waits on: it goes on. ``None``: it waits on no such call."""
+        """The client's result of a call of the active reply (``tools.from_client``): one the reply waits on lets
+        it go on; a call that is not the client's is refused (``not_your_call``), nothing changes. ``None``: the
+        active reply made no such call."""
         turn = self.active
-        if turn is None or result.call_id not in turn.tools.pending:
+        found = "unknown" if turn is None else tools.from_client(turn.tools, result, now)
+        if turn is None or found == "unknown":
             return None
-        tools.answered(turn.tools, result.call_id, result.output, result.ok, now)
-        return reply_text.after_call(turn, self._asking, now)
+        if found == "not_yours":
+            return tools.not_yours(result.call_id)
+        if found == "taken":
+            return reply_text.after_call(turn, self._asking, now)
+        if found == "kept":
+            return [Notify(ToolOutputAdded(turn.number, result.call_id, result.output))]
+        return []  # late: answered already
 
     # ------------------------------------------------------------------------------- the turn's work
 
@@ -354,7 +363,7 @@ class Speaker:
         tools.interrupted(turn.tools, now)
         for message in turn.tools.exchange(reply) or (ChatMessage("assistant", reply.strip()),):
             if message.text or message.calls or message.role == "tool":
-                self._dialogue.add_message(message, turn.number)
+                self._dialogue.add_message(message, turn.number, client_calls=turn.tools.client_calls)
         self._heard[turn.number] = turn.playback
         while len(self._heard) > _KEEP_PLAYBACKS:
             del self._heard[next(iter(self._heard))]

@@ -6,11 +6,19 @@ One reason to change: the rules of a reply that calls tools. ``ToolRounds`` is t
 (``agent.core.speaking``) puts them in order with the rest of the turn. A round is one request to the model:
 when it ends having called tools and every call it made is answered, the next round asks the model again with
 the calls and their results. Pure: no I/O, no clock (``now`` is a parameter).
+
+Who may answer a call is part of its state: a server tool's call only the tool runner (``ToolDone``), a client's
+only that client (``ToolResult``, ``from_client``); a client's result for any other call is refused
+(``NOT_YOUR_CALL``). A result's text is what the tool or the client said, with ``failed`` set when it went wrong:
+the model adapter says so in its own wire's way (a status, or an ``error: `` prefix), never the core.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 from dataclasses import dataclass, field
+from typing import Literal
 
 from agent.core.events import (
     CancelTool,
@@ -20,6 +28,7 @@ from agent.core.events import (
     RunTool,
     ToolCalled,
     ToolOutcome,
+    ToolResult,
     ToolTiming,
 )
 from agent.core.policies import ToolPolicy
@@ -27,6 +36,12 @@ from agent.ports import ChatMessage, ToolCall
 
 CANCELLED = "cancelled: the caller spoke before the result came, and the reply was stopped"
 """What the model is told of a call whose reply the caller interrupted (the tool may still have acted)."""
+
+NOT_YOUR_CALL = "not_your_call"
+"""The code of a client's result refused because the call is not the client's to answer (a server tool's)."""
+
+FromClient = Literal["taken", "kept", "late", "not_yours", "unknown"]
+"""What became of a client's result for a call of the reply (``from_client``)."""
 
 
 @dataclass(slots=True)
@@ -59,6 +74,8 @@ class ToolRounds:
     reply ends with this round."""
     failed: bool = False
     """A call failed or timed out: if the model then says nothing, the caller hears the apology."""
+    client_calls: set[str] = field(default_factory=set)
+    """The calls sent to the client to run (``ToolCalled``): the only ones it may answer."""
 
     @property
     def waiting(self) -> bool:
@@ -82,17 +99,19 @@ class ToolRounds:
 def call(rounds: ToolRounds, turn: int, made: ToolCall, policy: ToolPolicy, now: float) -> list[Effect]:
     """The model, writing ``turn``'s reply, called ``made``: run it (``RunTool`` for a server tool, ``ToolCalled``
     for the client's), or answer it at once with an error the model reads (no such tool, past the round bound,
-    a call id used twice)."""
+    a call id used twice: it gets a new one, ``renamed``)."""
     rounds.round_calls += 1
     if any(c.call_id == made.call_id for c in rounds.calls):
-        made = ToolCall(f"{made.call_id}-{len(rounds.calls)}", made.name, made.arguments)
+        made = ToolCall(renamed(made.call_id, len(rounds.calls), policy.call_id_key), made.name, made.arguments)
     rounds.calls.append(made)
     spec = policy.spec(made.name)
     if spec is None:
-        return _refuse(rounds, made, f"error: there is no tool named {made.name!r}")
+        return _refuse(rounds, made, f"there is no tool named {made.name!r}")
     if rounds.round > policy.max_rounds or policy.choice == "none":
-        return _refuse(rounds, made, f"error: no more tool calls in this reply (at most {policy.max_rounds} rounds)")
+        return _refuse(rounds, made, f"no more tool calls in this reply (at most {policy.max_rounds} rounds)")
     client = spec.runs_on == "client"
+    if client:
+        rounds.client_calls.add(made.call_id)
     if client and not policy.client_waits:
         rounds.handed_over = True
         return [Notify(ToolCalled(turn, made))]
@@ -100,9 +119,42 @@ def call(rounds: ToolRounds, turn: int, made: ToolCall, policy: ToolPolicy, now:
     return [Notify(ToolCalled(turn, made))] if client else [RunTool(turn, made)]
 
 
+def renamed(call_id: str, n: int, key: str) -> str:
+    """The new id of the ``n``-th call of a reply, which the model gave the id ``call_id`` of an earlier one: derived
+    from ``key``, the session's secret (``ToolPolicy.call_id_key``), so that a client that sees ids cannot work
+    out another call's (it could, were it ``<id>-<n>``). Letters, digits and ``_`` only, as every model's API
+    accepts."""
+    digest = hmac.new(key.encode(), f"{n}:{call_id}".encode(), hashlib.sha256).hexdigest()
+    return f"call_{digest[:24]}"
+
+
 def _refuse(rounds: ToolRounds, made: ToolCall, why: str) -> list[Effect]:
     rounds.results[made.call_id] = ChatMessage("tool", why, call_id=made.call_id, failed=True)
     return []
+
+
+def from_client(rounds: ToolRounds, result: ToolResult, now: float) -> FromClient:
+    """The client's ``result`` for a call of this reply: ``taken`` (it was pending: it joins the exchange),
+    ``kept`` (a call handed over to the client, the reply not over yet: it joins the exchange all the same),
+    ``late`` (answered already: timed out, cancelled, or a second result; ignored), ``not_yours`` (the call is the
+    server's: refused, nothing changes) or ``unknown`` (the reply made no such call)."""
+    call_id = result.call_id
+    if not any(c.call_id == call_id for c in rounds.calls):
+        return "unknown"
+    if call_id not in rounds.client_calls:
+        return "not_yours"
+    if answered(rounds, call_id, result.output, result.ok, now):
+        return "taken"
+    if call_id in rounds.results:
+        return "late"
+    rounds.results[call_id] = ChatMessage("tool", result.output, call_id=call_id, failed=not result.ok)
+    return "kept"
+
+
+def not_yours(call_id: str) -> list[Effect]:
+    """The refusal of a client's result for ``call_id``, a call that only the server answers."""
+    why = f"the tool call {call_id[:64]!r} is not yours to answer: a server tool runs it, and only its result counts"
+    return [Notify(ErrorNotice(code=NOT_YOUR_CALL, message=why))]
 
 
 def answered(rounds: ToolRounds, call_id: str, output: str, ok: bool, now: float, timeout: bool = False) -> bool:
@@ -113,8 +165,7 @@ def answered(rounds: ToolRounds, call_id: str, output: str, ok: bool, now: float
         return False
     outcome: ToolOutcome = "ok" if ok else ("timeout" if timeout else "failed")
     rounds.timings.append(_timing(pending, outcome, now))
-    text = output if ok else f"error: {output}"
-    rounds.results[call_id] = ChatMessage("tool", text, call_id=call_id, failed=not ok)
+    rounds.results[call_id] = ChatMessage("tool", output, call_id=call_id, failed=not ok)
     rounds.failed = rounds.failed or not ok
     return True
 
@@ -171,7 +222,7 @@ def interrupted(rounds: ToolRounds, now: float) -> None:
     for call_id, pending in list(rounds.pending.items()):
         del rounds.pending[call_id]
         rounds.timings.append(_timing(pending, "cancelled", now))
-        rounds.results[call_id] = ChatMessage("tool", f"error: {CANCELLED}", call_id=call_id, failed=True)
+        rounds.results[call_id] = ChatMessage("tool", CANCELLED, call_id=call_id, failed=True)
 
 
 def _timing(pending: PendingCall, outcome: ToolOutcome, now: float) -> ToolTiming:

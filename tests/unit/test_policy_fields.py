@@ -39,6 +39,7 @@ NOT_SETTINGS: dict[type[Any], dict[str, str]] = {
         "specs": "the call's: its tenant's server tools and the ones its client declared",
         "choice": "the client's (a Realtime session.update)",
         "client_waits": "the wire's: /ws waits for a client's tool, the Realtime API asks for the next response",
+        "call_id_key": "the session's secret, drawn by the runtime (secrets) for each session",
     },
     SessionConfig: {
         "output_sample_rate": "the wire's",

@@ -132,7 +132,7 @@ def test_a_failed_tool_and_a_model_that_says_nothing_get_the_apology() -> None:
     d.at(0.1, ReplyToolCall(turn, CALL))
     d.at(0.0, ReplyEnded(turn))
     (again,) = of(d.at(0.1, ToolDone(turn, "call_1", "HTTP 500", ok=False, code="tool_failed")), GenerateReply)
-    assert again.history[-1] == ChatMessage("tool", "error: HTTP 500", call_id="call_1", failed=True)
+    assert again.history[-1] == ChatMessage("tool", "HTTP 500", call_id="call_1", failed=True)  # the wire says "error"
     effects = d.at(0.2, ReplyEnded(turn))
     (apology,) = of(effects, Synthesize)
     assert (apology.sentence, apology.phrase) == (APOLOGY_SENTENCE, "apology")

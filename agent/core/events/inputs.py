@@ -211,7 +211,8 @@ class DeleteMessage:
 class ToolResult:
     """The client ran the tool call ``call_id`` (one it was sent as ``ToolCalled``): its ``output``, or (``ok``
     False) the error it met. A call the reply waits on lets the reply go on; one of a reply already over (the
-    Realtime path) joins the conversation, for the reply the client asks for next."""
+    Realtime path) joins the conversation, for the reply the client asks for next. A result for a call the client
+    was not sent (a server tool's, answered only by ``ToolDone``) is refused: ``not_your_call``."""
 
     call_id: str
     output: str

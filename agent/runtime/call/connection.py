@@ -93,8 +93,8 @@ class Connection:
         self._metrics = metrics if metrics is not None else ServerMetrics()
         self._opening = opening
         self._log = logging.LoggerAdapter(log, {"session": self.id})
-        self._report = SessionReport(self._log, self._metrics)
         self._refusals = RefusalLog(self._log, self._metrics)
+        self._report = SessionReport(self._log, self._metrics, self._refusals)
         server = settings.server
         self._outbox_limit = server.max_outbox_bytes
         self._outbox = Outbox(audio_high_water=1, max_bytes=server.max_outbox_bytes, on_overflow=self._overflowed)

@@ -1,12 +1,14 @@
 """Settings → the session core's policies (the core itself never sees ``Settings``).
 
 Each policy is built from the settings that name its fields (``agent.config.policy_fields``); only what the
-settings cannot say is given here: the wire's rate, frames and pausing, the call's language, and the speculative
-wait the settings compute from the backends (``Settings.speculative_ms``).
+settings cannot say is given here: the wire's rate, frames and pausing, the call's language, the speculative
+wait the settings compute from the backends (``Settings.speculative_ms``), and the session's secret that call ids
+the model repeats are renamed with (``ToolPolicy.call_id_key``: the core draws nothing random itself).
 """
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import replace
 
 from agent.config import Settings, build
@@ -44,5 +46,5 @@ def session_config(
         idle=build(IdlePolicy, settings),
         deadlines=build(Deadlines, settings),
         phrases=build(Phrases, settings),
-        tools=build(ToolPolicy, settings),
+        tools=build(ToolPolicy, settings, call_id_key=secrets.token_hex(16)),
     )

@@ -2,8 +2,10 @@
 
 The connection hands over every server event it sends and the core's outcome effects; this turns them into a
 log line per turn, barge-in, continued turn or overdue stage, and into the server's counters. The messages a
-connection refuses are counted one by one but logged only ``REFUSALS_LOGGED`` times, then summed up once at
-the close (``RefusalLog``): a client sending bad frames as fast as it can writes a few lines, not one per frame."""
+connection refuses, and the requests the core refuses (an ``ErrorNotice`` of no turn: a tool result for a call
+that is not the client's, a cancel with nothing to cancel), are counted one by one but logged only
+``REFUSALS_LOGGED`` times, then summed up once at the close (``RefusalLog``): a client sending bad frames as fast
+as it can writes a few lines, not one per frame."""
 
 from __future__ import annotations
 
@@ -54,9 +56,10 @@ class RefusalLog:
 
 
 class SessionReport:
-    def __init__(self, log: logging.LoggerAdapter[Any], metrics: ServerMetrics) -> None:
+    def __init__(self, log: logging.LoggerAdapter[Any], metrics: ServerMetrics, refusals: RefusalLog) -> None:
         self._log = log
         self._metrics = metrics
+        self._refusals = refusals
 
     def event(self, event: ServerEvent) -> None:
         """A server event on its way to the client."""
@@ -69,6 +72,9 @@ class SessionReport:
         elif isinstance(event, TranscriptText) and event.continues is not None:
             self._log.info("turn %d goes on with turn %d: the caller had only paused", event.turn, event.continues)
             self._metrics.continued_turn()
+        elif isinstance(event, ErrorNotice) and event.turn is None:
+            # the core refused a client's request (``agent.core.requests``): a line with why, as for bad messages
+            self._refusals.refused("client request refused", event.code)
         elif isinstance(event, ErrorNotice):
             self._metrics.error(event.code)
             if event.code.endswith("_timeout"):  # decided by the core: nothing else logs it

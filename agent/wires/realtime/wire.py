@@ -54,6 +54,7 @@ from agent.core.events import (
     TruncateReply,
     TurnMetrics,
 )
+from agent.core.tools import NOT_YOUR_CALL
 from agent.runtime.call.outbox import Payload
 from agent.runtime.call.socket import CallSocket
 from agent.runtime.call.wire import Inbound, Reconfigure
@@ -71,6 +72,9 @@ from agent.wires.realtime.utterances import Utterances
 
 DETECTOR_RATE = 16000
 _KEEP_OUTPUTS = 16
+_CALL_REFUSALS = ("unknown_call", NOT_YOUR_CALL)
+"""The core's refusals of a ``function_call_output`` item: the call is none of the conversation's, or not the
+client's (a server tool's)."""
 
 
 class RealtimeWire:
@@ -179,7 +183,7 @@ class RealtimeWire:
                 refusal, self._refusal = self._refusal, None
                 if refusal is not None and refusal.code == code:
                     return [self._out.error(code, message, refusal.param, refusal.event_id)]
-                param = "item.call_id" if code == "unknown_call" else None
+                param = "item.call_id" if code in _CALL_REFUSALS else None
                 return [self._out.error(code, message, param, self._client_event)]
             case PlaybackPause() | SessionEnded():
                 return []
@@ -243,7 +247,7 @@ class RealtimeWire:
             self._utterances.refused()
         elif code == "conversation_already_has_active_response":
             self._responses.refused()
-        elif code == "unknown_call" and self._output_asked is not None:
+        elif code in _CALL_REFUSALS and self._output_asked is not None:
             self._outputs.pop(self._output_asked, None)
 
     def _at_the_end(self, previous_item_id: str | None, item_id: str | None) -> None:
