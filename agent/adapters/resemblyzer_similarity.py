@@ -11,7 +11,8 @@ and installs the model.
 The install step (``make``; ``requirements/resemblyzer.txt`` pins the wheel by hash) downloads that wheel with
 pip, without its dependencies, and ``python -m agent.adapters.resemblyzer_similarity install WHEEL`` copies the
 weights (sha256-checked) and the licence out of it into ``<venv>/share/voice-agent/resemblyzer/``. Nothing of
-resemblyzer, torch or librosa is installed or imported; nothing is downloaded at run time.
+resemblyzer, torch or librosa is installed or imported; nothing is downloaded at run time. The weights are checked
+against the same sha256 each time they are loaded (``AGENT_FIDELITY__MODEL`` may name only a copy of that file).
 
 **Reading the weights safely.** The file is PyTorch's legacy (pre-1.6) serialization: a magic-number pickle,
 a version and a system-info pickle, the pickled checkpoint whose tensors point at storages by persistent id,
@@ -55,7 +56,7 @@ from agent.audio.speaker_embedding import (
 )
 from agent.audio.wav import read_audio
 from agent.errors import AudioFormatError, ConfigError, ProviderError
-from agent.model_files import install_from_wheel
+from agent.model_files import install_from_wheel, refuse_unless
 
 MODEL_FILE = "pretrained.pt"
 MODEL_SHA256 = "39373b86598fa3da9fcddee6142382efe09777e8d37dc9c0561f41f0070f134e"
@@ -189,15 +190,18 @@ def read_state_dict(source: bytes) -> dict[str, npt.NDArray[np.float32]]:
 
 def load_weights(path: Path | None = None) -> EncoderWeights:
     """The encoder's weights from ``path`` (default: ``default_model_path()``). Raises ``ConfigError`` when the
-    file is missing (naming the install step) or is not the checkpoint this adapter reads."""
+    file is missing (naming the install step), is not the checked file (its sha256, ``MODEL_SHA256``, taken of the
+    very bytes that are then read: ~20 ms) or is not the checkpoint this adapter reads."""
     target = path if path is not None else default_model_path()
     if not target.is_file():
         raise ConfigError(
             f"speaker model {str(target)!r} is missing; run make (or make speaker-model), which extracts it from "
             "the resemblyzer wheel: python -m agent.adapters.resemblyzer_similarity install WHEEL"
         )
+    data = target.read_bytes()
+    refuse_unless("speaker model", target, hashlib.sha256(data).hexdigest(), MODEL_SHA256, "make speaker-model")
     try:
-        return EncoderWeights.from_state_dict(read_state_dict(target.read_bytes()))
+        return EncoderWeights.from_state_dict(read_state_dict(data))
     except ValueError as exc:
         raise ConfigError(f"speaker model {str(target)!r}: {exc}") from exc
 

@@ -10,7 +10,8 @@ complete.
 the wheel by hash) downloads that wheel with pip, without its dependencies, and ``python -m
 agent.adapters.smart_turn install WHEEL`` copies the model and its licence out of it into
 ``<venv>/share/voice-agent/smart-turn/`` (``default_model_path``). Nothing of pipecat is installed or
-imported; nothing is downloaded at run time.
+imported; nothing is downloaded at run time. The file is checked against ``MODEL_SHA256`` at install and again
+each time it is loaded (a file altered since, or another one named by ``AGENT_TURN__ACOUSTIC_MODEL``, is refused).
 
 **Input preparation** follows pipecat's ``LocalSmartTurnAnalyzerV3`` (``local_smart_turn_v3.py`` and its
 numpy copy of ``transformers.WhisperFeatureExtractor``): the last 8 s, zero-padded *at the front* when
@@ -42,7 +43,7 @@ import numpy.typing as npt
 from agent.adapters.onnx_cpu import cpu_session
 from agent.audio.pcm import pcm16_to_float
 from agent.errors import ConfigError, ProviderError
-from agent.model_files import install_from_wheel
+from agent.model_files import check_file, install_from_wheel
 from agent.ports import JobInfo, Work
 from agent.work.pooled import PooledCalls
 from agent.work.workers import WorkPool
@@ -112,7 +113,9 @@ def log_mel(audio: FloatArray) -> FloatArray:
 
 
 class SmartTurnModel:
-    """The ONNX model, blocking: ``probability(audio)`` for float32 audio at 16 kHz (any length)."""
+    """The ONNX model, blocking: ``probability(audio)`` for float32 audio at 16 kHz (any length). Loading it
+    raises ``ConfigError`` when the file is missing, is not the checked one (its sha256, ``MODEL_SHA256``: ~10 ms
+    to hash) or does not load."""
 
     def __init__(self, path: Path | None = None, threads: int = 1) -> None:
         self.path = path if path is not None else default_model_path()
@@ -121,6 +124,7 @@ class SmartTurnModel:
                 f"Smart Turn model {str(self.path)!r} is missing; the install step (make) extracts it from the "
                 "pipecat-ai wheel: python -m agent.adapters.smart_turn install WHEEL"
             )
+        check_file("Smart Turn model", self.path, MODEL_SHA256, "make smart-turn-model")
         try:
             self._session: Any = cpu_session(self.path, threads)
         except Exception as exc:  # onnxruntime raises its own types for a bad file

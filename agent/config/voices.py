@@ -53,4 +53,8 @@ class FidelitySettings(BaseModel):
         description="At most one reply scored per voice and language this often, in minutes; 0 = off. Off anyway "
         "when the speaker model is not installed (make speaker-model).",
     )
-    model: str = Field("", description="resemblyzer's pretrained.pt; empty = the one the install step extracts.")
+    model: str = Field(
+        "",
+        description="resemblyzer's pretrained.pt; empty = the one the install step extracts (another path: the same"
+        " file, its sha256 checked at load).",
+    )
