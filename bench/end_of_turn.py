@@ -18,7 +18,8 @@
 tuned on. A change that moves a threshold or a rule reports dev and test side by side (the default, ``--split
 both``): a gain on dev that does not show on test is a fit to dev. **The seal** (``bench/eot_seal.py``): a run
 that touches test runs one policy that is in the code (``--only NAME``; ``current`` without it) and refuses a grid
-or ``--policy``; every such run, offline or live, appends a line to ``docs/eot-test-log.md``. The sets share no
+or ``--policy``, and a tree with uncommitted changes (commit first: the log names the commit scored); every such
+run, offline or live, appends a line to ``docs/eot-test-log.md``. The sets share no
 sentence and no voice; test adds room noise (pink, brown, mains hum at 20-35 dB SNR), longer pauses (breath up to
 400 ms, thinking up to 1.5 s) and Piper with its sampling noise on. Both are made at start-up, nothing downloaded,
 no audio committed (``bench/eot_corpus.py`` says how): about 110 utterances each, in five categories reported on
@@ -106,7 +107,7 @@ from bench.eot_report import (
     summary_rows,
 )
 from bench.eot_run import run_utterance
-from bench.eot_seal import LOG, append, seal, test_log_lines
+from bench.eot_seal import LOG, append, seal, test_log_lines, uncommitted
 from bench.eot_sentences import Split
 from bench.eot_sets import make_sets, save_wav
 from bench.progress import progress
@@ -327,7 +328,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--asr-latency-ms must be >= 0")
     if args.asr_latency is not None and (args.asr_latency_ms or args.live):
         parser.error("--asr-latency FILE is for the offline mode, instead of --asr-latency-ms")
-    seal(args, parser.error)
+    seal(args, parser.error, uncommitted)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr)
     policies = select_policies(args, Settings(), parser.error)
