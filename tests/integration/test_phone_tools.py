@@ -59,6 +59,7 @@ name = "lookup_order"
 description = "An order's status."
 url = "{hang}"
 timeout_s = {hang_timeout_s}
+parameters = {{ type = "object", properties = {{ id = {{ type = "string" }} }}, required = ["id"] }}
 
 [[tenants.default.mcp]]
 name = "forecasts"
@@ -84,15 +85,17 @@ async def tool_server(
             emulator.script(oai.model_reply(reply))
         llm = OpenAICompatLLM(LlmSettings(backend="openai", model="m", base_url=emulator.base_url))
         runner = build_tools(settings)
+        assert runner is not None
         try:
+            # the MCP server's tools listed once, as a moment after the server starts (a call never waits on it)
+            await runner.refresh("default")  # type: ignore[attr-defined]
             served = dataclasses.replace(components, llm=llm, tools=runner)
             async with running_server(settings, lambda: served) as server:
                 await server.wait_ready()
                 yield server, emulator, http
         finally:
             await llm.aclose()
-            if runner is not None:
-                await runner.aclose()  # type: ignore[attr-defined]
+            await runner.aclose()  # type: ignore[attr-defined]
 
 
 def url(server: RunningServer) -> str:
@@ -130,7 +133,7 @@ async def test_a_tool_that_hangs_is_abandoned_at_its_timeout_and_the_caller_is_t
 ) -> None:
     replies: list[list[Any]] = [[Call("lookup_order", '{"id": "A1"}')], ["Sorry, the order service is not answering."]]
     async with (
-        tool_server(components, tmp_path, replies, hang_timeout_s=2) as (server, emulator, http),
+        tool_server(components, tmp_path, replies, hang_timeout_s=4) as (server, emulator, http),
         connect(url(server)) as ws,
     ):
         caller = TwilioCaller(ws)
@@ -138,15 +141,19 @@ async def test_a_tool_that_hangs_is_abandoned_at_its_timeout_and_the_caller_is_t
         caller.say(silence(300, RATE) + speech_pcm16("Where is my order?", RATE))
         got = caller.received
         assert await caller.run_until(lambda: len(emulator.requests) >= 1, 60)
-        # "One moment." (its time, 700 ms into the wait, is the core's: tests/unit/test_tool_rounds.py)
-        assert await caller.run_until(lambda: len(got.media_times) >= 10, 30), "no 'one moment' while it hangs"
         assert await caller.run_until(lambda: len(emulator.requests) >= 2, 30), "the model was not told"
         assert await caller.run_until(lambda: http.abandoned == 1, 10), "the hanging request was not dropped"
         heard = len(got.media_times)
         assert await caller.run_until(lambda: len(got.media_times) >= heard + 40, 30), "no spoken apology"
         await caller.hang_up()
+    # "One moment." (its time, 700 ms into the 4 s wait, is the core's: tests/unit/test_tool_rounds.py) played while
+    # the tool hung: between the model's call of the tool and the model being told of its timeout, nothing but the
+    # hold phrase can be heard (the model's words come only after it is told)
+    called, told_at = emulator.requests[0].received_at, emulator.requests[1].received_at
+    held = [t for t in got.media_times if called < t < told_at]
+    assert len(held) >= 10, f"no 'one moment' while it hangs: {len(held)} frames before the model was told"
     (told,) = results(emulator.requests[1])
-    assert told["content"].startswith("error:") and "2 s" in told["content"]
+    assert told["content"].startswith("error:") and "4 s" in told["content"]
 
 
 async def test_barge_in_during_a_tool_call_cancels_it_and_the_history_says_so(
@@ -161,7 +168,12 @@ async def test_barge_in_during_a_tool_call_cancels_it_and_the_history_says_so(
         await caller.begin()
         caller.say(silence(300, RATE) + speech_pcm16("Where is my order?", RATE))
         got = caller.received
+        assert await caller.run_until(lambda: len(emulator.requests) >= 1, 60), "the model was not asked"
+        called = emulator.requests[0].received_at
         assert await caller.run_until(lambda: len(got.media_times) >= 10, 60), "no 'one moment' while it hangs"
+        # heard while the tool still hung (held until the caller speaks: the model had nothing to say yet)
+        assert (len(emulator.requests), http.abandoned, len(http.seen)) == (1, 0, 1)
+        assert all(t > called for t in got.media_times), "audio before the model called the tool"
         caller.say(speech_pcm16("Never mind, I will call back later.", RATE))
         assert await caller.run_until(lambda: http.abandoned == 1, 30), "the tool call was not cancelled"
         assert await caller.run_until(lambda: len(emulator.requests) >= 2, 30), "the new turn was not answered"

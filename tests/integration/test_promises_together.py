@@ -36,6 +36,7 @@ from testing.emulators.tool_calls import Call, ReplyItem, last_results
 from testing.listener import Listener
 from testing.sockets import next_json, until
 from testing.speech import cough, silence, speech_pcm16
+from testing.waits import within
 from tests.integration.conftest import local_settings
 from tests.integration.test_barge_in import STORY
 
@@ -90,11 +91,12 @@ async def served(components: Components) -> AsyncIterator[tuple[RunningServer, O
         # the keepalive on (it must close only those who do not read), and anonymous sockets closed quickly, so
         # that they are re-opened many times over the call. The slow reader's pong waits behind what the server
         # has handed its socket before the ping (the outbox is behind it): ~33 kB in the websockets write buffer
-        # and ~75-125 kB in the kernel's send buffer (send_buffer_bytes, doubled), 2.3-3.3 s of audio the reader
+        # and ~75-125 kB in the kernel's send buffer (send_buffer_bytes, set here as the reader's receive buffer
+        # is, so that neither is the system's choice; the kernel doubles it), 2.3-3.3 s of audio the reader
         # takes in real time, so it never comes within 2 s; with 2 s the keepalive kept the reader only while its
         # TCP took more within each 2 s, which a loaded machine once missed (1006 after 7 s of story). 5 s is
         # more than the pong takes, and still a quarter of the default (20 s).
-        server={"ping_interval_s": 2.0, "ping_timeout_s": 5.0, "start_timeout_s": 2.0},
+        server={"ping_interval_s": 2.0, "ping_timeout_s": 5.0, "start_timeout_s": 2.0, "send_buffer_bytes": 65536},
         turn={"idle_end_s": 0},  # the idle sessions stay for the whole call (they are prompted once)
     )
     async with OpenAIEmulator(reply=answer) as emulator:
@@ -163,12 +165,23 @@ class Crowd:
             await ws.close()
 
 
-async def slow_reader(server: RunningServer, done: asyncio.Event) -> tuple[int, tuple[int, str] | None]:
+@dataclasses.dataclass
+class SlowRead:
+    """What the slow reader took: the story's audio bytes up to the story's ``turn.metrics`` (``None``: it never
+    came), at ``bytes_per_ms``, and the server's close."""
+
+    taken: int = 0
+    metrics: dict[str, Any] | None = None
+    bytes_per_ms: float = 0.0
+    closed: tuple[int, str] | None = None
+
+
+async def slow_reader(server: RunningServer, done: asyncio.Event) -> SlowRead:
     """A /ws caller on a slow link (a 4 KiB receive buffer, and no more than a frame read ahead by its WebSocket
     library) that asks for the story and takes each message only as its playout needs it (a frame of 40 ms every
-    40 ms): slower than the server can send. Returns the reply audio it took and the server's close. (With the
-    16 KiB buffer and the library's 16 frames it had ~1.2 s more audio ahead of each ping, and its TCP took more
-    only every ~15 frames, not every ~3.)
+    40 ms): slower than the server can send. It reads until its story's ``turn.metrics`` (which comes after the
+    story's last audio), then on until ``done``. (With the 16 KiB buffer and the library's 16 frames it had ~1.2 s
+    more audio ahead of each ping, and its TCP took more only every ~15 frames, not every ~3.)
 
     (Its pongs wait behind the audio it has not read yet; the keepalive keeps it while its TCP goes on taking
     that audio. A client whose kernel swallows half a minute of audio, and takes more only in bursts further
@@ -183,23 +196,25 @@ async def slow_reader(server: RunningServer, done: asyncio.Event) -> tuple[int, 
         listener = Listener(ws, started["output_sample_rate"])
         sender = asyncio.create_task(listener.sender.run())
         listener.say(silence(300) + speech_pcm16("Please tell me a long story."))
-        taken = 0
-        closed: tuple[int, str] | None = None
+        read = SlowRead(bytes_per_ms=started["output_sample_rate"] * 2 / 1000)
         try:
-            while not done.is_set():
+            while read.metrics is None or not done.is_set():
                 try:
                     message = await asyncio.wait_for(ws.recv(), 0.5)
                 except TimeoutError:
                     continue
                 if isinstance(message, bytes):
-                    taken += len(message)
+                    if read.metrics is None:
+                        read.taken += len(message)
                     await asyncio.sleep(len(message) / started["output_sample_rate"] / 2)
+                elif read.metrics is None and (event := json.loads(message))["type"] == "turn.metrics":
+                    read.metrics = event
         except ConnectionClosed as gone:
-            closed = (gone.rcvd.code, gone.rcvd.reason) if gone.rcvd is not None else (1006, "")
+            read.closed = (gone.rcvd.code, gone.rcvd.reason) if gone.rcvd is not None else (1006, "")
         finally:
             sender.cancel()
             await asyncio.gather(sender, return_exceptions=True)
-        return taken, closed
+        return read
 
 
 async def realtime_caller(server: RunningServer) -> RealtimeCaller:
@@ -257,7 +272,7 @@ async def test_a_long_reply_with_every_sound_over_it_beside_idle_anonymous_and_s
             story = await realtime
             await story.close()
             done.set()
-            taken, slow_closed = await slow
+            read = await within(slow, 120, "the slow reader's story, read at its pace")
             idle_closed = crowd.idle_closed()
         finally:
             done.set()
@@ -271,6 +286,7 @@ async def test_a_long_reply_with_every_sound_over_it_beside_idle_anonymous_and_s
     assert got.of("turn.metrics", 1)[0]["interrupted"] is False
     resumed = [p for p in got.pauses if p.turn == 1]
     assert len(resumed) >= 3 and all(p.exact and p.played_ms <= p.heard_ms + 2 for p in resumed), resumed
+    assert all(p.resent_bytes > 0 for p in resumed), f"a pause that never resumed: {resumed}"
     assert not got.of("playback.clear", 1)
     # ... then the next reply was interrupted for real and the question answered, after a call of the clock
     assert got.of("turn.metrics", 2)[0]["interrupted"] is True
@@ -280,7 +296,8 @@ async def test_a_long_reply_with_every_sound_over_it_beside_idle_anonymous_and_s
         r.body["messages"][-1] for r in emulator.requests
     ]
     # the Realtime app's story was played until the app stopped it at the cough, every response was done, with no
-    # error; the slow reader took all of its story at its pace; nobody was closed
+    # error; the slow reader took all of its story at its pace (every byte the server says it sent, whatever the
+    # buffers between them held); nobody was closed
     first, *_ = story.responses.values()
     statuses = [r.status for r in story.responses.values()]
     assert all(status in ("completed", "cancelled") for status in statuses) and not story.errors, (
@@ -288,7 +305,13 @@ async def test_a_long_reply_with_every_sound_over_it_beside_idle_anonymous_and_s
         story.errors,
     )
     assert first.truncated_ms is not None and first.truncated_ms >= 3000, first.truncated_ms
-    assert slow_closed is None and taken >= 48 * 10_000, (slow_closed, taken)
+    assert read.closed is None and read.metrics is not None, (read.closed, read.taken)
+    story_ms = read.metrics["reply_audio_ms"]
+    assert read.metrics["turn"] == 1 and read.metrics["interrupted"] is False, read.metrics
+    assert story_ms >= 45_000 and abs(read.taken - story_ms * read.bytes_per_ms) <= read.bytes_per_ms, (
+        read.taken,
+        read.metrics,
+    )
     assert idle_closed == []
     # the anonymous sockets were held open and re-opened many times over, their address's bound full all along
     # (429 for the rest of them), and still every caller with a token from that address was let in

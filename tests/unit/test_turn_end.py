@@ -60,7 +60,11 @@ def test_a_transcript_in_flight_holds_the_turn_past_the_default_hangover_up_to_t
     assert not of(d.audio("." * 30), SpeechStopped)  # 700 ms of silence: the old rule ended it at 400 ms
     frames = silence_until_stopped(d)
     assert 100 + 20 * (30 + frames) == 800  # only the longest wait overrides evidence still on its way
-    assert spec
+    # ... and the transcript still on its way (it covers every voiced frame) is the turn's: when it comes, late as
+    # it is, the turn is answered with its words
+    effects = d.at(0.0, TranscriptReady(spec, "I would like to book a table", language="en"))
+    replies = of(effects, GenerateReply)
+    assert [(r.turn, r.history[-1].text) for r in replies] == [(1, "I would like to book a table")]
 
 
 def test_a_late_transcript_that_trails_off_keeps_the_turn() -> None:
