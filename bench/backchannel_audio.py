@@ -13,8 +13,8 @@ import numpy as np
 from agent.audio import mulaw
 from agent.audio.pcm import float_to_pcm16
 from agent.audio.resample import resample
-from bench.eot_corpus import _trimmed
-from bench.eot_voices import Voice, speaker
+from bench.turns.corpus import _trimmed
+from bench.turns.voices import Voice, speaker
 
 RATE = 16000
 OUTPUT_RATE = 24000

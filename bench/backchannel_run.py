@@ -16,7 +16,7 @@ from agent.config import Settings
 from agent.core.endpointing import is_backchannel
 from agent.core.events import (
     AudioFrame,
-    CancelTranscription,
+    CancelTranscriptOrScore,
     CancelTurn,
     Effect,
     Notify,
@@ -37,8 +37,8 @@ from agent.runtime.call.caller_audio import CallerAudio
 from agent.runtime.call.policies import session_config
 from agent.wiring import build_stt
 from bench.backchannel_audio import INTERRUPTIONS, OUTPUT_RATE, REPLY_S, caller_pcm, write_wav
-from bench.eot_voices import Voice
 from bench.progress import progress
+from bench.turns.voices import Voice
 
 # --- transcripts --------------------------------------------------------------------------------------
 
@@ -125,8 +125,8 @@ def _session(settings: Settings, path: str, probe_lead_ms: int | None) -> Sessio
 
 
 def _speech_ms(session: Session) -> int:
-    """The listener's detected speech ms (the number ``_judge_interruption`` compares)."""
-    return int(session._listener._detector.speech_ms)  # a bench looking inside
+    """The speech judge's detected speech ms (the number ``_judge_interruption`` compares)."""
+    return int(session._judge._detector.speech_ms)  # a bench looking inside
 
 
 async def run_phrase(
@@ -173,7 +173,7 @@ async def run_phrase(
                         delayed[request] = (position + asr_latency_ms, text)
                     else:
                         queue += session.handle(TranscriptReady(request, text, language="en"), position / 1000)
-                case CancelTranscription(request=request):
+                case CancelTranscriptOrScore(request=request):
                     delayed.pop(request, None)
                 case CancelTurn(turn=turn) if turn == greeting_turn and run.barge_in_at is None and not run.turns:
                     superseded = any(isinstance(e, Notify) and isinstance(e.event, SpeechStopped) for e in queue)

@@ -11,7 +11,7 @@ speeds, without sampling noise) and by espeak-ng voices (en-us, en-gb and the va
 175 words per minute): the acknowledgements in ``BACKCHANNELS`` as people write them ("uh-huh", "mm-hmm",
 "yeah", "okay"...), a few doubled ones ("yeah yeah", "okay, got it") and, as the control group, real
 interruptions ("wait", "stop", "no, I meant", "hold on", "what about tomorrow"). Each is trimmed to its audible
-span (``bench.eot_corpus``) and laid out as 1000 ms of silence, the phrase, 1500 ms of silence, at peak 0.7 with
+span (``bench.turns.corpus``) and laid out as 1000 ms of silence, the phrase, 1500 ms of silence, at peak 0.7 with
 white noise at -60 dBFS.
 
 **The paths**: ``ws`` is a browser on /ws (16 kHz PCM16; no ``playback.pause`` capability); ``twilio`` is a phone
@@ -61,8 +61,8 @@ from agent.core.endpointing import ACKNOWLEDGE, Acknowledgements, is_backchannel
 from agent.wiring import build_detector_factory
 from bench.backchannel_audio import INTERRUPTIONS
 from bench.backchannel_run import Run, Transcriber, run_phrase
-from bench.eot_voices import Voice
 from bench.progress import progress
+from bench.turns.voices import Voice
 
 GREETING = "Let me read you the whole list of our opening hours for every day of the coming week."
 

@@ -36,7 +36,7 @@ get.
   (``asr.cpu_threads`` 1, the server's default), one at a time: p50, p95 and base's extra p50.
 
 ``--recorded``: the same first-turn identification (``LanguageHint(None, detect=True)``) on recorded human
-telephone prompts (``bench/eot_recorded.py``: Debian's Asterisk prompt packages, 8 kHz, both splits' speakers),
+telephone prompts (``bench/turns/recorded.py``: Debian's Asterisk prompt packages, 8 kHz, both splits' speakers),
 a table per language (n, correct, confusions) beside the espeak-ng figure (69 % per call on the synthetic speech).
 
 Progress goes to stderr.
@@ -246,7 +246,7 @@ ESPEAK_ID_PERCENT = 69
 
 
 async def recorded_main(args: argparse.Namespace) -> int:
-    from bench.eot_recorded import recorded
+    from bench.turns.recorded import recorded
 
     window = {"window_min_s": args.window_min_s, "window_pad_s": args.window_pad_s}
     base = FasterWhisperASR.load(AsrSettings(model="base", **window))
@@ -262,7 +262,7 @@ async def recorded_main(args: argparse.Namespace) -> int:
     finally:
         base.close()
     if not rows:
-        print("no recorded prompts: python bench/eot_recorded.py install")
+        print("no recorded prompts: python bench/turns/recorded.py install")
         return 1
     print("## Language identification on recorded telephone prompts (Whisper base, first turn, detect)")
     print()

@@ -10,7 +10,7 @@ sentence), with ``agent.adapters.resemblyzer_similarity`` (resemblyzer's voice e
 installed by ``make``). Every voice's reference is scored against every voice's replies: *same voice* pairs
 (its own replies) and *other voice* pairs (everyone else's).
 
-**The voices** are those of the end-of-turn sets (``bench/eot_corpus.py``), all synthetic, none a recording of a
+**The voices** are those of the end-of-turn sets (``bench/turns/corpus.py``), all synthetic, none a recording of a
 person: the bundled Piper voice (joe), one speaker said at five speeds, with and without its sampling noise (the
 reference at speed 1, noiseless; the replies rotate through the renderings, so "same voice" includes another
 speed and another rendering, as a cloned voice varies), and the ten espeak-ng voices (en-us, en-gb, four
@@ -42,9 +42,9 @@ if __package__ in (None, ""):  # run as a script: make the project importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agent.adapters.resemblyzer_similarity import VoiceEncoder, similarity
-from bench.eot_corpus import VOICES
-from bench.eot_sentences import SENTENCES
-from bench.eot_voices import RATE, Voice, speaker
+from bench.turns.corpus import VOICES
+from bench.turns.sentences import SENTENCES
+from bench.turns.voices import RATE, Voice, speaker
 
 PIPER_REFERENCE = Voice("piper", "piper", "joe", 1.0)
 PIPER_RENDERINGS = tuple(v for split in ("dev", "test") for v in VOICES[split] if v.engine == "piper")

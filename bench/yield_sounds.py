@@ -11,8 +11,8 @@ import numpy as np
 
 from agent.audio.pcm import float_to_pcm16
 from agent.audio.resample import resample
-from bench.eot_corpus import _trimmed
-from bench.eot_voices import Voice, speaker
+from bench.turns.corpus import _trimmed
+from bench.turns.voices import Voice, speaker
 from testing.speech import cough as speech_cough
 
 RATE = 16000

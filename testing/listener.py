@@ -4,8 +4,9 @@ every reply in real time, says what it played (``playback.mark`` every 100 ms), 
 
 ``Player`` is one turn's playout (what arrived where, what has played by now, the first copy of each position so
 that audio sent again can be checked byte for byte); ``AudioSender`` streams 20 ms frames at real-time pace,
-silence unless an utterance is queued; ``Listener`` runs both on an open session and records what the server did
-(its messages, each pause, the close). It changes when what a listening client does on /ws changes.
+silence unless an utterance is queued; ``ListeningCaller`` runs both on an open session and records what the server
+did (its messages, each pause as a ``HeardPause``, the close). It changes when what a listening client does on /ws
+changes.
 """
 
 from __future__ import annotations
@@ -85,8 +86,9 @@ class AudioSender:
 
 
 @dataclass(slots=True)
-class Heard:
-    """A pause as the listener met it: what it had played, and where the server said the reply stopped."""
+class HeardPause:
+    """A ``playback.pause`` as the listening caller met it: what it had played, and where the server said the reply
+    stopped."""
 
     turn: int
     heard_ms: float
@@ -101,7 +103,7 @@ class Listened:
     """What the server did on the listener's call."""
 
     messages: list[dict[str, Any]] = field(default_factory=list)
-    pauses: list[Heard] = field(default_factory=list)
+    pauses: list[HeardPause] = field(default_factory=list)
     audio_bytes: dict[int, int] = field(default_factory=dict)
     """Reply audio received, by turn."""
     closed: tuple[int, str] | None = None
@@ -111,9 +113,10 @@ class Listened:
         return [m for m in self.messages if m["type"] == kind and (turn is None or m.get("turn") == turn)]
 
 
-class Listener:
-    """Listens on ``ws``, a /ws session already started (``session.started`` read), whose reply audio comes at
-    ``output_rate``; the caller's audio goes at ``rate``. ``run`` until the call ends or ``stop``."""
+class ListeningCaller:
+    """A caller that talks and listens as a device does, on ``ws``: a /ws session already started
+    (``session.started`` read), whose reply audio comes at ``output_rate``; the caller's audio goes at ``rate``.
+    ``run`` until the call ends or ``stop``."""
 
     def __init__(self, ws: ClientConnection, output_rate: int, rate: int = 16000) -> None:
         self.ws = ws
@@ -170,7 +173,7 @@ class Listener:
                     self.turn = turn
                     self.player = Player(self.bytes_per_ms)
                 elif kind == "playback.pause" and turn == self.turn:
-                    got.pauses.append(Heard(turn, self.player.played(now), event["played_ms"]))
+                    got.pauses.append(HeardPause(turn, self.player.played(now), event["played_ms"]))
                     self.player.pause(event["played_ms"], now)
                 elif kind == "playback.clear" and turn == self.turn:
                     self.player.stopped = True

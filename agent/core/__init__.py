@@ -4,10 +4,11 @@ The runtime feeds ``Session.handle(event, now)`` (``agent.core.session``) the ev
 (``agent.core.events``) and carries out the effects it returns, in order; every turn-taking rule is therefore a
 synchronous unit test on a simulated clock. The parts, each with its own reason to change:
 
-- Listening (``agent.core.listening``): the turn detector (audio time, ``agent.core.turn_detector``) finds
-  utterances. Early in the trailing silence a speculative transcript is requested; when it ends like a
-  finished sentence the turn ends after a short hangover and the transcript is reused, when it trails off the
-  agent waits longer (``agent.core.endpointing``, with each language's words in ``agent.core.lexicon``).
+- Listening (``agent.core.listening``, the ``SpeechJudge``; what it decides: ``agent.core.heard``): the turn
+  detector (audio time, ``agent.core.turn_detector``) finds utterances. Early in the trailing silence a
+  speculative transcript is requested; when it ends like a finished sentence the turn ends after a short hangover
+  and the transcript is reused, when it trails off the agent waits longer (``agent.core.endpointing``, with each
+  language's words in ``agent.core.lexicon``).
 - Speaking (``agent.core.speaking``): an utterance that ends becomes turn ``n``. Its reply is streamed, cut
   into sentences (``agent.core.chunker``) and synthesized; its audio is accounted for on the way out
   (``agent.core.reply_audio``); the turn lasts until the caller has heard the reply (client

@@ -1,13 +1,14 @@
-"""What the listening side of the session core hears (``agent.core.listening``): the values it returns.
+"""What the listening side of the session core, the speech judge (``agent.core.listening``), returns: its
+``SpeechJudgement``s.
 
-One reason to change: what the listener tells the session about the caller's speech.
+One reason to change: what the speech judge tells the session about the caller's speech.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agent.core.events import CancelTranscription, ScoreTurn, ScoreWords, Transcribe
+from agent.core.events import CancelTranscriptOrScore, ScoreTurn, ScoreWords, Transcribe
 from agent.core.turn_detector import EndOfTurn
 
 
@@ -26,7 +27,7 @@ class Yield:
 @dataclass(frozen=True, slots=True)
 class Interrupt:
     """The caller is taking the floor from the agent. ``continues``: the turn whose words the utterance goes on
-    with (``Listener.continuable``); its audio now comes first in the utterance's."""
+    with (``SpeechJudge.continuable``); its audio now comes first in the utterance's."""
 
     continues: int | None = None
 
@@ -59,4 +60,9 @@ class Passed:
     """A sound made while the agent held the floor is over and did not take it."""
 
 
-Heard = Began | Yield | Interrupt | Guessed | Ended | Passed | Transcribe | ScoreTurn | ScoreWords | CancelTranscription
+SpeechJudgement = (
+    Began | Yield | Interrupt | Guessed | Ended | Passed | Transcribe | ScoreTurn | ScoreWords | CancelTranscriptOrScore
+)
+"""What the speech judge decided about the caller's speech: an utterance began, yield, it takes the floor, a guess
+of its words, it ended, it passed; or the evidence it asks for (a transcript, a score) and the requests it no longer
+wants."""

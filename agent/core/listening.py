@@ -1,15 +1,17 @@
-"""The listening side of the session core: when the caller speaks, pauses, finishes, or takes the floor.
+"""The listening side of the session core, the speech judge: when the caller speaks, pauses, finishes, or takes the
+floor.
 
-``Listener.push(frame, now, busy)`` runs the turn detector (audio time) and returns what was heard:
+``SpeechJudge.push(frame, now, busy)`` runs the turn detector (audio time) and returns what it judged (a
+``SpeechJudgement``, ``agent.core.heard``):
 
 - ``Began``: an utterance started;
 - ``Transcribe``: a transcript is wanted (speculative, early in the trailing silence; a quick look while
   the agent talks; or the final one);
 - ``Interrupt``: while the agent holds the floor (``busy``), the caller has said enough real words to
   take it (short sounds never do; acknowledgements such as "uh-huh" do not unless they go on);
-- ``CancelTranscription``: a request it asked for is no longer wanted (a newer speculation replaces it,
-  or its utterance ended or was discarded), so the runtime can stop it instead of letting superseded
-  transcriptions pile up;
+- ``CancelTranscriptOrScore``: a transcript or a score it asked for is no longer wanted (a newer speculation
+  replaces it, or its utterance ended or was discarded), so the runtime can stop it instead of letting superseded
+  transcriptions and scores pile up;
 - ``ScoreTurn``, ``ScoreWords``: with each speculative transcript the sound of the same snapshot is scored,
   and once it is back its words, when the policy uses those models (answers come back through ``answer_score``;
   while any is on its way the pause is not judged blind, ``agent.core.turn_end``);
@@ -39,17 +41,20 @@ from typing import Literal, assert_never
 
 from agent.core.call_language import CallLanguage
 from agent.core.endpointing import EndpointPolicy, claims_floor, is_backchannel, no_bid, normalise_phrase
-from agent.core.events import AudioFrame, CancelTranscription, ScoreTurn, ScoreWords, Transcribe
-from agent.core.heard import Began, Ended, Guessed, Heard, Interrupt, Passed, Yield
+from agent.core.events import AudioFrame, CancelTranscriptOrScore, ScoreTurn, ScoreWords, Transcribe
+from agent.core.heard import Began, Ended, Guessed, Interrupt, Passed, SpeechJudgement, Yield
 from agent.core.policies import BargeInPolicy
 from agent.core.turn_detector import Discarded, EndOfTurn, Onset, TurnDetector, TurnPolicy
 from agent.core.turn_end import evidence_of, hangover, reads_words
 from agent.core.turn_state import AsrRequest, Said, Utterance
 
-__all__ = ["Began", "Ended", "Guessed", "Heard", "Interrupt", "Listener", "Passed", "Yield"]
+__all__ = ["Began", "Ended", "Guessed", "Interrupt", "Passed", "SpeechJudge", "SpeechJudgement", "Yield"]
 
 
-class Listener:
+class SpeechJudge:
+    """Judges the caller's speech for the session (see the module doc): what it returns are ``SpeechJudgement``s;
+    the transcripts and scores it asked for come back through ``answer`` and ``answer_score``."""
+
     def __init__(
         self, policy: TurnPolicy, endpointing: EndpointPolicy, barge_in: BargeInPolicy, *, language: CallLanguage
     ) -> None:
@@ -87,7 +92,7 @@ class Listener:
         """Stream position where the last voiced frame of the utterance in progress ended."""
         return self._detector.voiced_until_ms
 
-    def push(self, frame: AudioFrame, now: float, busy: bool) -> list[Heard]:
+    def push(self, frame: AudioFrame, now: float, busy: bool) -> list[SpeechJudgement]:
         self._now = now
         self._frame_ms = frame.duration_ms
         detector = self._detector
@@ -96,7 +101,7 @@ class Listener:
             self.last_voice_at = now
         match signal:
             case None:
-                heard: list[Heard] = []
+                heard: list[SpeechJudgement] = []
             case Onset():
                 self._utterances += 1
                 self._utterance = Utterance(
@@ -120,8 +125,8 @@ class Listener:
             heard += self._speculate(utterance, busy)
         return heard
 
-    def answer(self, request: int, text: str, busy: bool, now: float = 0.0) -> list[Heard]:
-        """The transcript of a request this listener asked for (unknown or stale ones are ignored)."""
+    def answer(self, request: int, text: str, busy: bool, now: float = 0.0) -> list[SpeechJudgement]:
+        """The transcript of a request this judge asked for (unknown or stale ones are ignored)."""
         self._now = now
         req = self._asr.pop(request, None)
         utterance = self._utterance
@@ -147,8 +152,10 @@ class Listener:
             return taken + asked + heard
         return []
 
-    def answer_score(self, request: int, probability: float | None, busy: bool, now: float = 0.0) -> list[Heard]:
-        """A score (of the sound, or of the words) this listener asked for (unknown or stale ones are ignored)."""
+    def answer_score(
+        self, request: int, probability: float | None, busy: bool, now: float = 0.0
+    ) -> list[SpeechJudgement]:
+        """A score (of the sound, or of the words) this judge asked for (unknown or stale ones are ignored)."""
         self._now = now
         req = self._asr.pop(request, None)
         utterance = self._utterance
@@ -171,7 +178,7 @@ class Listener:
         self._policy, self._endpointing, self._barge = policy, endpointing, barge_in
         self._detector.policy, self._detector.hangover_ms = policy, endpointing.hangover_max_ms
 
-    def commit(self, busy: bool) -> list[Heard]:
+    def commit(self, busy: bool) -> list[SpeechJudgement]:
         """The client ends the utterance in progress now (``[]`` when there is none)."""
         if self._utterance is None or not self._detector.speaking:
             return []
@@ -193,7 +200,7 @@ class Listener:
         if utterance is not None and utterance.probe_request == request:
             utterance.probe_request = None  # so that the next look can be taken
 
-    def _judge_interruption(self, utterance: Utterance) -> list[Heard]:
+    def _judge_interruption(self, utterance: Utterance) -> list[SpeechJudgement]:
         """Caller speech while the agent holds the floor: interrupt it, or let it pass.
 
         A client that cannot pause goes on playing the reply while the sound is judged. A quick transcript is
@@ -225,17 +232,17 @@ class Listener:
         snapshot = self._detector.snapshot(self._frame_ms)
         return [Transcribe(utterance.probe_request, snapshot, self._language.hint(), "quick", over_agent=True)]
 
-    def _speculate(self, utterance: Utterance, busy: bool) -> list[Heard]:
+    def _speculate(self, utterance: Utterance, busy: bool) -> list[SpeechJudgement]:
         detector, ep = self._detector, self._endpointing
         silence = detector.silence_ms
         if silence == 0:
             return []
-        heard: list[Heard] = []
+        heard: list[SpeechJudgement] = []
         voiced_until = detector.voiced_until_ms
         if ep.speculative_ms and silence >= ep.speculative_ms and utterance.spec_voiced_until != voiced_until:
             for superseded in (utterance.spec_request, utterance.score_request, utterance.words_request):
                 if superseded is not None and self._asr.pop(superseded, None) is not None:
-                    heard.append(CancelTranscription(superseded))  # the caller went on
+                    heard.append(CancelTranscriptOrScore(superseded))  # the caller went on
             utterance.spec_request = self._request(utterance, "spec")
             utterance.spec_voiced_until = voiced_until
             utterance.spec_text, utterance.score_request, utterance.spec_score = None, None, None
@@ -251,7 +258,7 @@ class Listener:
                 heard.append(ScoreTurn(utterance.score_request, snapshot))
         return heard + self._maybe_end(utterance, busy)
 
-    def _ask_words(self, utterance: Utterance, text: str, busy: bool) -> list[Heard]:
+    def _ask_words(self, utterance: Utterance, text: str, busy: bool) -> list[SpeechJudgement]:
         """Ask the text model about the pause's transcript ``text`` (``reads_words``); not for a sound made over
         the agent, whose words are judged as a bid for the floor."""
         if (busy and not utterance.barged_in) or not reads_words(self._endpointing, text, self.language):
@@ -260,7 +267,7 @@ class Listener:
         utterance.asked_at = (utterance.asked_at[0], self._now)
         return [ScoreWords(utterance.words_request, text, self.language)]
 
-    def _maybe_end(self, utterance: Utterance, busy: bool) -> list[Heard]:
+    def _maybe_end(self, utterance: Utterance, busy: bool) -> list[SpeechJudgement]:
         """End the utterance if the trailing silence is as long as what has been said, and what is still on its
         way about it, call for (``agent.core.turn_end``)."""
         detector, barge = self._detector, self._barge
@@ -279,7 +286,7 @@ class Listener:
             return self._cancel_all() + ([Passed()] if busy else [])
         return self._ended(end, busy)
 
-    def _ended(self, end: EndOfTurn, busy: bool) -> list[Heard]:
+    def _ended(self, end: EndOfTurn, busy: bool) -> list[SpeechJudgement]:
         utterance, self._utterance = self._utterance, None
         if utterance is None:
             return []
@@ -295,7 +302,7 @@ class Listener:
             del self._asr[request]
         else:
             request = 0
-        heard: list[Heard] = self._cancel_all()  # probes and partial speculations of the utterance are moot
+        heard: list[SpeechJudgement] = self._cancel_all()  # probes and partial speculations of the utterance are moot
         if not request:
             self._requests += 1
             request = self._requests
@@ -304,7 +311,7 @@ class Listener:
         heard.append(Ended(end, self.last_voice_at, text, request, interrupted=utterance.barged_in))
         return heard
 
-    def _taken_by_words(self, utterance: Utterance, text: str, busy: bool) -> list[Heard]:
+    def _taken_by_words(self, utterance: Utterance, text: str, busy: bool) -> list[SpeechJudgement]:
         """Paused: the speculative transcript of a pause in the caller's speech shows real words, and enough of
         them: the floor is theirs now (the turn's work stops, and its reply can be prepared early)."""
         barge = self._barge
@@ -332,7 +339,7 @@ class Listener:
         said, window = self.continuable, self._barge.continue_within_ms
         return said is not None and bool(window) and utterance.onset_ms - said.end.voiced_until_ms <= window
 
-    def _interrupt(self, utterance: Utterance) -> list[Heard]:
+    def _interrupt(self, utterance: Utterance) -> list[SpeechJudgement]:
         """``utterance`` takes the floor. When it began soon enough after the words being answered, it goes on
         with them: their audio goes first, and what was transcribed of it alone is moot."""
         utterance.barged_in = True
@@ -342,8 +349,8 @@ class Listener:
             return [Interrupt()]
         self.continuable = None
         self._detector.prepend(said.end.audio)
-        heard: list[Heard] = [
-            CancelTranscription(request)
+        heard: list[SpeechJudgement] = [
+            CancelTranscriptOrScore(request)
             for request in (utterance.spec_request, utterance.score_request, utterance.words_request)
             if request is not None and self._asr.pop(request, None) is not None
         ]
@@ -366,9 +373,9 @@ class Listener:
         """Too short to take the floor, or known to be an acknowledgement."""
         return utterance.backchannel or speech_ms < self._barge.min_speech_ms
 
-    def _cancel_all(self) -> list[Heard]:
+    def _cancel_all(self) -> list[SpeechJudgement]:
         """Every request still in flight is moot (its utterance is over, or a new one began)."""
-        moot: list[Heard] = [CancelTranscription(request) for request in self._asr]
+        moot: list[SpeechJudgement] = [CancelTranscriptOrScore(request) for request in self._asr]
         self._asr.clear()
         return moot
 

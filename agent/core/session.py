@@ -10,7 +10,7 @@ told in ``agent.core``.
 
 Every result carries its request or turn id; results for anything no longer current are dropped here, so
 late results of a cancelled turn can never reach the caller. Superseded transcriptions are cancelled
-(``CancelTranscription``), so they cannot pile up behind each other.
+(``CancelTranscriptOrScore``), so they cannot pile up behind each other.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from agent.core.events import (
     AddMessage,
     AudioFrame,
     CancelResponse,
-    CancelTranscription,
+    CancelTranscriptOrScore,
     ClearInput,
     ClientEnded,
     CommitInput,
@@ -62,7 +62,7 @@ from agent.core.events import (
 )
 from agent.core.history import Dialogue
 from agent.core.input_buffer import InputBuffer, duration_ms
-from agent.core.listening import Began, Ended, Guessed, Heard, Interrupt, Listener, Passed, Yield
+from agent.core.listening import Began, Ended, Guessed, Interrupt, Passed, SpeechJudge, SpeechJudgement, Yield
 from agent.core.policies import SessionConfig
 from agent.core.preemption import Preemptor
 from agent.core.speaking import Speaker
@@ -82,7 +82,7 @@ class Session:
         self._speaker = Speaker(config, self._dialogue, self._language)
         self._ahead = Preemptor(self._speaker)
         self._closing = Closing(self._speaker, self._ahead)
-        self._listener = Listener(config.policy, config.endpointing, config.barge_in, language=self._language)
+        self._judge = SpeechJudge(config.policy, config.endpointing, config.barge_in, language=self._language)
         self._pending: PendingTurn | None = None
         self._input = InputBuffer()
         """Turn detection off: the caller's audio since the last commit."""
@@ -99,7 +99,7 @@ class Session:
         self._barge = config.barge_in
         self._dialogue.system_prompt = config.system_prompt
         self._speaker.reconfigure(config)
-        self._listener.reconfigure(config.policy, config.endpointing, config.barge_in)
+        self._judge.reconfigure(config.policy, config.endpointing, config.barge_in)
 
     @property
     def language(self) -> str:
@@ -182,38 +182,38 @@ class Session:
             self._input.add(frame.pcm, self._config.policy.max_utterance_ms)
             return []
         effects: list[Effect] = []
-        listener = self._listener
-        listener.continuable = self._continuable()
-        for heard in listener.push(frame, now, self._agent_busy()):
-            effects += self._on_heard(heard, now)
+        judge = self._judge
+        judge.continuable = self._continuable()
+        for judgement in judge.push(frame, now, self._agent_busy()):
+            effects += self._on_judgement(judgement, now)
         guess = self._ahead.guess
-        if guess is not None and (not listener.speaking or listener.voiced_until_ms != guess.voiced_until_ms):
+        if guess is not None and (not judge.speaking or judge.voiced_until_ms != guess.voiced_until_ms):
             effects += self._ahead.discard()  # the caller went on (or the utterance was dropped)
-        if listener.last_voice_at == now:
+        if judge.last_voice_at == now:
             self._closing.voice(now)
         return effects
 
-    def _on_heard(self, heard: Heard, now: float) -> list[Effect]:
-        match heard:
+    def _on_judgement(self, judgement: SpeechJudgement, now: float) -> list[Effect]:
+        match judgement:
             case Began():
                 # Yield at once, unless the sound may be the agent's own echo: then only once it goes on (Yield).
-                busy = self._agent_busy() and not heard.unsure
+                busy = self._agent_busy() and not judgement.unsure
                 pause = yielding.pause(self._speaker.active, self._config, now) if busy else []
-                return [*pause, Notify(SpeechStarted(audio_ms=heard.audio_ms))]
+                return [*pause, Notify(SpeechStarted(audio_ms=judgement.audio_ms))]
             case Yield():
                 return yielding.pause(self._speaker.active, self._config, now) if self._agent_busy() else []
             case Passed():
                 return self._resume(now)
-            case Transcribe() | ScoreTurn() | ScoreWords() | CancelTranscription():
-                return [heard]
+            case Transcribe() | ScoreTurn() | ScoreWords() | CancelTranscriptOrScore():
+                return [judgement]
             case Interrupt(continues=continues):
                 return self._interrupt(now) + ([] if continues is None else self._continue(continues))
             case Guessed():
-                return self._preempt(heard, now)
+                return self._preempt(judgement, now)
             case Ended():
-                return self._utterance_ended(heard, now)
+                return self._utterance_ended(judgement, now)
             case _:
-                assert_never(heard)
+                assert_never(judgement)
 
     def _preempt(self, guessed: Guessed, now: float) -> list[Effect]:
         """The speculative transcript of the whole utterance so far: start its reply (output held)."""
@@ -226,7 +226,7 @@ class Session:
     def _utterance_ended(self, ended: Ended, now: float) -> list[Effect]:
         speaker, ahead = self._speaker, self._ahead
         if self._closing.draining:  # no new turn while draining: its transcript is not wanted
-            return [] if ended.text is not None else [CancelTranscription(ended.request)]
+            return [] if ended.text is not None else [CancelTranscriptOrScore(ended.request)]
         busy = self._agent_busy() and not ended.interrupted
         guess = ahead.guess
         if guess is not None and not busy and guess.holds(ended.text, ended.end.voiced_until_ms):
@@ -272,8 +272,8 @@ class Session:
         """A newer utterance replaces one still waiting for its transcript."""
         pending, self._pending = self._pending, None
         if pending is None or pending.only_if_not_backchannel:
-            return [] if pending is None else [CancelTranscription(pending.request)]
-        effects: list[Effect] = [CancelTranscription(pending.request)]
+            return [] if pending is None else [CancelTranscriptOrScore(pending.request)]
+        effects: list[Effect] = [CancelTranscriptOrScore(pending.request)]
         turn = self._speaker.new_turn(*pending.opening, pending.turn, heard=pending.end)
         return effects + self._speaker.finish(turn, now, interrupted=True)
 
@@ -281,15 +281,16 @@ class Session:
         """The client ends the caller's turn: the utterance in progress (turn detection on), all the audio since the
         last commit (off), or ``audio``, becomes a turn, answered only if the session answers turns on its own."""
         if audio is None and self._config.detect_turns:
-            effects = [e for heard in self._listener.commit(self._agent_busy()) for e in self._on_heard(heard, now)]
+            judged = self._judge.commit(self._agent_busy())
+            effects = [e for judgement in judged for e in self._on_judgement(judgement, now)]
             return effects or requests.refused("input_audio_buffer_commit_empty", "no speech to commit")
         pcm = self._input.take(audio)
         if pcm is None:
             return requests.refused("input_audio_buffer_commit_empty", "at least 100 ms of audio must be committed")
         audio_ms = duration_ms(pcm)
         effects = self._drop_pending(now)
-        turn, request = self._speaker.number_turn(), self._listener.new_request()
-        end = EndOfTurn(pcm, audio_ms, audio_ms, self._listener.position_ms, "silence", self._listener.position_ms)
+        turn, request = self._speaker.number_turn(), self._judge.new_request()
+        end = EndOfTurn(pcm, audio_ms, audio_ms, self._judge.position_ms, "silence", self._judge.position_ms)
         self._pending = PendingTurn(end, request, None, now, only_if_not_backchannel=False, turn=turn)
         return [*effects, Notify(InputCommitted(turn, audio_ms)), Transcribe(request, pcm, self._language.hint())]
 
@@ -300,15 +301,15 @@ class Session:
         if pending is not None and pending.request == request:
             return self._pending_transcribed(pending, text, now)
         effects: list[Effect] = []
-        self._listener.continuable = self._continuable()
-        for heard in self._listener.answer(request, text, self._agent_busy(), now):
-            effects += self._on_heard(heard, now)
+        self._judge.continuable = self._continuable()
+        for judgement in self._judge.answer(request, text, self._agent_busy(), now):
+            effects += self._on_judgement(judgement, now)
         return effects
 
     def _on_score(self, scored: TurnScored, now: float) -> list[Effect]:
-        self._listener.continuable = self._continuable()
-        heard = self._listener.answer_score(scored.request, scored.probability, self._agent_busy(), now)
-        return [e for item in heard for e in self._on_heard(item, now)]
+        self._judge.continuable = self._continuable()
+        judged = self._judge.answer_score(scored.request, scored.probability, self._agent_busy(), now)
+        return [e for judgement in judged for e in self._on_judgement(judgement, now)]
 
     def _pending_transcribed(self, pending: PendingTurn, text: str, now: float) -> list[Effect]:
         self._pending = None
@@ -322,7 +323,7 @@ class Session:
         return effects + self._speaker.answer(turn, text, now)
 
     def _on_transcript_failed(self, event: TranscriptFailed, now: float) -> list[Effect]:
-        self._listener.forget(event.request)
+        self._judge.forget(event.request)
         pending = self._pending
         if pending is None or pending.request != event.request:
             return []  # a speculative or probe transcript: the final one will be tried anyway
@@ -379,13 +380,13 @@ class Session:
             return []
         if closing.draining:
             return self._farewell(now)
-        if self._listener.speaking:
+        if self._judge.speaking:
             return []
         return closing.idle(now, self._config.idle)
 
     def _farewell(self, now: float) -> list[Effect]:
         waiting = self._pending is not None
-        return self._closing.farewell(now, waiting=waiting, caller_speaking=self._listener.speaking)
+        return self._closing.farewell(now, waiting=waiting, caller_speaking=self._judge.speaking)
 
     def _transcript_overdue(self, now: float) -> list[Effect]:
         """The pending turn's transcript missed its deadline: stop it, say so, apologise."""
@@ -393,6 +394,6 @@ class Session:
         pending = self._pending
         if pending is None or not deadline_s or now - pending.ended_at < deadline_s:
             return []
-        self._listener.forget(pending.request)
+        self._judge.forget(pending.request)
         message = f"no transcript within {deadline_s:g} s"
-        return [CancelTranscription(pending.request), *self._transcript_lost(pending, "asr_timeout", message, now)]
+        return [CancelTranscriptOrScore(pending.request), *self._transcript_lost(pending, "asr_timeout", message, now)]

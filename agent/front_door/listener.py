@@ -28,7 +28,7 @@ from agent.front_door.routes import Routes
 from agent.runtime.components import Components
 from agent.runtime.server.state import ServerState, limits
 from agent.security.auth import Authenticator
-from agent.wires.endpoints import ENDPOINTS, Listener, endpoint
+from agent.wires.endpoints import ENDPOINTS, EndpointListener, endpoint
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +37,11 @@ class RunningServer:
     """Handle on a listening server (see ``running_server``)."""
 
     def __init__(
-        self, server: Server, state: ServerState, settings: Settings, listeners: Mapping[str, Listener] | None = None
+        self,
+        server: Server,
+        state: ServerState,
+        settings: Settings,
+        listeners: Mapping[str, EndpointListener] | None = None,
     ) -> None:
         """``listeners``: the endpoints' own listeners that were started, by endpoint name."""
         self._server = server
@@ -135,7 +139,7 @@ async def running_server(settings: Settings, load: Callable[[], Components]) -> 
         close_timeout=cfg.close_timeout_s,
         server_header=None,
     )
-    listeners: dict[str, Listener] = {}
+    listeners: dict[str, EndpointListener] = {}
     for row in ENDPOINTS:
         listener = row.listener(settings, state, row.opening) if row.listener is not None else None
         if listener is not None:

@@ -39,9 +39,9 @@ from agent.wires.realtime.credential import bearer_key
 from agent.wires.realtime.opening import open_realtime
 
 
-class Listener(Protocol):
-    """A listener an endpoint brings besides the WebSocket one: ``start`` it, then ``close`` it after the
-    server's calls were told to close."""
+class EndpointListener(Protocol):
+    """An endpoint's own listener, besides the server's WebSocket one (AudioSocket's TCP port): ``start`` it, then
+    ``close`` it after the server's calls were told to close."""
 
     @property
     def port(self) -> int: ...
@@ -51,7 +51,7 @@ class Listener(Protocol):
     async def close(self) -> None: ...
 
 
-ListenerFactory = Callable[[Settings, ServerState, Opening], "Listener | None"]
+EndpointListenerFactory = Callable[[Settings, ServerState, Opening], "EndpointListener | None"]
 """Makes an endpoint's own listener, sharing the server's state and running its calls with the opening given
 (``None``: the settings leave it off)."""
 
@@ -68,7 +68,7 @@ class Endpoint:
     """Who may upgrade, after the method and the Origin (default: the opening decides, in the protocol's words)."""
     exposure: ExposureRule | None = None
     """What the settings expose through the endpoint, said at start-up (``None``: nothing of its own)."""
-    listener: ListenerFactory | None = None
+    listener: EndpointListenerFactory | None = None
     """A listener of its own (AudioSocket's TCP one), started and closed with the server."""
     side: SideChannels | None = None
     """Requests served beside the call on the same socket (protocol v1's voice enrollment)."""

@@ -1,4 +1,4 @@
-"""The end-of-turn bench's arithmetic and its effect loop (bench/end_of_turn.py), without any model.
+"""The end-of-turn bench's arithmetic and its effect loop (bench/turns/), without any model.
 
 The effect loop runs the real VAD front end and session core on made-up audio (a tone for speech), with a loud-
 frame detector, and fakes of the transcriber and the acoustic turn model that answer fixed values.
@@ -16,11 +16,12 @@ import pytest
 
 from agent.audio.pcm import float_to_pcm16
 from agent.config import Settings
-from bench.end_of_turn import build_parser, select_policies
-from bench.eot_corpus import Utterance
-from bench.eot_models import Transcriber, TurnScorer
-from bench.eot_policies import DEFAULT_POLICIES, Policy, parse_policy, with_overrides
-from bench.eot_report import (
+from bench.turns.command import build_parser
+from bench.turns.corpus import Utterance
+from bench.turns.models import Transcriber, TurnScorer
+from bench.turns.pipeline import Outcome, run_utterance
+from bench.turns.policies import DEFAULT_POLICIES, Policy, parse_policy, select_policies, with_overrides
+from bench.turns.report import (
     PolicyResult,
     SetResult,
     format_summary,
@@ -30,9 +31,8 @@ from bench.eot_report import (
     summary_rows,
     word_errors,
 )
-from bench.eot_run import Outcome, run_utterance
-from bench.eot_sentences import CATEGORIES, Category, Split
-from bench.eot_voices import RATE
+from bench.turns.sentences import CATEGORIES, Category, Split
+from bench.turns.voices import RATE
 
 
 def utterance(
@@ -119,7 +119,7 @@ def test_tables_put_dev_and_test_side_by_side_and_summarise_each_policy_on_each_
 
 def test_the_plot_is_a_png() -> None:
     pytest.importorskip("matplotlib")
-    from bench.eot_plot import plot
+    from bench.turns.plot import plot
 
     path = Path(__import__("tempfile").mkdtemp()) / "eot.png"
     plot(summary_rows([result("current"), result("text_only")]), path)
@@ -144,7 +144,7 @@ def test_the_default_policies_are_valid_settings_and_names_are_checked() -> None
 
 
 def test_help_says_dev_is_tuned_on_and_test_only_scored() -> None:
-    import bench.end_of_turn as bench
+    import bench.turns as bench
 
     text = " ".join(build_parser().format_help().split())
     assert "Thresholds and rules are chosen on dev; test is only scored" in text

@@ -33,7 +33,7 @@ from agent.security.auth import mint_token
 from clients.realtime_client import RealtimeCaller
 from testing.emulators.openai import OpenAIEmulator
 from testing.emulators.tool_calls import Call, ReplyItem, last_results
-from testing.listener import Listener
+from testing.listener import ListeningCaller
 from testing.sockets import next_json, until
 from testing.speech import cough, silence, speech_pcm16
 from testing.waits import within
@@ -193,7 +193,7 @@ async def slow_reader(server: RunningServer, done: asyncio.Event) -> SlowRead:
     async with connect(server.ws_url, additional_headers=bearer(), sock=sock, max_queue=1) as ws:
         await ws.send(json.dumps({"type": "session.start", "sample_rate": 16000}))
         started = await next_json(ws)
-        listener = Listener(ws, started["output_sample_rate"])
+        listener = ListeningCaller(ws, started["output_sample_rate"])
         sender = asyncio.create_task(listener.sender.run())
         listener.say(silence(300) + speech_pcm16("Please tell me a long story."))
         read = SlowRead(bytes_per_ms=started["output_sample_rate"] * 2 / 1000)
@@ -251,7 +251,7 @@ async def test_a_long_reply_with_every_sound_over_it_beside_idle_anonymous_and_s
                 await ws.send(json.dumps(start))
                 started = await next_json(ws)
                 assert started["type"] == "session.started", started
-                listener = Listener(ws, started["output_sample_rate"])
+                listener = ListeningCaller(ws, started["output_sample_rate"])
                 running = asyncio.create_task(listener.run())
                 got = listener.got
 

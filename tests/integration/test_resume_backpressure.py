@@ -16,7 +16,7 @@ import pytest
 from websockets.asyncio.client import connect
 
 from agent.runtime.components import Components
-from testing.listener import Listener
+from testing.listener import ListeningCaller
 from testing.sockets import next_json, until
 from testing.speech import cough, silence, speech_pcm16
 from tests.integration.conftest import local_settings
@@ -34,7 +34,7 @@ async def test_a_cough_over_a_long_reply_resumes_it_to_the_end_without_closing_a
         await ws.send(json.dumps({"type": "session.start", "sample_rate": 16000, "capabilities": ["playback.pause"]}))
         started = await next_json(ws)
         assert started["type"] == "session.started", started
-        listener = Listener(ws, started["output_sample_rate"])
+        listener = ListeningCaller(ws, started["output_sample_rate"])
         running = asyncio.create_task(listener.run())
         got = listener.got
         listener.say(silence(300) + speech_pcm16("Please tell me a long story."))

@@ -1,4 +1,4 @@
-"""The end-of-turn sets (bench/eot_corpus.py): dev is tuned on, test only scored, and test must be unlike dev.
+"""The end-of-turn sets (bench/turns/corpus.py): dev is tuned on, test only scored, and test must be unlike dev.
 
 Pure: plans, noise and the layout of made-up parts; no speech engine runs here.
 """
@@ -11,7 +11,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from bench.eot_corpus import (
+from bench.turns.corpus import (
     EDGE_MS,
     LEAD_MS,
     PAUSES_MS,
@@ -25,8 +25,8 @@ from bench.eot_corpus import (
     plain_text,
     plan,
 )
-from bench.eot_sentences import CATEGORIES, PAUSED, SENTENCES, SPLITS
-from bench.eot_voices import RATE, Voice, coloured_noise, espeak_command, noise_rms
+from bench.turns.sentences import CATEGORIES, PAUSED, SENTENCES, SPLITS
+from bench.turns.voices import RATE, Voice, coloured_noise, espeak_command, noise_rms
 
 
 def words(text: str) -> list[str]:

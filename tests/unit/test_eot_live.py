@@ -1,5 +1,6 @@
-"""The live end-of-turn bench's scoring (bench/eot_call.py), the test set's seal and log line (bench/eot_seal.py)
-and the latency distribution (bench/eot_delays.py): pure, no server, no model, no event loop."""
+"""The live end-of-turn bench's scoring (bench/turns/live_score.py), the test set's seal and log line
+(bench/turns/seal.py) and the latency distribution (bench/turns/delays.py): pure, no server, no model, no event
+loop."""
 
 from __future__ import annotations
 
@@ -11,14 +12,15 @@ from typing import Any
 import pytest
 
 from agent.config import Settings
-from bench.end_of_turn import build_parser
-from bench.eot_call import CallLog, LiveOutcome, format_groups, frame_of, groups_json, policy_env
-from bench.eot_corpus import Utterance
-from bench.eot_delays import Delays
-from bench.eot_policies import Policy
-from bench.eot_report import PolicyResult, SetResult, summary, summary_rows
-from bench.eot_seal import HEADER, append, log_line, seal
-from bench.eot_sentences import Category, Source
+from bench.turns.command import build_parser
+from bench.turns.corpus import Utterance
+from bench.turns.delays import Delays
+from bench.turns.live_score import CallLog, LiveOutcome, frame_of
+from bench.turns.policies import Policy
+from bench.turns.report import PolicyResult, SetResult, format_groups, groups_json, summary, summary_rows
+from bench.turns.seal import HEADER, append, log_line, seal
+from bench.turns.sentences import Category, Source
+from bench.turns.server import policy_env
 
 
 def utterance(

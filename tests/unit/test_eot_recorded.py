@@ -1,4 +1,4 @@
-"""The recorded human utterances (bench/eot_recorded.py) and the German synthetic plans (bench/eot_corpus.py).
+"""The recorded human utterances (bench/turns/recorded.py) and the German synthetic plans (bench/turns/corpus.py).
 
 Pure: synthetic arrays and made-up transcripts; no package, model or speech engine is needed.
 """
@@ -8,12 +8,12 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from bench.eot_corpus import plain_text, plan
-from bench.eot_german import SENTENCES_DE, VOICES_DE
-from bench.eot_recorded import category_of, cut_at_pause, joined, pauses_in, quietest, speakers, utterance
-from bench.eot_recordings import BREATHS, CUTS, JOINS, SPEAKERS, WHOLE, Speaker
-from bench.eot_sentences import CATEGORIES, PAUSED, SPLITS
-from bench.eot_voices import RATE
+from bench.turns.corpus import plain_text, plan
+from bench.turns.german import SENTENCES_DE, VOICES_DE
+from bench.turns.recorded import category_of, cut_at_pause, joined, pauses_in, quietest, speakers, utterance
+from bench.turns.recordings import BREATHS, CUTS, JOINS, SPEAKERS, WHOLE, Speaker
+from bench.turns.sentences import CATEGORIES, PAUSED, SPLITS
+from bench.turns.voices import RATE
 
 
 def tone(ms: int, level: float = 0.5, hz: float = 220.0) -> npt.NDArray[np.float32]:
@@ -118,8 +118,8 @@ def test_the_english_plan_is_unchanged_by_default() -> None:
 
 
 def test_a_recording_s_own_room_noise_is_not_audible_speech() -> None:
-    from bench.eot_corpus import OVER_NOISE_DB, loud_span
-    from bench.eot_voices import RATE
+    from bench.turns.corpus import OVER_NOISE_DB, loud_span
+    from bench.turns.voices import RATE
 
     rng = np.random.default_rng(0)
     noise = (10 ** (-40 / 20) * rng.standard_normal(RATE)).astype(np.float32)  # 1 s of room noise, 35 dB down

@@ -1,4 +1,4 @@
-"""The end-of-turn test set is scored on committed code only (bench/eot_seal.py): a run that touches test refuses a
+"""The end-of-turn test set is scored on committed code only (bench/turns/seal.py): a run that touches test refuses a
 tree whose tracked files have changes, saying to commit first; a dev run does not. The rule is checked on given
 lists of changes; what counts as a change, on a temporary git repository."""
 
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from bench import eot_seal
-from bench.end_of_turn import build_parser
+from bench.turns import seal as the_seal
+from bench.turns.command import build_parser
 
 
 def sealed(changes: list[str] | OSError, *argv: str) -> argparse.Namespace:
@@ -26,7 +26,7 @@ def sealed(changes: list[str] | OSError, *argv: str) -> argparse.Namespace:
             raise changes
         return changes
 
-    eot_seal.seal(args, error, tree)
+    the_seal.seal(args, error, tree)
     return args
 
 
@@ -54,9 +54,9 @@ def test_dev_runs_on_a_dirty_tree_and_test_on_a_clean_one() -> None:
 
 
 def test_porcelain_lines_name_the_changed_paths_less_the_log() -> None:
-    porcelain = f" M agent/wiring.py\nM  bench/eot_seal.py\nR  old.py -> new.py\n M {eot_seal.LOG_PATH}\nD  gone.py\n"
-    assert eot_seal.changed_paths(porcelain) == ["agent/wiring.py", "bench/eot_seal.py", "new.py", "gone.py"]
-    assert eot_seal.changed_paths("") == []
+    porcelain = f" M agent/wiring.py\nM  bench/turns/seal.py\nR  old.py -> new.py\n M {the_seal.LOG_PATH}\nD  gone.py\n"
+    assert the_seal.changed_paths(porcelain) == ["agent/wiring.py", "bench/turns/seal.py", "new.py", "gone.py"]
+    assert the_seal.changed_paths("") == []
 
 
 def _git(root: Path, *argv: str) -> None:
@@ -75,27 +75,27 @@ def test_a_tracked_change_staged_or_not_makes_the_tree_dirty_an_untracked_file_o
 ) -> None:
     (tmp_path / "docs").mkdir()
     (tmp_path / "policy.py").write_text("WAIT_MS = 400\n")
-    (tmp_path / eot_seal.LOG_PATH).write_text("| a line |\n")
+    (tmp_path / the_seal.LOG_PATH).write_text("| a line |\n")
     _git(tmp_path, "init", "-q")
     _git(tmp_path, "add", ".")
     _git(tmp_path, "commit", "-q", "-m", "one")
-    assert eot_seal.uncommitted(tmp_path) == []
-    assert not eot_seal.git_commit(tmp_path).endswith("-dirty")
+    assert the_seal.uncommitted(tmp_path) == []
+    assert not the_seal.git_commit(tmp_path).endswith("-dirty")
     (tmp_path / "scratch.py").write_text("untracked\n")
-    with (tmp_path / eot_seal.LOG_PATH).open("a") as log:
+    with (tmp_path / the_seal.LOG_PATH).open("a") as log:
         log.write("| the run's own line |\n")
-    assert eot_seal.uncommitted(tmp_path) == []
+    assert the_seal.uncommitted(tmp_path) == []
     (tmp_path / "policy.py").write_text("WAIT_MS = 300\n")
-    assert eot_seal.uncommitted(tmp_path) == ["policy.py"]
-    assert eot_seal.git_commit(tmp_path).endswith("-dirty")
+    assert the_seal.uncommitted(tmp_path) == ["policy.py"]
+    assert the_seal.git_commit(tmp_path).endswith("-dirty")
     _git(tmp_path, "add", "policy.py")
-    assert eot_seal.uncommitted(tmp_path) == ["policy.py"]
+    assert the_seal.uncommitted(tmp_path) == ["policy.py"]
     _git(tmp_path, "commit", "-q", "-m", "two")
-    assert eot_seal.uncommitted(tmp_path) == []
+    assert the_seal.uncommitted(tmp_path) == []
 
 
 def test_a_folder_outside_git_cannot_tell(tmp_path: Path) -> None:
     env_root = tmp_path / "not-a-repo"
     env_root.mkdir()
     with pytest.raises(OSError, match="git status"):
-        eot_seal.uncommitted(env_root)
+        the_seal.uncommitted(env_root)

@@ -10,7 +10,9 @@ contracts in ``.importlinter``, run by ``make lint``. What they cannot say is ch
 - nor do agent's top-level packages (``agent.config``, ``agent.wires``, ``agent.errors``...), counting the same
   imports: a package that imports another is below it, whichever of its modules does it. The ``layers`` contract
   says in which order; this says, independently of it, that some order exists, and names every arrow of a loop
-  with the module and line that draws it.
+  with the module and line that draws it;
+- bench/ is held to the same size and docstring rule, and its modules (the end-of-turn package ``bench/turns/``
+  among them) import each other without a cycle, counted the same way.
 """
 
 from __future__ import annotations
@@ -66,10 +68,10 @@ def test_every_module_is_small_and_says_why_it_exists() -> None:
     assert not silent, f"modules without a docstring: {silent}"
 
 
-def _imports() -> dict[str, dict[str, int]]:
-    """Every module of agent/ -> the modules of agent/ it imports (anywhere: in a function, under
+def _imports(package: str = "agent") -> dict[str, dict[str, int]]:
+    """Every module of ``package`` -> the modules of ``package`` it imports (anywhere: in a function, under
     ``TYPE_CHECKING``) -> the line of the first import that names each."""
-    modules = dict(_modules("agent"))
+    modules = dict(_modules(package))
     graph: dict[str, dict[str, int]] = {}
     for name, path in modules.items():
         edges: dict[str, int] = {}
@@ -88,9 +90,9 @@ def _package(module: str) -> str:
     return ".".join(module.split(".")[:2])
 
 
-def test_the_modules_of_agent_import_each_other_without_a_cycle_even_inside_functions() -> None:
-    graph = {name: set(edges) for name, edges in _imports().items()}
-
+def _cycles(imports: dict[str, dict[str, int]]) -> list[list[str]]:
+    """The import cycles of a graph made by ``_imports``, each as the modules around it."""
+    graph = {name: set(edges) for name, edges in imports.items()}
     cycles: list[list[str]] = []
     state: dict[str, int] = {}  # 1: on the current path, 2: done
 
@@ -106,7 +108,21 @@ def test_the_modules_of_agent_import_each_other_without_a_cycle_even_inside_func
     for module in sorted(graph):
         if module not in state:
             visit(module, [module])
+    return cycles
+
+
+def test_the_modules_of_agent_import_each_other_without_a_cycle_even_inside_functions() -> None:
+    cycles = _cycles(_imports())
     assert not cycles, "import cycles: " + "; ".join(" -> ".join(cycle) for cycle in cycles)
+
+
+def test_the_modules_of_bench_import_each_other_without_a_cycle_even_inside_functions() -> None:
+    """A bench's steps (``bench/turns/``: its sets, runs, report, seal and command) import downwards only: the
+    command imports the runs, never the other way round, even inside a function."""
+    imports = _imports("bench")
+    assert "bench.stats" in imports  # the graph is read from the right place
+    cycles = _cycles(imports)
+    assert not cycles, "import cycles in bench: " + "; ".join(" -> ".join(cycle) for cycle in cycles)
 
 
 def test_the_packages_of_agent_import_each_other_without_a_loop_even_inside_functions() -> None:

@@ -5,15 +5,15 @@ from __future__ import annotations
 from agent.core.call_language import CallLanguage
 from agent.core.endpointing import EndpointPolicy
 from agent.core.events import AudioFrame, Transcribe
-from agent.core.listening import Began, Ended, Guessed, Heard, Interrupt, Listener
+from agent.core.listening import Began, Ended, Guessed, Interrupt, SpeechJudge, SpeechJudgement
 from agent.core.policies import BargeInPolicy
 from agent.core.turn_detector import TurnPolicy
 
 FRAME = b"\x01\x00" * 320
 
 
-def listener(speculative_ms: int = 100) -> Listener:
-    return Listener(
+def listener(speculative_ms: int = 100) -> SpeechJudge:
+    return SpeechJudge(
         TurnPolicy(onset_ms=40, min_utterance_ms=60, max_utterance_ms=5000, preroll_ms=0),
         EndpointPolicy(speculative_ms=speculative_ms, hangover_min_ms=200, hangover_ms=400, hangover_max_ms=800),
         BargeInPolicy(min_speech_ms=200, backchannel_max_ms=600, probe_lead_ms=120),
@@ -21,8 +21,8 @@ def listener(speculative_ms: int = 100) -> Listener:
     )
 
 
-def push(lis: Listener, pattern: str, busy: bool = False) -> list[Heard]:
-    heard: list[Heard] = []
+def push(lis: SpeechJudge, pattern: str, busy: bool = False) -> list[SpeechJudgement]:
+    heard: list[SpeechJudgement] = []
     for i, ch in enumerate(pattern):
         heard += lis.push(AudioFrame(FRAME, ch == "S", 20), i * 0.02, busy)
     return heard

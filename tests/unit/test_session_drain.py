@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from agent.core.events import (
     SHUTTING_DOWN,
-    CancelTranscription,
+    CancelTranscriptOrScore,
     CancelTurn,
     CloseSession,
     Drain,
@@ -125,6 +125,6 @@ def test_no_new_turn_starts_while_draining_and_a_caller_talking_over_the_reply_g
     assert CancelTurn(turn) in effects
     assert not of(effects, GenerateReply)
     asked = requests(effects)
-    assert asked and CancelTranscription(asked[-1]) in effects  # its transcript is not wanted
+    assert asked and CancelTranscriptOrScore(asked[-1]) in effects  # its transcript is not wanted
     said = goodbye_of(effects + d.at(0.1, Tick()))
     assert said.turn == turn + 1

@@ -6,7 +6,7 @@ from __future__ import annotations
 from agent.core.events import (
     AudioEnd,
     CancelReply,
-    CancelTranscription,
+    CancelTranscriptOrScore,
     CancelTurn,
     ErrorNotice,
     FinishSynthesis,
@@ -103,7 +103,7 @@ def test_transcript_deadline_cancels_the_transcription_and_apologises() -> None:
     (req,) = requests(utter(d))
     assert not of(d.at(4.9, Tick()), ErrorNotice)
     effects = d.at(0.2, Tick())
-    assert CancelTranscription(req) in effects
+    assert CancelTranscriptOrScore(req) in effects
     assert ErrorNotice("asr_timeout", "no transcript within 5 s", 1) in events(effects)
     assert apology(1) in effects
     assert d.at(0.1, TranscriptReady(req, "too late", language="en")) == []  # a late answer changes nothing
@@ -227,7 +227,7 @@ def test_a_newer_speculation_cancels_the_one_it_supersedes() -> None:
     d.audio("SSSS")  # the caller goes on
     effects = d.audio("." * 5)
     (spec2,) = requests(effects)
-    assert CancelTranscription(spec) in effects and spec2 != spec
+    assert CancelTranscriptOrScore(spec) in effects and spec2 != spec
 
 
 def test_the_quick_look_of_an_ended_utterance_is_cancelled() -> None:
@@ -235,11 +235,11 @@ def test_the_quick_look_of_an_ended_utterance_is_cancelled() -> None:
     answered_turn(d)
     effects = d.audio("S" * 11 + "." * 20)  # a short utterance while the agent talks; it ends before the look
     probe, final = requests(effects)
-    assert CancelTranscription(probe) in effects and CancelTranscription(final) not in effects
+    assert CancelTranscriptOrScore(probe) in effects and CancelTranscriptOrScore(final) not in effects
 
 
 def test_a_pending_turn_replaced_by_a_newer_one_has_its_transcription_cancelled() -> None:
     d = Driver(barge_in=False)
     (req,) = requests(utter(d))
     effects = utter(d)  # a second utterance ends before the first one's transcript came back
-    assert CancelTranscription(req) in effects
+    assert CancelTranscriptOrScore(req) in effects

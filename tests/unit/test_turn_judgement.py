@@ -15,7 +15,7 @@ import pytest
 from agent.core.endpointing import EndpointPolicy
 from agent.core.events import (
     AudioChunk,
-    CancelTranscription,
+    CancelTranscriptOrScore,
     CancelTurn,
     GenerateReply,
     PreemptionOutcome,
@@ -179,7 +179,7 @@ def test_going_on_cancels_the_pending_score_and_asks_again_at_the_next_pause() -
     d = judged()
     spec, score = pause(d)
     effects = d.audio("SSSSS.....")
-    assert CancelTranscription(score) in effects and CancelTranscription(spec) in effects
+    assert CancelTranscriptOrScore(score) in effects and CancelTranscriptOrScore(spec) in effects
     assert len(of(effects, ScoreTurn)) == 1
     assert d.at(0.0, TurnScored(score, 0.99)) == []  # a stale score is ignored
 

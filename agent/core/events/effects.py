@@ -76,8 +76,9 @@ class ScoreWords:
 
 
 @dataclass(frozen=True, slots=True)
-class CancelTranscription:
-    """The answer to ``Transcribe(request)`` is no longer wanted (superseded): stop it, or never start it."""
+class CancelTranscriptOrScore:
+    """The answer to ``Transcribe(request)``, ``ScoreTurn(request)`` or ``ScoreWords(request)`` is no longer wanted
+    (superseded, or its utterance is over): stop it, or never start it."""
 
     request: int
 
@@ -197,7 +198,7 @@ Effect = (
     | LanguageHeard
     | ScoreTurn
     | ScoreWords
-    | CancelTranscription
+    | CancelTranscriptOrScore
     | GenerateReply
     | RunTool
     | CancelTool

@@ -18,7 +18,7 @@ from typing import Protocol, assert_never
 from agent.core.events import (
     CancelReply,
     CancelTool,
-    CancelTranscription,
+    CancelTranscriptOrScore,
     CancelTurn,
     CloseSession,
     Effect,
@@ -98,8 +98,8 @@ class Effects:
                     turns.score(request, pcm)
                 case ScoreWords(request=request, text=text, language=language):
                     turns.score_words(request, text, language)
-                case CancelTranscription(request=request):
-                    turns.cancel_transcription(request)
+                case CancelTranscriptOrScore(request=request):
+                    turns.cancel_transcript_or_score(request)
                 case GenerateReply(turn=turn, history=history, language=language, tools=tools, tool_choice=choice):
                     turns.reply(turn, history, language, tools, choice)
                 case RunTool(turn=turn, call=call):

@@ -3,7 +3,7 @@
 The connection carries out the core's effects through it (``Transcribe`` → ``transcribe``, ``ScoreTurn`` →
 ``score``, ``ScoreWords`` → ``score_words``, ``GenerateReply`` → ``reply``, ``Synthesize`` →
 ``speech_for(turn).add``, ``HoldSpeech`` and ``ResendSpeech`` → ``hold`` and ``resend``, ``RunTool`` →
-``run_tool``, ``CancelReply``/``CancelTurn``/``CancelTranscription``/``CancelTool`` → the cancels)
+``run_tool``, ``CancelReply``/``CancelTurn``/``CancelTranscriptOrScore``/``CancelTool`` → the cancels)
 and ``close``s it when the session ends. Every task posts its results to the connection's inbox and never raises
 (``agent.runtime.call.stages``); cancelling a transcription that is still queued for the model workers removes
 it from the queue, so it never runs.
@@ -74,7 +74,7 @@ class TurnTasks:
         job = stages.score_job(self._settings)
         model = self._components.turn_model
         task = asyncio.create_task(stages.score(model, request, pcm, job, self._post, self._log))
-        self._asr[request] = task  # cancelled as a transcription is (CancelTranscription)
+        self._asr[request] = task  # cancelled as a transcription is (CancelTranscriptOrScore)
         task.add_done_callback(lambda _: self._asr.pop(request, None) if self._asr.get(request) is task else None)
 
     def score_words(self, request: int, text: str, language: str) -> None:
@@ -85,7 +85,7 @@ class TurnTasks:
         self._asr[request] = task
         task.add_done_callback(lambda _: self._asr.pop(request, None) if self._asr.get(request) is task else None)
 
-    def cancel_transcription(self, request: int) -> None:
+    def cancel_transcript_or_score(self, request: int) -> None:
         task = self._asr.pop(request, None)
         if task is not None:
             task.cancel()  # queued work in the model pool then never runs

@@ -1,6 +1,6 @@
-"""The German sentences and voices of the end-of-turn sets (``bench/eot_corpus.py``, ``plan(..., languages)``).
+"""The German sentences and voices of the end-of-turn sets (``bench/turns/corpus.py``, ``plan(..., languages)``).
 
-Changes when the German part of the sets changes. Plain data (no import of ``eot_corpus``, which reads it): the
+Changes when the German part of the sets changes. Plain data (no import of ``corpus``, which reads it): the
 same five categories and pause marks ("|") as the English sentences, other sentences for dev and test (none in
 both), and other espeak-ng voices: espeak-ng has one German voice (``de``; the MBROLA voices it lists need the
 mbrola program, not installed), so the splits differ by variant, speed and pitch (dev: m3, f2, m7 and the plain
@@ -101,7 +101,7 @@ SENTENCES_DE: dict[str, dict[str, tuple[str, ...]]] = {
         ),
     },
 }
-"""German sentences per split and category (keys as ``eot_corpus.SPLITS`` and ``CATEGORIES``)."""
+"""German sentences per split and category (keys as ``sentences.SPLITS`` and ``CATEGORIES``)."""
 
 VOICES_DE: dict[str, tuple[tuple[str, str, int, int | None], ...]] = {
     "dev": (

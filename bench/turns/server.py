@@ -1,13 +1,14 @@
-"""The servers and the other callers of the live end-of-turn bench (``bench/eot_live.py``): ``python -m agent``
-started per policy (or a running one at ``--url``), a call opened while the server is busy, and the callers of
-``--load`` that talk beside the scored ones. It changes when how the live bench starts servers or loads them
-changes.
+"""The servers and the other callers of the live end-of-turn bench (``bench/turns/live.py``): ``python -m agent``
+started per policy (its overrides as the server's environment) or a running one at ``--url``, a call opened while
+the server is busy, and the callers of ``--load`` that talk beside the scored ones. It changes when how the live
+bench starts servers or loads them changes.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import signal
 import sys
@@ -20,15 +21,34 @@ from typing import Any
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import InvalidStatus
 
-from bench.eot_call import policy_env
-from bench.eot_corpus import build, plan
-from bench.eot_policies import Policy
-from bench.eot_voices import RATE
 from bench.progress import progress
+from bench.turns.corpus import build, plan
+from bench.turns.policies import Policy
+from bench.turns.voices import RATE
 from clients.protocol_client import ClientError, converse_utterances
 from testing.sockets import free_port, http_get
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
+
+
+# --- a policy as a server's environment -------------------------------------------------------------------
+
+
+def policy_env(overrides: dict[str, Any]) -> dict[str, str]:
+    """``{"section": {"field": value}}`` as the server's environment (``AGENT_SECTION__FIELD``): strings as they
+    are, anything else as JSON (``true``, ``420``, ``["a"]``)."""
+    env: dict[str, str] = {}
+
+    def text(value: Any) -> str:
+        return value if isinstance(value, str) else json.dumps(value)
+
+    for section, values in overrides.items():
+        if isinstance(values, dict):
+            for name, value in values.items():
+                env[f"AGENT_{section.upper()}__{name.upper()}"] = text(value)
+        else:
+            env[f"AGENT_{section.upper()}"] = text(values)
+    return env
 
 
 # --- the server -----------------------------------------------------------------------------------------

@@ -9,10 +9,10 @@ import json
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
-from bench.eot_corpus import Utterance, build, plan
-from bench.eot_sentences import SPLITS, Split
-from bench.eot_voices import RATE
 from bench.progress import progress
+from bench.turns.corpus import Utterance, build, plan
+from bench.turns.sentences import SPLITS, Split
+from bench.turns.voices import RATE
 
 
 def chosen_splits(value: str) -> tuple[Split, ...]:
@@ -25,7 +25,7 @@ def make_sets(args: argparse.Namespace, pool: ThreadPoolExecutor) -> dict[Split,
     noise = args.noise_dbfs if args.noise_dbfs < 0 else None
     languages = tuple(c.strip() for c in args.languages.split(",") if c.strip())
     sets: dict[Split, list[Future[Utterance]]] = {}
-    synthetic = tuple(c for c in languages if c in ("en", "de"))  # the languages eot_corpus has sentences in
+    synthetic = tuple(c for c in languages if c in ("en", "de"))  # the languages corpus has sentences in
     for split in chosen_splits(args.split):
         plans = [p for p in plan(split, args.renditions, synthetic) if args.engine in (None, p.voice.engine)]
         sets[split] = [
@@ -46,9 +46,9 @@ def _done(u: Utterance) -> Future[Utterance]:
 
 
 def recorded_utterances(split: Split, languages: tuple[str, ...]) -> list[Utterance]:
-    """The recorded human utterances of ``split`` (``bench/eot_recorded.py``), none where it is missing."""
+    """The recorded human utterances of ``split`` (``bench/turns/recorded.py``), none where it is missing."""
     try:
-        from bench.eot_recorded import recorded  # type: ignore[import-not-found,unused-ignore]
+        from bench.turns.recorded import recorded  # type: ignore[import-not-found,unused-ignore]
     except ImportError:
         return []
     found: list[Utterance] = recorded(split, progress=progress, languages=languages)

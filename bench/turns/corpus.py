@@ -37,9 +37,9 @@ the audible speech), pink, brown, a mains hum (50 or 60 Hz and two harmonics) or
 per utterance.
 
 **German** (``plan(split, languages=("de",))``, ids ``dde001``/``tde001``; the English plan is unchanged by default):
-the sentences and espeak-ng voices of ``bench/eot_german.py`` (the same five categories and pause ranges; other
+the sentences and espeak-ng voices of ``bench/turns/german.py`` (the same five categories and pause ranges; other
 sentences and voice variants for dev and test), ``language="de"`` on the utterances; test adds the same room noise
-as the English test. Recorded human speech (``source="human"``) is ``bench/eot_recorded.py``.
+as the English test. Recorded human speech (``source="human"``) is ``bench/turns/recorded.py``.
 
 Each sentence is said by ``renditions`` voices of its set (3 by default), rotating through them so that every
 sentence gets exactly one Piper rendition and the first utterances (``--limit``) cover every category.
@@ -54,8 +54,8 @@ silence asked for, measured from the end of the last loud frame to the start of 
 is the end of the last loud frame of the final part; ``pauses`` are the audible gaps between parts. All
 times are from the start of the utterance's audio, and are taken from the clean speech, before any noise.
 
-This module changes only with how the sets are planned and assembled; their text is ``bench/eot_sentences.py``
-(German: ``bench/eot_german.py``), their voices, speech engines and noise ``bench/eot_voices.py``.
+This module changes only with how the sets are planned and assembled; their text is ``bench/turns/sentences.py``
+(German: ``bench/turns/german.py``), their voices, speech engines and noise ``bench/turns/voices.py``.
 """
 
 from __future__ import annotations
@@ -70,9 +70,9 @@ import numpy as np
 import numpy.typing as npt
 
 from agent.audio.pcm import float_to_pcm16
-from bench.eot_german import SENTENCES_DE, VOICES_DE
-from bench.eot_sentences import CATEGORIES, SENTENCES, Category, Source, Split
-from bench.eot_voices import RATE, NoiseKind, Voice, coloured_noise, noise_rms, speaker
+from bench.turns.german import SENTENCES_DE, VOICES_DE
+from bench.turns.sentences import CATEGORIES, SENTENCES, Category, Source, Split
+from bench.turns.voices import RATE, NoiseKind, Voice, coloured_noise, noise_rms, speaker
 
 LEAD_MS = 300
 TRAIL_MS = 2000
@@ -204,7 +204,7 @@ class Plan:
     language: str = "en"
     """The language the text is in (ISO 639-1), copied into the ``Utterance``."""
     source: Source = "synthetic"
-    """Copied into the ``Utterance``: ``human`` for the recordings of ``bench/eot_recorded.py``."""
+    """Copied into the ``Utterance``: ``human`` for the recordings of ``bench/turns/recorded.py``."""
 
     @property
     def seed(self) -> int:
@@ -235,7 +235,7 @@ def _room_noise(split: Split, n: int) -> RoomNoise | None:
 
 
 def plan_german(split: Split, renditions: int = 3) -> list[Plan]:
-    """Every German sentence of ``split`` (``bench/eot_german.py``) said by ``renditions`` of its espeak-ng voices
+    """Every German sentence of ``split`` (``bench/turns/german.py``) said by ``renditions`` of its espeak-ng voices
     (1..len(VOICES_DE[split])), categories interleaved as in ``plan``; ids ``dde001``, ``tde001``..."""
     voices = tuple(Voice(label, "espeak", name, speed, pitch) for label, name, speed, pitch in VOICES_DE[split])
     if not 1 <= renditions <= len(voices):

@@ -1,8 +1,8 @@
 """Recorded human speech for the end-of-turn sets: Debian's telephone prompts and read speech, cut and laid out
-like ``bench/eot_corpus.py``'s synthetic utterances (``source="human"``). Changes when the recordings used change.
+like ``bench/turns/corpus.py``'s synthetic utterances (``source="human"``). Changes when the recordings used change.
 
-    python bench/eot_recorded.py install        # print the apt-get line (``--run``: run it, as root)
-    python bench/eot_recorded.py list           # the utterances per split, category, language and speaker
+    python bench/turns/recorded.py install        # print the apt-get line (``--run``: run it, as root)
+    python bench/turns/recorded.py list           # the utterances per split, category, language and speaker
 
 **Speakers split between dev and test** (no speaker in both):
 
@@ -25,21 +25,21 @@ fragment that cannot end a turn). Test: the five LibriVox sentences whole (``lon
 (Whisper base word times, checked by ear-free means: each boundary moved to the quietest 10 ms within 60 ms) after
 "and", "to", an article, before a word being searched for (``thinking``) and at the reader's real breath after
 "woman," (``breath``); the card and command clips whole, and the long card list cut after an item. Pauses from
-``eot_corpus.PAUSES_MS``. Reference texts: the upstream prompt lists (core-sounds-en.txt; numbers as words),
+``corpus.PAUSES_MS``. Reference texts: the upstream prompt lists (core-sounds-en.txt; numbers as words),
 checked against Whisper base transcripts of the recordings, and pocketsphinx's own transcripts.
 
 **Other languages** (``languages``, for language identification): 24 prompts per speaker, category from the
 English original of the same prompt; their ``text`` is empty (Debian ships no transcript of them).
 
-**Layout**: resampled to 16 kHz, each part trimmed by ``eot_corpus``'s audible rule (``loud_span``,
-``AUDIBLE_DB``), laid out by ``eot_corpus.assemble`` (``LEAD_MS``, pauses, ``TRAIL_MS``) with a white noise
+**Layout**: resampled to 16 kHz, each part trimmed by ``corpus``'s audible rule (``loud_span``,
+``AUDIBLE_DB``), laid out by ``corpus.assemble`` (``LEAD_MS``, pauses, ``TRAIL_MS``) with a white noise
 floor at -60 dBFS so the line is never digitally silent. The LibriVox clips keep their own room noise inside
 the parts (about 35 dB below the speech, so within ``AUDIBLE_DB``: their parts are audible to their edges).
 ``codec2-examples`` was checked and is not used: its radio clips are call signs and CQ calls with no
 transcript, and its few read sentences have no reference text to check a transcript against.
 
 This module changes only with how the recordings are read, cut and made into utterances; which recordings, and
-where each is cut, is ``bench/eot_recordings.py``.
+where each is cut, is ``bench/turns/recordings.py``.
 """
 
 from __future__ import annotations
@@ -57,11 +57,11 @@ import numpy as np
 import numpy.typing as npt
 
 if __package__ in (None, ""):  # run as a script: make the project importable
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from agent.audio.resample import resample
-from bench.eot_corpus import ANALYSIS_MS, PAUSES_MS, Plan, Utterance, assemble
-from bench.eot_recordings import (
+from bench.turns.corpus import ANALYSIS_MS, PAUSES_MS, Plan, Utterance, assemble
+from bench.turns.recordings import (
     ALLISON_EN,
     BREATHS,
     CARD_LIST,
@@ -73,8 +73,8 @@ from bench.eot_recordings import (
     WHOLE,
     Speaker,
 )
-from bench.eot_sentences import Category, Split
-from bench.eot_voices import RATE, Voice
+from bench.turns.sentences import Category, Split
+from bench.turns.voices import RATE, Voice
 
 PACKAGES = (
     "asterisk-core-sounds-en-wav",
@@ -179,7 +179,7 @@ def _file(speaker: Speaker, name: str) -> Path:
 def joined(parts: Sequence[npt.NDArray[np.float32]], gap_ms: int = 80) -> npt.NDArray[np.float32]:
     """Recordings played one after another as a telephone system plays them: each trimmed to its loud span,
     ``gap_ms`` of silence between them."""
-    from bench.eot_corpus import OVER_NOISE_DB, loud_span
+    from bench.turns.corpus import OVER_NOISE_DB, loud_span
 
     gap = np.zeros(RATE * gap_ms // 1000, np.float32)
     pieces: list[npt.NDArray[np.float32]] = []
@@ -192,7 +192,7 @@ def joined(parts: Sequence[npt.NDArray[np.float32]], gap_ms: int = 80) -> npt.ND
 def utterance(
     uid: str, speaker: Speaker, category: Category, text: str, said: list[npt.NDArray[np.float32]], pause_ms: int
 ) -> Utterance:
-    """Lay out recorded parts (16 kHz float32) as ``eot_corpus.assemble`` does, as a human utterance."""
+    """Lay out recorded parts (16 kHz float32) as ``corpus.assemble`` does, as a human utterance."""
     voice = Voice(speaker.name, "recorded", speaker.name, 1.0)
     item = Plan(uid, speaker.split, category, text, voice, pause_ms, language=speaker.language, source="human")
     return assemble(item, said)

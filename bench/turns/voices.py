@@ -25,7 +25,7 @@ class Voice:
     """A way of saying text: ``engine`` piper (``speed`` = 1 / length_scale; ``noise``: Piper's sampling noise
     on, seeded per utterance), espeak (``name`` the espeak-ng voice, ``speed`` words per minute, ``pitch`` 0–99,
     None = the voice's own) or recorded (a person, ``name`` the speaker; nothing to say with, ``speaker`` refuses
-    it: ``bench/eot_recorded.py`` hands ``assemble`` the recorded parts)."""
+    it: ``bench/turns/recorded.py`` hands ``assemble`` the recorded parts)."""
 
     label: str
     engine: Literal["piper", "espeak", "recorded"]

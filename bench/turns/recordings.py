@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.eot_sentences import Category, Split
+from bench.turns.sentences import Category, Split
 
 SOUNDS = Path("/usr/share/asterisk/sounds")
 SPHINX = Path("/usr/share/pocketsphinx/test/data")

@@ -13,13 +13,13 @@ started and stopped in turn); or ``--url``, a server someone started (its own se
 frames paced by the wall clock, its trailing silence, and silence on until the reply to the caller's last turn
 has begun after the audible end (or ``--reply-timeout`` after it). Then, once the reply's audio is complete, a
 ``playback.mark`` for all of it (as if played), so its ``turn.metrics`` comes at once, and ``session.end``. What
-the caller saw is scored by ``bench/eot_call.py``: false cut-offs, splits, latency (last audible frame sent ->
+the caller saw is scored by ``bench/turns/live_score.py``: false cut-offs, splits, latency (last audible frame sent ->
 first reply audio received) and the WER of the transcript the reply answered, in the offline mode's tables, plus
 rows by source (human, synthetic) and language. ``--load N``: N other callers talk at the same time, each
 saying dev utterances in turn in its own calls (not scored), so the numbers at capacity show.
 
 **Measured for the offline mode**: every ``turn.metrics`` of the scored calls; ``--save-latency FILE`` writes
-the transcript latency among them (``bench/eot_delays.py``) for ``--asr-latency FILE``. It changes when the way
+the transcript latency among them (``bench/turns/delays.py``) for ``--asr-latency FILE``. It changes when the way
 the live bench drives a server changes.
 """
 
@@ -37,25 +37,27 @@ from typing import Any
 
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
-from bench.eot_call import FRAME_MS, CallLog, LiveOutcome, format_groups, frame_of, groups_json, verdict
-from bench.eot_corpus import Utterance
-from bench.eot_delays import Delays
-from bench.eot_policies import Policy
-from bench.eot_report import (
+from bench.progress import progress
+from bench.turns.corpus import Utterance
+from bench.turns.delays import Delays
+from bench.turns.live_score import FRAME_MS, CallLog, LiveOutcome, frame_of, verdict
+from bench.turns.policies import Policy
+from bench.turns.report import (
     PolicyResult,
     SetResult,
     format_cutoffs,
+    format_groups,
     format_summary,
     format_table,
+    groups_json,
     result_json,
     summary_rows,
 )
-from bench.eot_seal import LOG, append, test_log_lines
-from bench.eot_sentences import Split
-from bench.eot_server import ChildServer, RunningServer, load_speech, open_call, other_caller
-from bench.eot_sets import make_sets, save_wav
-from bench.eot_voices import RATE
-from bench.progress import progress
+from bench.turns.seal import LOG, append, run_note, test_log_lines
+from bench.turns.sentences import Split
+from bench.turns.server import ChildServer, RunningServer, load_speech, open_call, other_caller
+from bench.turns.sets import make_sets, save_wav
+from bench.turns.voices import RATE
 from clients.protocol_client import session_start
 from testing.sockets import FrameClock
 
@@ -278,7 +280,7 @@ async def run_live(args: argparse.Namespace, policies: list[Policy]) -> int:
         delays.save(args.save_latency)
         progress(f"wrote {args.save_latency}")
     if args.plot is not None:
-        from bench.eot_plot import plot
+        from bench.turns.plot import plot  # matplotlib only when asked
 
         title = f"end of turn, live: {sizes} calls, load {args.load}"
         plot(summary_rows(results), args.plot, title, "reply at the caller:")
@@ -310,8 +312,6 @@ async def run_live(args: argparse.Namespace, policies: list[Policy]) -> int:
             block += "\n" + format_groups(r) + ("\n" + format_cutoffs(r) if args.list_cutoffs else "")
             blocks.append(block)
         print("\n\n".join([*blocks, format_summary(results)]))
-    from bench.end_of_turn import run_note
-
     log = test_log_lines(results, mode="live", asr="real", load=args.load, note=run_note(args))
     append(log)
     if log:

@@ -19,11 +19,13 @@ import argparse
 import datetime
 import os
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+from bench.turns.report import PolicyResult, summarize, summary_rows
+
+ROOT = Path(__file__).resolve().parents[2]
 LOG_PATH = "docs/eot-test-log.md"
 """The log, from the repository's root (as ``git status`` names it)."""
 LOG = ROOT / LOG_PATH
@@ -152,7 +154,7 @@ def log_line(
     note: str = "",
     when: datetime.datetime | None = None,
 ) -> str:
-    """One line of the log (a Markdown table row) from a test ``row`` of ``end_of_turn.summary_rows`` and the
+    """One line of the log (a Markdown table row) from a test ``row`` of ``report.summary_rows`` and the
     breath category's ``summary`` (its ``splits`` and ``utterances``); ``note``: ``smoke`` for a run cut short."""
     when = when or datetime.datetime.now(datetime.UTC)
     lat = row["latency_ms"]
@@ -187,10 +189,8 @@ def append(lines: list[str], path: Path = LOG) -> None:
         log.write("".join(line + "\n" for line in lines))
 
 
-def test_log_lines(results: Any, *, mode: str, asr: str, load: int, note: str) -> list[str]:
-    """The log's lines for the test set of each of ``results`` (``end_of_turn.PolicyResult``s)."""
-    from bench.eot_report import summarize, summary_rows
-
+def test_log_lines(results: Sequence[PolicyResult], *, mode: str, asr: str, load: int, note: str) -> list[str]:
+    """The log's lines for the test set of each of ``results``."""
     commit = git_commit()
     lines = []
     for result in results:
@@ -201,3 +201,12 @@ def test_log_lines(results: Any, *, mode: str, asr: str, load: int, note: str) -
         breath = summarize(test.outcomes)["categories"].get("breath")
         lines.append(log_line(row, mode=mode, commit=commit, asr=asr, load=load, breath=breath, note=note))
     return lines
+
+
+def run_note(args: argparse.Namespace) -> str:
+    """The log's note: ``smoke`` for a run cut short, and what else narrowed the sets."""
+    notes = ["smoke"] if args.limit is not None else []
+    notes += [f"engine {args.engine}"] if args.engine else []
+    notes += [f"renditions {args.renditions}"] if args.renditions != 3 else []
+    notes += [f"languages {args.languages}"] if args.languages != "en" else []
+    return ", ".join(notes)

@@ -1,11 +1,13 @@
-"""The end-of-turn bench's policies: the defaults it compares and how a policy's settings overrides make its Settings;
-changes only with which policies exist and how one is written.
+"""The end-of-turn bench's policies: the defaults it compares, how a policy's settings overrides make its Settings,
+and which of them a run compares (``--policy``, ``--only``); changes only with which policies exist and how one is
+written or chosen.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -114,3 +116,22 @@ def parse_policy(value: str) -> tuple[str, dict[str, Any]]:
 def acoustic_on(settings: Settings) -> bool:
     """Whether the core will ask for sound scores under ``settings`` (with each speculative transcript)."""
     return settings.turn.acoustic != "off" and bool(settings.speculative_ms)
+
+
+def select_policies(args: argparse.Namespace, base: Settings, error: Callable[[str], Any]) -> list[Policy]:
+    """The policies a run compares: the defaults and ``--policy``'s, or those ``--only`` names, in its order, on
+    ``base``; an unknown name or a setting ``Settings`` rejects goes to ``error`` (``parser.error``)."""
+    known: dict[str, dict[str, Any]] = dict(DEFAULT_POLICIES)
+    for name, overrides in args.policy:
+        known[name] = overrides
+    names = list(known) if args.only is None else [n.strip() for n in args.only.split(",") if n.strip()]
+    missing = [n for n in names if n not in known]
+    if missing or not names:
+        error(f"--only: unknown policy {', '.join(missing) or '(none given)'}; known: {', '.join(known)}")
+    policies = []
+    for name in dict.fromkeys(names):
+        try:
+            policies.append(Policy(name, known[name], with_overrides(base, known[name])))
+        except (ValueError, TypeError) as exc:
+            error(f"policy {name}: {exc}")
+    return policies

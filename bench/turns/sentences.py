@@ -1,5 +1,5 @@
 """What the end-of-turn sets say: the splits, the categories and the English sentences of each (German:
-bench/eot_german.py); changes only with the sets' text. Plain data.
+bench/turns/german.py); changes only with the sets' text. Plain data.
 """
 
 from __future__ import annotations

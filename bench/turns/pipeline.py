@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from agent.config import Settings
 from agent.core.events import (
-    CancelTranscription,
+    CancelTranscriptOrScore,
     Effect,
     Event,
     Notify,
@@ -27,10 +27,10 @@ from agent.core.session import Session
 from agent.ports import SpeechDetector
 from agent.runtime.call.caller_audio import CallerAudio
 from agent.runtime.call.policies import session_config
-from bench.eot_corpus import Utterance
-from bench.eot_delays import Kind
-from bench.eot_models import Transcriber, TurnScorer
-from bench.eot_voices import RATE
+from bench.turns.corpus import Utterance
+from bench.turns.delays import Kind
+from bench.turns.models import Transcriber, TurnScorer
+from bench.turns.voices import RATE
 
 OUTPUT_RATE = 24000
 CHUNK_BYTES = RATE * 20 // 1000 * 2  # 20 ms of caller audio per push, as a browser sends it
@@ -90,32 +90,6 @@ class Outcome:
         }
 
 
-class Scored(Protocol):
-    """What the tables read of one utterance's result: ``Outcome`` here, ``eot_call.LiveOutcome`` live."""
-
-    @property
-    def utterance(self) -> Utterance: ...
-    @property
-    def ends(self) -> Sequence[float]: ...
-    @property
-    def end_ms(self) -> float | None: ...
-    @property
-    def cut_off(self) -> bool: ...
-    @property
-    def split(self) -> bool: ...
-    @property
-    def latency_ms(self) -> float | None: ...
-    @property
-    def answered(self) -> str | None: ...
-    @property
-    def transcripts(self) -> list[str]: ...
-    @property
-    def scores(self) -> list[tuple[int, float]]: ...
-    @property
-    def where(self) -> str: ...
-    def as_json(self) -> dict[str, Any]: ...
-
-
 def caller_audio(settings: Settings, new_detector: Callable[[], SpeechDetector]) -> CallerAudio:
     """The VAD front end as a connection builds it (16 kHz input, so no resampling; no echo gate: the agent never
     speaks here)."""
@@ -136,7 +110,7 @@ async def run_utterance(
 
         ``new_detector`` is ``agent.wiring.build_detector_factory(settings)``, made once per policy (the Silero
         model loads once there). Answers go back ``latency_ms`` of audio after they were asked for (0: at once; a
-    function: a delay drawn for each, ``eot_delays.Delays.for_utterance``)."""
+    function: a delay drawn for each, ``delays.Delays.for_utterance``)."""
     session = Session(session_config(settings, OUTPUT_RATE, language="en"))
     audio = caller_audio(settings, new_detector)
     outcome = Outcome(utterance)
@@ -186,7 +160,7 @@ async def run_utterance(
                     words = scorer.words(settings, effect.text, effect.language)
                     outcome.words.append((position, words))
                     answer(effect.request, TurnScored(effect.request, words), "words")
-                case CancelTranscription():
+                case CancelTranscriptOrScore():
                     due.pop(effect.request, None)
                 case _:
                     pass  # replies, notices: the agent stays silent here

@@ -8,14 +8,41 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
-from bench.eot_policies import Policy
-from bench.eot_run import Scored
-from bench.eot_sentences import CATEGORIES, PAUSED, Split
 from bench.stats import summarize as figures
+from bench.turns.corpus import Utterance
+from bench.turns.policies import Policy
+from bench.turns.sentences import CATEGORIES, PAUSED, Split
 
 # --- results ------------------------------------------------------------------------------------------
+
+
+class Scored(Protocol):
+    """What the tables read of one utterance's result: ``pipeline.Outcome`` offline,
+    ``live_score.LiveOutcome`` live."""
+
+    @property
+    def utterance(self) -> Utterance: ...
+    @property
+    def ends(self) -> Sequence[float]: ...
+    @property
+    def end_ms(self) -> float | None: ...
+    @property
+    def cut_off(self) -> bool: ...
+    @property
+    def split(self) -> bool: ...
+    @property
+    def latency_ms(self) -> float | None: ...
+    @property
+    def answered(self) -> str | None: ...
+    @property
+    def transcripts(self) -> list[str]: ...
+    @property
+    def scores(self) -> list[tuple[int, float]]: ...
+    @property
+    def where(self) -> str: ...
+    def as_json(self) -> dict[str, Any]: ...
 
 
 @dataclass(slots=True)
@@ -148,6 +175,32 @@ def format_cutoffs(result: PolicyResult) -> str:
                     f"{u.audible_end_ms:.0f} ms; {u.noise})  {u.text!r}  heard: {heard}"
                 )
     return "\n".join(lines)
+
+
+def format_groups(result: PolicyResult) -> str:
+    """Rows by ``source`` (human, synthetic) and by ``language``, one block of columns per set, side by side
+    (the per-category table's cells)."""
+    splits = list(result.sets)
+    lines = [f"  {'':<10}" + "   ".join(f"{f' {s} ':-^{_CELL_WIDTH}}" for s in splits)]
+    lines.append(f"  {'group':<10}" + "   ".join(_CELL for _ in splits))
+    for key in ("source", "language"):
+        values = sorted({getattr(o.utterance, key) for s in splits for o in result.sets[s].outcomes})
+        for value in values:
+            cells = []
+            for s in splits:
+                group = [o for o in result.sets[s].outcomes if getattr(o.utterance, key) == value]
+                cells.append(_cell(summary(group)) if group else " " * _CELL_WIDTH)
+            lines.append(f"  {f'{value}':<10}" + "   ".join(cells))
+    return "\n".join(lines)
+
+
+def groups_json(outcomes: Sequence[Scored]) -> dict[str, Any]:
+    """``summary`` by source and by language."""
+    out: dict[str, Any] = {}
+    for key in ("source", "language"):
+        values = sorted({getattr(o.utterance, key) for o in outcomes})
+        out[key] = {v: summary([o for o in outcomes if getattr(o.utterance, key) == v]) for v in values}
+    return out
 
 
 def summary_rows(results: Sequence[PolicyResult]) -> list[dict[str, Any]]:

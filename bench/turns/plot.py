@@ -18,7 +18,7 @@ MARKERS = "osD^vP*Xh<>p"
 def plot(
     rows: Sequence[dict[str, Any]], path: Path, title: str = "end of turn", latency: str = "end-of-turn latency"
 ) -> None:
-    """Write ``rows`` (``end_of_turn.summary_rows``: policy, split, cut_off_rate, latency_ms p50/p95) to ``path``
+    """Write ``rows`` (``report.summary_rows``: policy, split, cut_off_rate, latency_ms p50/p95) to ``path``
     as a PNG; ``latency`` names what the x axis measures (live: the first reply audio at the caller)."""
     import matplotlib
 

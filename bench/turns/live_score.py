@@ -1,5 +1,5 @@
-"""One live end-of-turn call scored from what the caller saw (``bench/end_of_turn.py --live``), and the tables
-by who said it and in which language. Pure: no socket, no clock, no model.
+"""One live end-of-turn call scored from what the caller saw (``bench/end_of_turn.py --live``). Pure: no socket, no
+clock, no model.
 
 **A call's timeline** (``CallLog``): ms from when the call's first audio frame was sent: when the frame holding
 the utterance's audible end went out; each ``speech.stopped`` (a turn the server made of the caller's speech);
@@ -16,13 +16,10 @@ wait: *no end*. It changes when what a live call is scored on changes.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from bench.eot_corpus import Utterance
-from bench.eot_report import _CELL, _CELL_WIDTH, PolicyResult, _cell, summary
+from bench.turns.corpus import Utterance
 
 FRAME_MS = 20
 
@@ -149,52 +146,3 @@ def verdict(outcome: LiveOutcome) -> str:
         + (f", split ({outcome.turns} turns)" if outcome.split else "")
         + (f", error {outcome.log.errors[0]}" if outcome.log.errors else "")
     )
-
-
-# --- groups ---------------------------------------------------------------------------------------------
-
-
-def format_groups(result: PolicyResult) -> str:
-    """Rows by ``source`` (human, synthetic) and by ``language``, one block of columns per set, side by side
-    (the per-category table's cells)."""
-    splits = list(result.sets)
-    lines = [f"  {'':<10}" + "   ".join(f"{f' {s} ':-^{_CELL_WIDTH}}" for s in splits)]
-    lines.append(f"  {'group':<10}" + "   ".join(_CELL for _ in splits))
-    for key in ("source", "language"):
-        values = sorted({getattr(o.utterance, key) for s in splits for o in result.sets[s].outcomes})
-        for value in values:
-            cells = []
-            for s in splits:
-                group = [o for o in result.sets[s].outcomes if getattr(o.utterance, key) == value]
-                cells.append(_cell(summary(group)) if group else " " * _CELL_WIDTH)
-            lines.append(f"  {f'{value}':<10}" + "   ".join(cells))
-    return "\n".join(lines)
-
-
-def groups_json(outcomes: Sequence[Any]) -> dict[str, Any]:
-    """``summary`` by source and by language."""
-    out: dict[str, Any] = {}
-    for key in ("source", "language"):
-        values = sorted({getattr(o.utterance, key) for o in outcomes})
-        out[key] = {v: summary([o for o in outcomes if getattr(o.utterance, key) == v]) for v in values}
-    return out
-
-
-# --- a policy as a server's environment -------------------------------------------------------------------
-
-
-def policy_env(overrides: dict[str, Any]) -> dict[str, str]:
-    """``{"section": {"field": value}}`` as the server's environment (``AGENT_SECTION__FIELD``): strings as they
-    are, anything else as JSON (``true``, ``420``, ``["a"]``)."""
-    env: dict[str, str] = {}
-
-    def text(value: Any) -> str:
-        return value if isinstance(value, str) else json.dumps(value)
-
-    for section, values in overrides.items():
-        if isinstance(values, dict):
-            for name, value in values.items():
-                env[f"AGENT_{section.upper()}__{name.upper()}"] = text(value)
-        else:
-            env[f"AGENT_{section.upper()}"] = text(values)
-    return env
