@@ -67,6 +67,13 @@ and those above it; nothing here imports the command):
 - the field's method (eot-bench's, on labelled silences): ``field`` (a policy's decision at each silence, the
   sweep, the four figures, the Pareto frontier; pure) and ``field_report`` (the figures beside the published ones,
   the Pareto plot);
+- the recorded human sets (docs/turn-sets.md): ``human_sources`` (the hash-locked packages, downloaded and
+  extracted at bench time), ``human_labels`` (speaker turns and silences labelled as eot-bench labels them),
+  ``human_turn`` (a row cut, led in, padded and levelled), ``human_conditions`` (8 kHz, μ-law, real noise),
+  ``human_split`` (dev and test by speaker and source; test sealed), ``human_table`` and ``human_sets`` (the rows,
+  ``python -m bench.turns.human_sets``);
+- the field's method on the human sets: ``field_scores`` (each system's evidence at each silence: silence,
+  Smart Turn, the text model, the server's own decision) and ``field_run`` (``python -m bench.turns.field_run``);
 - the seal of the test split: ``seal`` (one committed policy on test, every scoring logged);
 - the offline run: ``models`` (the models answering the core's effects), ``delays`` (how late the answers come),
   ``pipeline`` (one utterance through the core) and ``offline`` (every policy over the sets, and its output);

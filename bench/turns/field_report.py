@@ -45,7 +45,7 @@ def _ms(value: float | None) -> str:
     return "–" if value is None else f"{value:.0f} ms"
 
 
-def _cells(values: Sequence[float | None]) -> list[str]:
+def cells(values: Sequence[float | None]) -> list[str]:
     return [_rate(values[0]), _rate(values[1]), _ms(values[2]), _ms(values[3])]
 
 
@@ -55,8 +55,8 @@ def table(ours: Mapping[str, FourFigures], data: str, published: Mapping[str, Pu
         "| system | data | " + " | ".join(HEADER) + " |",
         "| --- | --- |" + " ---: |" * len(HEADER),
     ]
-    lines += [f"| {name} | {data} | " + " | ".join(_cells(four.values())) + " |" for name, four in ours.items()]
-    lines += [f"| {name} | {PUBLISHED_NOTE} | " + " | ".join(_cells(v)) + " |" for name, v in published.items()]
+    lines += [f"| {name} | {data} | " + " | ".join(cells(four.values())) + " |" for name, four in ours.items()]
+    lines += [f"| {name} | {PUBLISHED_NOTE} | " + " | ".join(cells(v)) + " |" for name, v in published.items()]
     return "\n".join([*lines, "", FOOTNOTE])
 
 
