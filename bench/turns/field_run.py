@@ -119,7 +119,14 @@ def _rows(split: Split, condition: str, args: argparse.Namespace, unsealed: Any)
     return human_turns(split, condition, unsealed=unsealed, cache_dir=args.cache, languages=_list(args.languages))
 
 
-def _log_test(fours: dict[str, field.FourFigures], condition: str, holds: int, ends: int, commit: str) -> None:
+def _log_test(
+    fours: dict[str, field.FourFigures],
+    condition: str,
+    holds: int,
+    ends: int,
+    commit: str,
+    configured: field.Figures | None,
+) -> None:
     """One line per system in docs/eot-test-log.md for a scoring of the human test split (the seal's rule)."""
     import datetime
 
@@ -129,11 +136,12 @@ def _log_test(fours: dict[str, field.FourFigures], condition: str, holds: int, e
     lines = []
     for system, four in fours.items():
         cells = field_report.cells(four.values())
+        extra = f"; {configured_line(configured)}" if system == "current" and configured is not None else ""
         lines.append(
             f"| {when} | {commit} | field ({condition}) | {system} | as configured | 0 | {holds} holds, {ends} ends | "
             f"{cells[0]} @ 300 ms, {cells[1]} @ 600 ms | – | – | {cells[2]} @ 5 % | {cells[3]} @ 10 % | – | "
             "eot-bench method on the human test rows: cut-offs at a latency budget, mean latency at a cut-off "
-            "budget |"
+            f"budget{extra} |"
         )
     seal.append(lines)
 
@@ -186,7 +194,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 field_report.plot(fronts, args.plot, title=f"end of turn on {data}", silence=silence)
                 plotted = True
             if split == "test" and unsealed is not None:
-                _log_test(fours, condition, holds, ends, unsealed.commit)
+                _log_test(fours, condition, holds, ends, unsealed.commit, configured)
     if args.json:
         print(json.dumps(out, indent=1))
     return 0
