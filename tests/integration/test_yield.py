@@ -154,7 +154,11 @@ async def test_a_cough_pauses_the_reply_which_resumes_with_no_word_lost_and_talk
     overlap = min(len(player.resent), len(player.timeline) - start)
     assert overlap > 0, "nothing was sent again after the pause"
     assert player.resent[:overlap] == player.timeline[start : start + overlap]
-    assert kinds.count("audio.end") == 2  # once before the pause, again after the resumed audio
+    # audio.end again after the resumed audio (and once before the pause too when the whole reply had been sent by
+    # then: on a loaded machine its synthesis may still be going when the cough comes)
+    paused_at = kinds.index("playback.pause")
+    assert kinds[paused_at:].count("audio.end") == 1, kinds
+    assert kinds[:paused_at].count("audio.end") <= 1, kinds
     # The model's next request holds the whole first reply: the caller heard all of it.
     second = emulator.requests[1].body["messages"]
     assert [m["content"] for m in second if m["role"] == "assistant"] == ["".join(REPLY).strip()]
