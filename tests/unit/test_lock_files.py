@@ -15,6 +15,8 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.utils import NormalizedName, canonicalize_name
 
+from testing.locks import lock_entries
+
 ROOT = Path(__file__).resolve().parents[2]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 RUNTIME_DEPS = [Requirement(r) for r in PYPROJECT["project"]["dependencies"]]
@@ -37,18 +39,8 @@ class Pin:
 def read_lock(name: str) -> dict[NormalizedName, Pin]:
     """One Pin per requirement of a pip requirements file (continuation lines joined, comments dropped)."""
     text = (ROOT / "requirements" / name).read_text(encoding="utf-8")
-    entries: list[str] = []
-    current = ""
-    for raw in text.splitlines():
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
-        current += " " + line.removesuffix("\\").strip()
-        if not line.endswith("\\"):
-            entries.append(current.strip())
-            current = ""
     pins: dict[NormalizedName, Pin] = {}
-    for entry in entries:
+    for entry in lock_entries(text):
         pin = Pin(entry)
         assert pin.name not in pins, f"{name}: {pin.name} appears twice"
         pins[pin.name] = pin
