@@ -87,9 +87,10 @@ def print_local_token(settings: Settings, page_url: str) -> None:
 async def serve(settings: Settings, print_token: bool = False) -> int:
     # Imported here: the other commands (tokens, voices) do not load the server and its models.
     from agent.front_door.listener import running_server
-    from agent.wiring import build_components
+    from agent.wiring import build_components, build_limiter
 
-    async with running_server(settings, lambda: build_components(settings)) as server:
+    limiter = build_limiter(settings)
+    async with limiter, running_server(settings, lambda: build_components(settings, limiter), limiter) as server:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):

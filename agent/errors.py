@@ -112,6 +112,10 @@ class ProviderUnavailable(ProviderError):
     """The provider is not loaded or cannot be reached."""
 
 
+class LimitsUnavailable(ProviderUnavailable):
+    """The shared counter of a limit (``agent.ports.SharedLimits``: Redis) did not answer within its time bound."""
+
+
 class CircuitOpen(ProviderUnavailable):
     """Refused without trying: the provider's circuit breaker is open (see ``agent.work.resilience``)."""
 

@@ -344,3 +344,44 @@ class VoiceStore(Protocol):
     async def get_asset(self, tenant: str, name: str, key: str) -> bytes | None:
         """The asset, or ``None`` if the voice exists but has no such asset yet."""
         ...
+
+
+@dataclass(frozen=True, slots=True)
+class Rate:
+    """A token bucket: ``burst`` at once, refilled at ``per_hour`` (above 0)."""
+
+    burst: int
+    per_hour: float
+
+
+@dataclass(frozen=True, slots=True)
+class Hold:
+    """One place ``SharedLimits.hold`` took under ``key``; ``SharedLimits.release`` gives it back."""
+
+    key: str
+    token: str
+
+
+class SharedLimits(Protocol):
+    """Counters of the per-tenant and per-address limits, keyed ``<prefix>:<limit>:<tenant or address>``: kept in
+    this process, or in a store every replica shares (``agent.security.limit_rules`` names the limits). Each call
+    is atomic. Every call raises ``LimitsUnavailable`` when the counter cannot answer within its time bound (the
+    caller fails open or closed, per limit); nothing else crosses the port."""
+
+    async def take(self, key: str, rate: Rate, cost: int = 1) -> float:
+        """Take ``cost`` tokens from ``key``'s bucket: ``0.0`` when taken, else the seconds until they would be
+        (nothing is taken). ``cost=0`` takes nothing and says when one token would be there."""
+        ...
+
+    async def hold(self, key: str, bound: int, ttl_s: float) -> Hold | None:
+        """One more place under ``key`` if fewer than ``bound`` are held now (``None``: full, nothing taken). The
+        place lapses after ``ttl_s`` unless released first (a holder that dies leaks it for no longer)."""
+        ...
+
+    async def held(self, key: str) -> int:
+        """The places held under ``key`` now."""
+        ...
+
+    async def release(self, hold: Hold) -> None:
+        """Give ``hold``'s place back (idempotent)."""
+        ...

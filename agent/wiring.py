@@ -24,6 +24,8 @@ from agent.runtime.call.fidelity import FidelitySampler
 from agent.runtime.call.phrases import PhraseBook
 from agent.runtime.call.voicing import Fallback
 from agent.runtime.components import Components, Scheduled
+from agent.security.limiter import Limiter
+from agent.traces import Tracing
 from agent.voices.enrollment import EnrollmentLimits
 from agent.work.resilience import CircuitBreaker
 from agent.work.workers import WorkPool, pool_workers
@@ -169,10 +171,23 @@ def build_voice_store(settings: Settings) -> VoiceStore:
     raise ConfigError(f"unknown voice store backend {voices.backend!r}")
 
 
-def build_enrollment_limits(settings: Settings) -> EnrollmentLimits:
-    """The per-tenant voice quota and enrollment rate, shared by every connection of the server."""
+def build_limiter(settings: Settings) -> Limiter:
+    """Where the per-tenant and per-address limits are counted: in this process, or in the Redis every replica
+    shares (``AGENT_LIMITS__REDIS_URL``). Enter it (``async with``) for the server's life: leaving closes Redis."""
+    limits = settings.limits
+    if limits.redis_url is None:
+        return Limiter(prefix=limits.key_prefix)
+    from agent.adapters.redis_limits import RedisLimits
+
+    redis = RedisLimits(limits.redis_url.get_secret_value(), limits.check_timeout_ms / 1000)
+    return Limiter(redis, prefix=limits.key_prefix, shared=True, close=redis.close, warm=redis.warm)
+
+
+def build_enrollment_limits(settings: Settings, limiter: Limiter | None = None) -> EnrollmentLimits:
+    """The per-tenant voice quota and enrollment rate, shared by every connection of the server (and, with
+    ``limiter`` shared, by every replica)."""
     voices = settings.voices
-    return EnrollmentLimits(voices.max_voices_per_tenant, voices.enroll_burst, voices.enroll_per_hour)
+    return EnrollmentLimits(voices.max_voices_per_tenant, voices.enroll_burst, voices.enroll_per_hour, limiter)
 
 
 def build_speaker_scorer(settings: Settings) -> SpeakerScorer:
@@ -209,8 +224,19 @@ def build_tools(settings: Settings) -> ToolRunner | None:
     return build_tool_runner(tools)
 
 
-def build_components(settings: Settings) -> Components:
-    """Load every model once (blocking; call it in a thread). Raises ``ConfigError`` for bad settings."""
+def build_tracing(settings: Settings) -> Tracing | None:
+    """The OpenTelemetry exporter of call traces, or ``None`` (off: nothing of the SDK is loaded) unless the
+    standard ``OTEL_EXPORTER_OTLP_ENDPOINT`` is set and ``OTEL_SDK_DISABLED`` is not true (``agent.config.tracing``)."""
+    if settings.tracing.disabled or not settings.tracing.configured:
+        return None
+    from agent.adapters.otel_traces import OtelTracing
+
+    return OtelTracing(settings.tracing)
+
+
+def build_components(settings: Settings, limiter: Limiter | None = None) -> Components:
+    """Load every model once (blocking; call it in a thread). Raises ``ConfigError`` for bad settings. ``limiter``:
+    the server's (``build_limiter``); ``None`` counts enrollments in this process."""
     started = time.perf_counter()
     voices = build_voice_store(settings)
     pool = build_work_pool(settings)
@@ -221,7 +247,7 @@ def build_components(settings: Settings) -> Components:
         tts=tts,
         new_detector=build_detector_factory(settings),
         voices=voices,
-        enrollment_limits=build_enrollment_limits(settings),
+        enrollment_limits=build_enrollment_limits(settings, limiter),
         fallback=build_fallback(settings, pool),
         breakers=speech_breakers(tts),
         phrases=PhraseBook(voices),
@@ -231,6 +257,7 @@ def build_components(settings: Settings) -> Components:
         text_model=build_text_model(settings, pool),
         fidelity=build_fidelity(settings, voices),
         tools=build_tools(settings),
+        tracing=build_tracing(settings),
     )
     log.info("components loaded in %.2f s", time.perf_counter() - started)
     return components

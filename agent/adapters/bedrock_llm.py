@@ -36,6 +36,7 @@ from botocore.exceptions import (
     ReadTimeoutError,
 )
 
+from agent.adapters import trace_context
 from agent.adapters.bedrock_converse import ToolUseBlocks, to_converse, tool_config
 from agent.config import LlmSettings
 from agent.errors import ConfigError, ProviderError, ProviderTimeout, ProviderUnavailable
@@ -122,6 +123,7 @@ class BedrockLLM:
                 kwargs["endpoint_url"] = self._settings.endpoint_url
             try:
                 client = await stack.enter_async_context(self._session.create_client("bedrock-runtime", **kwargs))
+                trace_context.register(client)
             except NoRegionError as exc:
                 raise ConfigError("llm.region is empty and the AWS default chain names no region") from exc
             except (BotoCoreError, ValueError) as exc:

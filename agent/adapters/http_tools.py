@@ -30,6 +30,7 @@ import aiohttp
 from aiohttp.abc import AbstractResolver, ResolveResult
 from aiohttp.resolver import DefaultResolver
 
+from agent.adapters import trace_context
 from agent.adapters.aiohttp_pool import LoopSession
 from agent.config.tool_file import HttpTool
 from agent.config.tool_hosts import HostPolicy
@@ -120,6 +121,7 @@ class HttpTools:
         self, tool: HttpTool, arguments: Mapping[str, object]
     ) -> AbstractAsyncContextManager[aiohttp.ClientResponse]:
         headers = {name: value.get_secret_value() for name, value in tool.headers.items()}
+        trace_context.inject(headers)  # the turn's span is the call's parent (while tracing is on)
         if tool.method == "GET":
             return self._http().get(tool.url, params=query_params(arguments), headers=headers, allow_redirects=False)
         return self._http().post(tool.url, json=dict(arguments), headers=headers, allow_redirects=False)

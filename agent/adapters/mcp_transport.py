@@ -26,6 +26,7 @@ from contextvars import ContextVar
 import httpcore2
 import httpx2
 
+from agent.adapters import trace_context
 from agent.adapters.http_tools import HostRefused
 from agent.config.tool_hosts import HostPolicy
 
@@ -146,6 +147,7 @@ class GuardedTransport(httpx2.AsyncHTTPTransport):
         self._default_limit = default_limit
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        trace_context.inject(request.headers)  # the turn's span is the call's parent (while tracing is on)
         response = await super().handle_async_request(request)
         stream = response.stream
         assert isinstance(stream, httpx2.AsyncByteStream)

@@ -22,6 +22,7 @@ from typing import Any
 
 import aiohttp
 
+from agent.adapters import trace_context
 from agent.adapters.aiohttp_pool import LoopSession
 from agent.adapters.openai_chat_wire import ToolCallFragments, chat_messages, tool_fields
 from agent.config import LlmSettings
@@ -144,7 +145,7 @@ class OpenAICompatLLM:
         finished = False
         try:
             try:
-                response = await self._http().post(self._url, json=body)
+                response = await self._http().post(self._url, json=body, headers=trace_context.headers())
                 if response.status != 200:
                     raise _status_error(response.status, _error_detail(response.status, await response.read()))
                 async for data in _sse_data(response.content):

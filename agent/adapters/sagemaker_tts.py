@@ -29,6 +29,7 @@ from botocore.exceptions import (
     ReadTimeoutError,
 )
 
+from agent.adapters import trace_context
 from agent.adapters.clone_tts import CloneTTS
 from agent.adapters.tts_requests import SPEECH_ROUTE
 from agent.config import TtsSettings
@@ -115,6 +116,7 @@ class SageMakerTransport:
                         config=client_config(self._settings),
                     )
                 )
+                trace_context.register(self._client)
                 self._stack = stack
             return self._client
 

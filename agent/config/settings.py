@@ -6,17 +6,21 @@ module, one per reason to change.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+from typing import Any
 
 from pydantic import model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from agent.config.audio import AudioSettings, EchoSettings
 from agent.config.auth import AuthSettings
+from agent.config.limits import LimitsSettings
 from agent.config.models import AsrSettings, LlmSettings, TtsSettings
 from agent.config.phone import AudioSocketSettings, TelnyxSettings, TwilioSettings, VonageSettings
 from agent.config.server import ServerSettings
 from agent.config.tools import ToolSettings
+from agent.config.tracing import TracingSettings, with_otel_environment
 from agent.config.turns import SPECULATIVE_LOCAL_MS, SPECULATIVE_REMOTE_MS, TurnSettings, VadSettings
 from agent.config.voices import FidelitySettings, VoicesSettings
 
@@ -48,6 +52,8 @@ class Settings(BaseSettings):
     echo: EchoSettings = EchoSettings()
     fidelity: FidelitySettings = FidelitySettings()
     tools: ToolSettings = ToolSettings()
+    tracing: TracingSettings = TracingSettings()
+    limits: LimitsSettings = LimitsSettings()
 
     @property
     def speculative_ms(self) -> int:
@@ -58,6 +64,12 @@ class Settings(BaseSettings):
             return self.turn.speculative_ms
         remote = self.llm.backend != "local" or self.tts.backend != "piper"
         return SPECULATIVE_REMOTE_MS if remote else SPECULATIVE_LOCAL_MS
+
+    @model_validator(mode="before")
+    @classmethod
+    def _otel_environment(cls, data: Any) -> Any:
+        """OpenTelemetry's standard variables (``OTEL_*``, no ``AGENT_`` prefix) set ``tracing``."""
+        return with_otel_environment(data, os.environ)
 
     @model_validator(mode="after")
     def _consistent(self) -> Settings:

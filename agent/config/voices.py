@@ -38,8 +38,8 @@ class VoicesSettings(BaseModel):
         20.0,
         ge=0,
         description="Enrollments per hour per tenant after the burst (each decodes an upload, whether accepted "
-        "or not); more are refused with rate_limited and a retry time. Per server process; the CLI is not "
-        "limited. 0 = no rate limit.",
+        "or not); more are refused with rate_limited and a retry time. Per server process, or across replicas "
+        "with AGENT_LIMITS__REDIS_URL; the CLI is not limited. 0 = no rate limit.",
     )
 
 

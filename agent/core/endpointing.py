@@ -141,6 +141,15 @@ class EndpointPolicy:
     """Text score at or below which the words read unfinished ("The quick brown fox."): ``WORDS_TO_READ`` words or
     more wait longest, as words that trail off do, whatever the sound says (a phrase's fall sounds finished)."""
 
+    rescore_ms: int = 0
+    """With ``acoustic``: the sound of a pause is scored again every ``rescore_ms`` of its silence after the first
+    score, with all of the silence so far, while the turn waits (0: one score per pause). An ending's fall is
+    often heard clearer 200-400 ms into the pause (the model hears the silence after it), and a hesitation's
+    silence does not change what it sounds like: each new score replaces the last, and the wait is judged
+    again from it."""
+    rescores: int = 0
+    """The most re-scores of one pause (what each costs: a Smart Turn call)."""
+
     def hangover_for(
         self, text: str | None, probability: float | None = None, *, language: str, words: float | None = None
     ) -> int:

@@ -45,7 +45,7 @@ from agent.core.events import AudioFrame, CancelTranscriptOrScore, ScoreTurn, Sc
 from agent.core.heard import Began, Ended, Guessed, Interrupt, Passed, SpeechJudgement, Yield
 from agent.core.policies import BargeInPolicy
 from agent.core.turn_detector import Discarded, EndOfTurn, Onset, TurnDetector, TurnPolicy
-from agent.core.turn_end import evidence_of, hangover, reads_words
+from agent.core.turn_end import evidence_of, hangover, reads_words, rescore_due
 from agent.core.turn_state import AsrRequest, Said, Utterance
 
 __all__ = ["Began", "Ended", "Guessed", "Interrupt", "Passed", "SpeechJudge", "SpeechJudgement", "Yield"]
@@ -97,8 +97,8 @@ class SpeechJudge:
         self._frame_ms = frame.duration_ms
         detector = self._detector
         signal = detector.push(frame.pcm, frame.voiced, frame.duration_ms, frame.audible)
-        if frame.voiced and (detector.speaking or isinstance(signal, Onset)):
-            self.last_voice_at = now
+        if frame.voiced and (isinstance(signal, Onset) or (detector.speaking and not detector.silence_ms)):
+            self.last_voice_at = now  # not a blip in a pause (``TurnPolicy.resume_ms``)
         match signal:
             case None:
                 heard: list[SpeechJudgement] = []
@@ -165,6 +165,11 @@ class SpeechJudge:
         if utterance.score_request == request:
             utterance.score_request, utterance.spec_score = None, probability
             sound = self._since(0, utterance) if probability is not None else None
+        elif utterance.rescore_request == request:
+            utterance.rescore_request = None
+            if probability is None:
+                return []
+            utterance.spec_score = probability  # the latest look at the pause decides
         elif utterance.words_request == request:
             utterance.words_request, utterance.spec_words = None, probability
             words = self._since(1, utterance) if probability is not None else None
@@ -240,13 +245,14 @@ class SpeechJudge:
         heard: list[SpeechJudgement] = []
         voiced_until = detector.voiced_until_ms
         if ep.speculative_ms and silence >= ep.speculative_ms and utterance.spec_voiced_until != voiced_until:
-            for superseded in (utterance.spec_request, utterance.score_request, utterance.words_request):
+            for superseded in utterance.pause_requests:
                 if superseded is not None and self._asr.pop(superseded, None) is not None:
                     heard.append(CancelTranscriptOrScore(superseded))  # the caller went on
             utterance.spec_request = self._request(utterance, "spec")
             utterance.spec_voiced_until = voiced_until
             utterance.spec_text, utterance.score_request, utterance.spec_score = None, None, None
             utterance.words_request, utterance.spec_words = None, None
+            utterance.rescore_request, utterance.rescored_at_ms, utterance.rescores = None, silence, 0
             utterance.asked_at, utterance.waited_ms = (self._now, self._now), (None, None, None)
             snapshot = detector.snapshot(self._frame_ms)
             hint = self._language.hint()
@@ -256,6 +262,10 @@ class SpeechJudge:
             if ep.acoustic and not (busy and not utterance.barged_in):  # a sound over the agent: its words decide
                 utterance.score_request = self._request(utterance, "score")
                 heard.append(ScoreTurn(utterance.score_request, snapshot))
+        elif rescore_due(ep, utterance, silence, voiced_until) and not (busy and not utterance.barged_in):
+            utterance.rescore_request = self._request(utterance, "score")
+            utterance.rescored_at_ms, utterance.rescores = silence, utterance.rescores + 1
+            heard.append(ScoreTurn(utterance.rescore_request, detector.snapshot(self._frame_ms, whole_pause=True)))
         return heard + self._maybe_end(utterance, busy)
 
     def _ask_words(self, utterance: Utterance, text: str, busy: bool) -> list[SpeechJudgement]:
@@ -278,7 +288,7 @@ class SpeechJudge:
         paused = busy and barge.pause and not utterance.barged_in
         if busy and not utterance.barged_in and self._passing(utterance, text):
             wait = min(wait, barge.resume_after_ms)  # the agent is waiting, paused or not, to go on
-        if detector.silence_ms < wait:
+        if detector.silence_ms < wait or detector.resuming:
             return []
         end = detector.end_now(self._frame_ms, self._policy.onset_ms if paused else None)
         if end is None:  # too short to be an utterance at all
@@ -296,7 +306,7 @@ class SpeechJudge:
         text = utterance.spec_text if covered else None
         if covered:
             spec_ms, score_ms, words_ms = utterance.waited_ms
-            end = replace(end, spec_ms=spec_ms, score_ms=score_ms, words_ms=words_ms)
+            end = replace(end, spec_ms=spec_ms, score_ms=score_ms, words_ms=words_ms, spec_at=utterance.asked_at[0])
         if covered and text is None and utterance.spec_request in self._asr:
             request = utterance.spec_request  # in flight and covering it all: its answer is the transcript
             del self._asr[request]
@@ -351,11 +361,11 @@ class SpeechJudge:
         self._detector.prepend(said.end.audio)
         heard: list[SpeechJudgement] = [
             CancelTranscriptOrScore(request)
-            for request in (utterance.spec_request, utterance.score_request, utterance.words_request)
+            for request in utterance.pause_requests
             if request is not None and self._asr.pop(request, None) is not None
         ]
         utterance.spec_request, utterance.spec_voiced_until, utterance.spec_text = None, -1, None
-        utterance.score_request, utterance.spec_score = None, None
+        utterance.score_request, utterance.spec_score, utterance.rescore_request = None, None, None
         utterance.words_request, utterance.spec_words = None, None
         return [*heard, Interrupt(continues=said.turn)]
 

@@ -54,11 +54,13 @@ def start(turn: Turn, config: SessionConfig) -> list[Effect]:
     return [Notify(AudioStart(turn=turn.number, sample_rate=config.output_sample_rate))]
 
 
-def synthesized(turn: Turn) -> list[Effect]:
-    """Synthesis of ``turn`` is over (the caller may still be hearing it): ``audio.end`` once all was sent."""
+def synthesized(turn: Turn, now: float | None = None) -> list[Effect]:
+    """Synthesis of ``turn`` is over (the caller may still be hearing it): ``audio.end`` once all was sent.
+    ``now``: when (kept for a trace of the turn)."""
     if not turn.reply_finished or turn.speech_finished:
         return []
     turn.speech_finished = True
+    turn.speech_done_at = now
     return ended(turn)
 
 

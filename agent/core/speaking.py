@@ -261,7 +261,7 @@ class Speaker:
             case SpeechAudio():
                 return reply_audio.send(turn, event.pcm, event.sentence, event.offset, self._config, now)
             case SpeechEnded():
-                return reply_audio.synthesized(turn)
+                return reply_audio.synthesized(turn, now)
             case StageFailed():
                 return self._failed(turn, event, now)
             case PlaybackMark():
@@ -367,7 +367,7 @@ class Speaker:
         self._heard[turn.number] = turn.playback
         while len(self._heard) > _KEEP_PLAYBACKS:
             del self._heard[next(iter(self._heard))]
-        effects.append(Notify(turn_metrics(turn, interrupted, heard_ms)))
+        effects.append(Notify(turn_metrics(turn, interrupted, heard_ms, now)))
         if self.active is turn:
             self.active = None
         self.finished_at = now

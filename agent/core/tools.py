@@ -226,4 +226,4 @@ def interrupted(rounds: ToolRounds, now: float) -> None:
 
 
 def _timing(pending: PendingCall, outcome: ToolOutcome, now: float) -> ToolTiming:
-    return ToolTiming(pending.call.name, round((now - pending.at) * 1000.0, 1), outcome, pending.client)
+    return ToolTiming(pending.call.name, round((now - pending.at) * 1000.0, 1), outcome, pending.client, pending.at)

@@ -4,6 +4,10 @@ Time here is *audio time* (the sum of frame durations), so the rules are exact a
 
 - **onset**: ``onset_ms`` of consecutive voiced audio starts an utterance. The ``preroll_ms`` of audio before
   the onset is kept, so first syllables (which VADs flag late) reach the recogniser.
+- **resumption**: in the trailing silence of an utterance, ``resume_ms`` of consecutive voiced audio is needed for
+  speech to go on; a shorter voiced blip (a keyboard's click, a knock, a line's crackle, which a detector at its
+  most sensitive flags as voice) is part of the silence, which keeps counting through it. While such a run is in
+  progress the utterance does not end (``resuming``): a caller who goes on is never cut off by the rule.
 - **hangover**: ``hangover_ms`` (the detector's, not the policy's: in a session, the end of turn's longest wait)
   of consecutive unvoiced audio ends the utterance.
 - **minimum**: utterances with less than ``min_utterance_ms`` of voiced audio are discarded (clicks, coughs).
@@ -15,7 +19,7 @@ Time here is *audio time* (the sum of frame durations), so the rules are exact a
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 # Silence kept after the last voiced frame in the audio handed to ASR; Whisper likes a little context.
@@ -28,6 +32,8 @@ class TurnPolicy:
     min_utterance_ms: int = 200
     max_utterance_ms: int = 15000
     preroll_ms: int = 300
+    resume_ms: int = 0
+    """Consecutive voiced audio that ends a pause and goes on with the utterance (0: any voiced frame does)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +63,8 @@ class EndOfTurn:
     ``voiced_until_ms`` by the tail the detector calls voice. ``None``: as ``voiced_until_ms``."""
     spec_ms: float | None = None
     """How long the speculative transcript that covers the utterance took to come back (``None``: none did)."""
+    spec_at: float | None = field(default=None, compare=False)
+    """When that transcript was asked for, on the session's clock (for a trace of the turn)."""
     score_ms: float | None = None
     """How long its sound's score took (``None``: none asked, or none came)."""
     words_ms: float | None = None
@@ -98,6 +106,7 @@ class TurnDetector:
         self._speech_ms = 0
         self._silence_ms = 0
         self._silence_frames = 0
+        self._resume_ms = 0  # consecutive voiced audio in the trailing silence, not yet enough to go on
         self._audible_until_ms = 0
 
     @property
@@ -119,13 +128,22 @@ class TurnDetector:
         return self._silence_ms if self._speaking else 0
 
     @property
+    def resuming(self) -> bool:
+        """Voiced audio in the trailing silence may be the caller going on (fewer than ``resume_ms`` of it so
+        far): the utterance must not end on its silence yet."""
+        return self._speaking and self._resume_ms > 0
+
+    @property
     def voiced_until_ms(self) -> int:
         """Stream position where the last voiced frame of the utterance in progress ended."""
         return self._position_ms - self._silence_ms
 
-    def snapshot(self, frame_ms: int) -> bytes:
-        """The utterance so far, as ``EndOfTurn.audio`` would hold it if it ended now."""
-        return b"".join(self._trimmed(frame_ms)[0]) if self._speaking else b""
+    def snapshot(self, frame_ms: int, whole_pause: bool = False) -> bytes:
+        """The utterance so far, as ``EndOfTurn.audio`` would hold it if it ended now; ``whole_pause``: with all
+        of its trailing silence (what an acoustic model hears of the pause), not only the first 200 ms."""
+        if not self._speaking:
+            return b""
+        return b"".join(self._utterance if whole_pause else self._trimmed(frame_ms)[0])
 
     def end_now(self, frame_ms: int, min_utterance_ms: int | None = None) -> EndOfTurn | None:
         """End the utterance in progress at once (the session judged the caller finished); ``None`` when it is
@@ -185,6 +203,12 @@ class TurnDetector:
     def _push_speaking(self, frame: bytes, voiced: bool, duration_ms: int) -> TurnSignal | None:
         self._utterance.append(frame)
         self._utterance_ms += duration_ms
+        if voiced and self._silence_ms and self.policy.resume_ms:
+            self._resume_ms += duration_ms
+            voiced = self._resume_ms >= self.policy.resume_ms  # a blip in the pause stays part of it
+            duration_ms, self._resume_ms = (self._resume_ms, 0) if voiced else (duration_ms, self._resume_ms)
+        elif not voiced:
+            self._resume_ms = 0
         if voiced:
             self._speech_ms += duration_ms
             self._silence_ms = 0
@@ -192,7 +216,7 @@ class TurnDetector:
         else:
             self._silence_ms += duration_ms
             self._silence_frames += 1
-        if self._silence_ms >= self.hangover_ms:
+        if self._silence_ms >= self.hangover_ms and not self._resume_ms:
             return self._finish("silence", duration_ms)
         if self._utterance_ms >= self.policy.max_utterance_ms:
             return self._finish("max_length", duration_ms)
@@ -231,6 +255,7 @@ class TurnDetector:
         self._speech_ms = 0
         self._silence_ms = 0
         self._silence_frames = 0
+        self._resume_ms = 0
         self._run = []
         self._run_ms = 0
 

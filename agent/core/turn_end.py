@@ -67,6 +67,22 @@ def evidence_of(utterance: Utterance, fresh: bool, in_flight: bool) -> Evidence:
     )
 
 
+def rescore_due(policy: EndpointPolicy, utterance: Utterance, silence_ms: int, voiced_until_ms: int) -> bool:
+    """Time to score the sound of ``utterance``'s pause again (``EndpointPolicy.rescore_ms``), ``silence_ms`` into
+    it: its first score is back and the last re-score too, ``rescore_ms`` more of silence has passed since the last,
+    fewer than ``rescores`` were asked, and no voice came since (``voiced_until_ms``)."""
+    return (
+        policy.acoustic
+        and policy.rescore_ms > 0
+        and utterance.rescores < policy.rescores
+        and utterance.spec_voiced_until == voiced_until_ms
+        and utterance.score_request is None
+        and utterance.spec_score is not None
+        and utterance.rescore_request is None
+        and silence_ms >= utterance.rescored_at_ms + policy.rescore_ms
+    )
+
+
 def reads_words(policy: EndpointPolicy, text: str, language: str) -> bool:
     """The text model is worth asking about the transcript ``text``: the policy uses it, and its score can change
     the wait (there are words, and they do not trail off by the rules, which wait longest anyway)."""

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from agent.core.chunker import SentenceChunker
-from agent.core.events import TurnMetrics
+from agent.core.events import TurnInstants, TurnMetrics
 from agent.core.playback import Playback
 from agent.core.tools import ToolRounds
 from agent.core.turn_detector import EndOfTurn
@@ -35,7 +35,15 @@ class Utterance:
     score_request: int | None = None
     """The acoustic score asked for with the speculative transcript (``ScoreTurn``), while it is awaited."""
     spec_score: float | None = None
-    """Its answer: the probability that the caller has finished (``None``: none yet, or none to be had)."""
+    """Its answer: the probability that the caller has finished (``None``: none yet, or none to be had); later the
+    latest re-score's (``EndpointPolicy.rescore_ms``)."""
+    rescore_request: int | None = None
+    """A later look at the sound of the same pause, further into it, while it is awaited (never waited for: the
+    decision goes on with the score it has)."""
+    rescored_at_ms: int = 0
+    """The trailing silence (ms) of the sound last asked to be scored; ``rescores``: how many re-scores so far."""
+    rescores: int = 0
+    """How many re-scores of the pause so far."""
     words_request: int | None = None
     """The text model's score of the speculative transcript (``ScoreWords``), while it is awaited."""
     spec_words: float | None = None
@@ -62,6 +70,12 @@ class Utterance:
     """Stream position where it began."""
     over_agent: bool = False
     """It began while the agent held the floor: all its transcripts are plain (``Transcribe.over_agent``)."""
+
+    @property
+    def pause_requests(self) -> tuple[int | None, ...]:
+        """The requests about its pause: the speculative transcript, the sound's score, the words' score and a
+        re-score of the sound."""
+        return (self.spec_request, self.score_request, self.words_request, self.rescore_request)
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +138,8 @@ class Turn:
     reply_done_at: float | None = None
     first_synthesis_at: float | None = None
     first_audio_at: float | None = None
+    speech_done_at: float | None = None
+    """When synthesis of the reply was over (for a trace of the turn: ``TurnInstants``)."""
     reply: list[str] = field(default_factory=list)
     chunker: SentenceChunker = field(default_factory=lambda: SentenceChunker(frozenset()))
     """Cuts the reply into sentences: each round's own, in the reply's language (``reply_text.ask``)."""
@@ -154,9 +170,10 @@ class Turn:
         return self.paused or self.prepared
 
 
-def turn_metrics(turn: Turn, interrupted: bool, heard_ms: float | None) -> TurnMetrics:
+def turn_metrics(turn: Turn, interrupted: bool, heard_ms: float | None, now: float = 0.0) -> TurnMetrics:
     """The turn's figures. A preemptive turn's stages count only what they added after the end of turn (work
-    done before it cost the caller nothing): a stage finished by then shows 0."""
+    done before it cost the caller nothing): a stage finished by then shows 0. ``now``: when the turn is closed;
+    the figures carry the instants they are differences of (``TurnInstants``), for a trace."""
     transcript_at, first_text_at, reply_done_at, first_synthesis_at = (
         _not_before(turn.ended_at, t) if turn.preemptive else t
         for t in (turn.transcript_at, turn.first_text_at, turn.reply_done_at, turn.first_synthesis_at)
@@ -183,7 +200,24 @@ def turn_metrics(turn: Turn, interrupted: bool, heard_ms: float | None) -> TurnM
         heard_ms=None if heard_ms is None else round(heard_ms),
         preemptive=turn.preemptive,
         tools=tuple(turn.tools.timings),
+        at=TurnInstants(
+            began_at=_first(turn.last_voice_at, turn.began_at, turn.ended_at, now),
+            finished_at=now,
+            last_voice_at=turn.last_voice_at,
+            ended_at=turn.ended_at,
+            spec_at=heard.spec_at if heard is not None and heard.spec_ms is not None else None,
+            transcript_at=transcript_at,
+            first_text_at=first_text_at,
+            reply_done_at=reply_done_at,
+            first_synthesis_at=first_synthesis_at,
+            first_audio_at=turn.first_audio_at,
+            speech_done_at=turn.speech_done_at,
+        ),
     )
+
+
+def _first(*instants: float | None) -> float:
+    return next(t for t in instants if t is not None)
 
 
 def _round(ms: float | None) -> float | None:

@@ -28,6 +28,7 @@ from agent.front_door.routes import Routes
 from agent.runtime.components import Components
 from agent.runtime.server.state import ServerState, limits
 from agent.security.auth import Authenticator
+from agent.security.limiter import Limiter
 from agent.wires.endpoints import ENDPOINTS, EndpointListener, endpoint
 
 log = logging.getLogger(__name__)
@@ -119,9 +120,15 @@ async def _load(state: ServerState, load: Callable[[], Components]) -> None:
 
 
 @asynccontextmanager
-async def running_server(settings: Settings, load: Callable[[], Components]) -> AsyncIterator[RunningServer]:
-    """Listen on ``settings.server`` host/port (port 0 picks a free one) while ``load`` runs in a thread."""
+async def running_server(
+    settings: Settings, load: Callable[[], Components], limiter: Limiter | None = None
+) -> AsyncIterator[RunningServer]:
+    """Listen on ``settings.server`` host/port (port 0 picks a free one) while ``load`` runs in a thread.
+    ``limiter``: where per-tenant and per-address limits are counted (default: this process)."""
     state = ServerState(limits(settings.server), auth=Authenticator.from_settings(settings.auth))
+    if limiter is not None:
+        state.limiter = limiter
+    state.limiter.on_error = state.metrics.shared_limit_error
     routes = Routes(settings, state)
     cfg = settings.server
     server = await serve(

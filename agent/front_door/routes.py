@@ -5,14 +5,17 @@ Its one reason to change is how a request reaches its endpoint. An upgrade to an
 admitted by load (``ServerState.refusal``: 503 with ``Retry-After``) and by the sockets still opening
 (``agent.runtime.server.occupancy``: one with no credential at the upgrade is bounded per address, 429; one whose
 credential checked out per tenant, 429, never by the address's anonymous sockets; a phone provider's, which
-carries many callers from a few addresses, by the total only); its handler runs a ``Connection`` with the
-endpoint's opening, beside the keepalive (``agent.runtime.server.liveness``). Any other path is plain HTTP, GET
-and HEAD only: ``/healthz``, ``/metrics`` and the browser page (``agent.runtime.server.static``).
+carries many callers from a few addresses, by the total only; with limits shared across replicas, the bounds per
+address and per tenant are also asked of the shared count, ``ServerState.share``, failing open); its handler
+runs a ``Connection`` with the endpoint's opening, beside the keepalive (``agent.runtime.server.liveness``). Any
+other path is plain HTTP, GET and HEAD only: ``/healthz``, ``/metrics`` and the browser page
+(``agent.runtime.server.static``).
 
 Every refused upgrade goes through ``_refuse``: counted by reason (``voice_agent_refusals_total``: ``method``,
 ``not_websocket``, ``bad_handshake``, ``bad_version``, ``origin``, ``credential``, ``not_found``, then the
 admission's ``loading``, ``failed``, ``draining``, ``full``, ``busy``, ``peer_limit``, ``tenant_limit``,
-``opening_full``) and logged on one INFO line with the counts behind the decision (``ServerState.figures``).
+``opening_full``) and logged on one INFO line with the counts behind the decision (``ServerState.figures``);
+while tracing is on, also a span ``upgrade.refused`` with the same reason and counts (``refusal_span``).
 A socket admitted here holds a seat until its handler claims it; a handshake that ends without a handler
 (``websockets`` refusing it after all, or the peer gone before the answer) gives the seat back at once.
 """
@@ -22,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from http import HTTPStatus
 
 from websockets.asyncio.server import ServerConnection
@@ -37,6 +41,7 @@ from agent.runtime.metrics.registry import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from agent.runtime.server.admission import Refusal
 from agent.runtime.server.forwarded import client_address, networks, peer_key
 from agent.runtime.server.liveness import Liveness
+from agent.runtime.server.refusal_span import refusal_span
 from agent.runtime.server.responses import READ_METHODS, for_method, json_response, method_not_allowed, secured
 from agent.runtime.server.state import ServerState
 from agent.runtime.server.static import StaticFiles
@@ -77,7 +82,7 @@ class Routes:
         self._proxies = networks(settings.server.trusted_proxies)
         self._liveness = Liveness(settings.server, lambda: state.metrics.error("keepalive_timeout"))
 
-    def process_request(self, connection: ServerConnection, request: Request) -> Response | None:
+    async def process_request(self, connection: ServerConnection, request: Request) -> Response | None:
         path = _path(request)
         endpoint = PATHS.get(path)
         if endpoint is None:
@@ -101,10 +106,17 @@ class Routes:
         if refused is not None:
             return self._refuse(path, peer, refused.reason, _refused(refused), refused.message, tenant)
         state.admissions[connection] = admission
-        state.seat(connection, peer, tenant=tenant, per_peer=per_peer)
+        seat = state.seat(connection, peer, tenant=tenant, per_peer=per_peer)
         # A handshake that ends without its handler (refused by websockets below, or the peer gone before the
         # answer) gives its place back at once, not when the connection object is collected.
         connection.connection_lost_waiter.add_done_callback(lambda _: state.release(connection))
+        if state.limiter.shared:  # counted here already; across replicas too
+            refused = await state.share(seat, server)
+            if refused is not None:
+                state.release(connection)
+                state.admissions.pop(connection, None)
+                detail = f"{refused.message}, counted across replicas"
+                return self._refuse(path, peer, refused.reason, _refused(refused), detail, tenant)
         self._liveness.tune(connection)
         return None
 
@@ -141,6 +153,10 @@ class Routes:
             detail,
             figures,
         )
+        tracing = self._state.components.tracing if self._state.components is not None else None
+        if tracing is not None:  # the same line as a span (a server still loading has no tracing yet)
+            at = time.time_ns()
+            tracing.span(refusal_span(at, shown(path), peer, reason, response.status_code, detail, figures, tenant))
         return response
 
     def _credited_tenant(self, admission: Admission) -> str | None:

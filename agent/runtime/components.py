@@ -23,6 +23,7 @@ from agent.ports import (
 from agent.runtime.call.fidelity import FidelitySampler
 from agent.runtime.call.phrases import PhraseBook
 from agent.runtime.call.voicing import Fallback, Voicing
+from agent.traces import Tracing
 from agent.voices.enrollment import EnrollmentLimits
 from agent.work.resilience import BreakerState, BreakerStatus, CircuitBreaker
 from agent.work.scheduling import QueueStats, merge
@@ -65,6 +66,9 @@ class Components:
     """Samples replies of cloned voices for their similarity to the voice (``/metrics``); ``None``: off."""
     tools: ToolRunner | None = None
     """Runs the server's own tools (HTTP, MCP, built in) for each tenant's calls; ``None``: none are offered."""
+    tracing: Tracing | None = None
+    """Exports each call's trace and each refused upgrade (``OTEL_EXPORTER_OTLP_ENDPOINT``); ``None``: off.
+    ``aclose`` closes it last: what is pending is exported then."""
 
     def queue_stats(self, pending_turns: int = 0) -> QueueStats | None:
         """All the model queues, now (``None``: nothing is scheduled here); ``pending_turns``: first turns of
@@ -125,6 +129,7 @@ class Components:
         if self.fallback is not None:
             parts.append(self.fallback.tts)
         parts.append(self.work)
+        parts.append(self.tracing)  # last: the spans of the calls just closed are exported
         for part in parts:
             close = getattr(part, "aclose", None) or getattr(part, "close", None)
             if close is None:

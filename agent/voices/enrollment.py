@@ -14,29 +14,33 @@ stored voices plus the enrollments under way, so two uploads at once cannot both
 a rate of enrollments (a token bucket per tenant: ``burst`` at once, then ``per_hour``), because each one
 decodes an upload and may run the ASR. A token is taken when an upload is about to be decoded, whether it is
 then accepted or not; a refusal before that (bad fields, a taken name, the quota, the rate) costs nothing.
-The limits are pure (the clock is a parameter) and kept in memory: per server process, not across replicas.
+The limits are counted by a ``Limiter`` (``agent.security.limiter``): in this process by default, or in a Redis
+every replica shares (``AGENT_LIMITS__REDIS_URL``); both fail closed (``limits_unavailable``) while a shared
+counter cannot answer. The decisions and the refusals' words are ``agent.security.limit_rules``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import math
-import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import TypeVar
 
 import numpy as np
 
 from agent.audio.pcm import float_to_pcm16, pcm16_to_float
 from agent.audio.reference import REFERENCE_RATE, ReferenceAudio, prepare_reference
 from agent.audio.resample import resample
-from agent.errors import EnrollmentRejected, RejectedAudio, UnknownVoice, VoiceExists
+from agent.errors import EnrollmentRejected, LimitsUnavailable, RejectedAudio, UnknownVoice, VoiceExists
 from agent.languages import NAMES, parse_language
-from agent.ports import ConsentRecord, LanguageHint, SpeechToText, Voice, VoiceRecord, VoiceStore
+from agent.ports import ConsentRecord, Hold, LanguageHint, Rate, SpeechToText, Voice, VoiceRecord, VoiceStore
 from agent.security.auth import Principal, is_valid_tenant
+from agent.security.limit_rules import Limit, quota_exceeded, rate_limited, unavailable
+from agent.security.limiter import Limiter
 from agent.voices.records import normalize_name
 
 MAX_TRANSCRIPT = 1000
@@ -51,6 +55,10 @@ DEFAULT_LANGUAGE = "English"
 ASR_NOTE = "the transcript was made by speech recognition; an exact transcript gives better voice clones"
 
 _ASR_RATE = 16000
+ENROLL_HOLD_S = 900.0
+"""How long a place in the voice quota outlives a replica that died while enrolling (an enrollment's upload is
+bounded, its decoding and recognition take seconds: a live one ends well before)."""
+T = TypeVar("T")
 # Decoding is CPU work on up to 10 MB uploads: two at a time, server-wide, whatever the number of loops.
 _POOL = ThreadPoolExecutor(2, thread_name_prefix="enroll")
 
@@ -97,78 +105,89 @@ class EnrollmentLimits:
     """Per-tenant voice quota and enrollment rate, shared by every enrollment of a server (see the module doc).
 
     ``max_voices`` (0 = no quota) counts stored voices plus enrollments admitted and not ``done``; the rate
-    lets ``burst`` enrollments through at once and refills at ``per_hour`` (0 = no rate limit). Pure: ``now``
-    is a monotonic time in seconds, given by the caller. Not thread-safe: use it from one event loop.
+    lets ``burst`` enrollments through at once and refills at ``per_hour`` (0 = no rate limit). Counted by
+    ``limiter`` (default: in this process, on ``time.monotonic``); both limits fail closed when its counter cannot
+    answer (``limits_unavailable``).
     """
 
-    _PRUNE_AT = 1024  # tenants with a bucket; beyond this, the full ones (no different from none) are dropped
-
-    def __init__(self, max_voices: int = 0, burst: int = 1, per_hour: float = 0.0) -> None:
+    def __init__(
+        self, max_voices: int = 0, burst: int = 1, per_hour: float = 0.0, limiter: Limiter | None = None
+    ) -> None:
         if max_voices < 0 or burst < 1 or per_hour < 0:
             raise ValueError("max_voices and per_hour must be >= 0 and burst >= 1")
         self.max_voices = max_voices
-        self.burst = burst
-        self.per_hour = per_hour
-        self._buckets: dict[str, tuple[float, float]] = {}  # tenant -> (tokens, when counted)
-        self._running: dict[str, int] = {}
+        self.rate = Rate(burst, per_hour)
+        self.limiter = limiter if limiter is not None else Limiter()
 
-    def running(self, tenant: str) -> int:
-        """Enrollments admitted for ``tenant`` and not ``done`` yet."""
-        return self._running.get(tenant, 0)
+    async def running(self, tenant: str) -> int:
+        """Enrollments admitted for ``tenant`` and not ``done`` yet (raises ``EnrollmentRejected`` when the
+        counter cannot answer)."""
+        with _closed("voice_quota"):
+            return _counted(await self.limiter.held("voice_quota", tenant))
 
-    def check(self, tenant: str, stored: int, now: float) -> None:
-        """Raise ``EnrollmentRejected`` (``quota_exceeded`` or ``rate_limited``, the latter with
-        ``retry_after_s``) if ``tenant``, holding ``stored`` voices, may not start an enrollment at ``now``."""
-        held = stored + self.running(tenant)
-        if self.max_voices and held >= self.max_voices:
-            under_way = f" ({self.running(tenant)} of them being enrolled)" if self.running(tenant) else ""
-            raise EnrollmentRejected(
-                "quota_exceeded",
-                f"this tenant has {held} voices{under_way}, the most allowed ({self.max_voices}); "
-                "remove one before enrolling another",
-            )
-        wait_s = self._wait_s(tenant, now)
-        if wait_s > 0:
-            retry = max(1, math.ceil(wait_s))
-            raise EnrollmentRejected(
-                "rate_limited",
-                f"too many enrollments: {self.burst} at once, then {self.per_hour:g} per hour for a tenant; "
-                f"try again in {retry} s",
-                retry_after_s=retry,
-            )
+    async def check(self, tenant: str, stored: int) -> None:
+        """Raise ``EnrollmentRejected`` (``quota_exceeded``, ``rate_limited`` with ``retry_after_s``, or
+        ``limits_unavailable``) if ``tenant``, holding ``stored`` voices, may not start an enrollment now. Takes
+        nothing."""
+        if self.max_voices:
+            running = await self.running(tenant)
+            if stored + running >= self.max_voices:
+                raise quota_exceeded(stored + running, running, self.max_voices)
+        if self.rate.per_hour:
+            with _closed("enroll_rate"):
+                wait_s = _counted(await self.limiter.take("enroll_rate", tenant, self.rate, cost=0))
+            if wait_s > 0:
+                raise rate_limited(wait_s, self.rate)
 
-    def admit(self, tenant: str, stored: int, now: float) -> None:
-        """``check``, then take one enrollment from the rate and count it toward the quota until ``done``."""
-        self.check(tenant, stored, now)
-        if self.per_hour:
-            if len(self._buckets) >= self._PRUNE_AT:
-                self._buckets = {t: b for t, b in self._buckets.items() if self._tokens(t, now) < self.burst}
-            self._buckets[tenant] = (self._tokens(tenant, now) - 1.0, now)
-        self._running[tenant] = self.running(tenant) + 1
+    async def admit(self, tenant: str, stored: int) -> Hold | None:
+        """``check``, then take one enrollment from the rate and count it toward the quota until ``done``, as one
+        decision: a place in the quota is held first, and given back when the rate refuses."""
+        place = None
+        if self.max_voices:
+            with _closed("voice_quota"):
+                bound = self.max_voices - stored
+                place = _counted(await self.limiter.hold("voice_quota", tenant, bound, ENROLL_HOLD_S))
+            if place is None:
+                running = await self.running(tenant)
+                raise quota_exceeded(stored + running, running, self.max_voices)
+        if self.rate.per_hour:
+            try:
+                with _closed("enroll_rate"):
+                    wait_s = _counted(await self.limiter.take("enroll_rate", tenant, self.rate))
+            except BaseException:
+                await self.done(place)
+                raise
+            if wait_s > 0:
+                await self.done(place)
+                raise rate_limited(wait_s, self.rate)
+        return place
 
-    def done(self, tenant: str) -> None:
-        """The enrollment ``admit`` let in has ended (stored, refused or failed)."""
-        left = self.running(tenant) - 1
-        if left > 0:
-            self._running[tenant] = left
-        else:
-            self._running.pop(tenant, None)
+    async def done(self, place: Hold | None) -> None:
+        """The enrollment ``admit`` let in (holding ``place``) has ended (stored, refused or failed)."""
+        if place is not None:
+            await self.limiter.release(place)
 
-    def _tokens(self, tenant: str, now: float) -> float:
-        tokens, then = self._buckets.get(tenant, (float(self.burst), now))
-        return min(float(self.burst), tokens + max(0.0, now - then) * self.per_hour / 3600.0)
 
-    def _wait_s(self, tenant: str, now: float) -> float:
-        if not self.per_hour:
-            return 0.0
-        missing = 1.0 - self._tokens(tenant, now)
-        return missing * 3600.0 / self.per_hour if missing > 1e-9 else 0.0
+@contextmanager
+def _closed(limit: Limit) -> Iterator[None]:
+    """A fail-closed limit whose counter cannot answer: refused, saying why."""
+    try:
+        yield
+    except LimitsUnavailable:
+        raise unavailable(limit) from None
+
+
+def _counted(answer: T | str) -> T:
+    """A fail-closed limit's answer (its counter answered: the limiter raises ``LimitsUnavailable`` otherwise)."""
+    if isinstance(answer, str):
+        raise AssertionError("enrollment limits fail closed, never unchecked")
+    return answer
 
 
 class Enrollment:
     """Enrolls voices into ``store``; ``stt`` transcribes uploads sent without a transcript (``None`` = refuse).
 
-    ``limits`` (``None`` = none) is shared by every ``Enrollment`` of a server; ``clock`` is its monotonic time.
+    ``limits`` (``None`` = none) is shared by every ``Enrollment`` of a server.
     """
 
     def __init__(
@@ -177,13 +196,11 @@ class Enrollment:
         stt: SpeechToText | None,
         now: Callable[[], datetime] = _utc_now,
         limits: EnrollmentLimits | None = None,
-        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._store = store
         self._stt = stt
         self._now = now
         self._limits = limits
-        self._clock = clock
 
     @staticmethod
     def authorize(principal: Principal) -> None:
@@ -220,10 +237,10 @@ class Enrollment:
         raise EnrollmentRejected("voice_exists", f"a voice named {name!r} already exists; remove it first")
 
     async def ensure_allowed(self, tenant: str) -> None:
-        """Raise ``EnrollmentRejected("quota_exceeded" | "rate_limited")`` if ``tenant`` may not enrol now (a hint
-        before an upload, which takes nothing; ``enroll`` decides)."""
+        """Raise ``EnrollmentRejected("quota_exceeded" | "rate_limited" | "limits_unavailable")`` if ``tenant`` may
+        not enrol now (a hint before an upload, which takes nothing; ``enroll`` decides)."""
         if self._limits is not None:
-            self._limits.check(tenant, await self._stored(tenant), self._clock())
+            await self._limits.check(tenant, await self._stored(tenant))
 
     async def _stored(self, tenant: str) -> int:
         limits = self._limits
@@ -246,11 +263,11 @@ class Enrollment:
         limits = self._limits
         if limits is None:
             return await self._enroll(request, principal, name, language, progress)
-        limits.admit(tenant, await self._stored(tenant), self._clock())  # no await between counting and taking
+        place = await limits.admit(tenant, await self._stored(tenant))  # counting and taking: one atomic hold
         try:
             return await self._enroll(request, principal, name, language, progress)
         finally:
-            limits.done(tenant)
+            await limits.done(place)
 
     async def _enroll(
         self, request: EnrollmentRequest, principal: Principal, name: str, language: str, progress: Progress

@@ -14,6 +14,7 @@ import pytest
 from agent.adapters.file_voice_store import FileVoiceStore
 from agent.errors import EnrollmentRejected
 from agent.security.auth import ANONYMOUS, Principal
+from agent.security.limiter import Limiter, LocalLimits
 from agent.voices.enrollment import Enrollment, EnrollmentLimits, EnrollmentRequest
 from testing.reference_files import encode
 from testing.speech import silence, speech_pcm16
@@ -113,8 +114,13 @@ class Clock:
         return self.now
 
 
-def limited(tmp_path: Path, limits: EnrollmentLimits, clock: Clock | None = None) -> Enrollment:
-    return Enrollment(FileVoiceStore(tmp_path), None, now=lambda: NOON, limits=limits, clock=clock or Clock())
+def limited(tmp_path: Path, limits: EnrollmentLimits) -> Enrollment:
+    return Enrollment(FileVoiceStore(tmp_path), None, now=lambda: NOON, limits=limits)
+
+
+def on(clock: Clock) -> Limiter:
+    """Limits counted in this process on ``clock``."""
+    return Limiter(LocalLimits(clock))
 
 
 async def test_the_quota_is_checked_before_the_audio_is_decoded(tmp_path: Path) -> None:
@@ -132,7 +138,7 @@ async def test_the_quota_is_checked_before_the_audio_is_decoded(tmp_path: Path) 
     await FileVoiceStore(tmp_path).remove("acme", "bob")
     await service.enroll(request("cy"), ENROLLER)
     assert [r.name for r in await FileVoiceStore(tmp_path).list("acme")] == ["ann", "cy"]
-    assert limits.running("acme") == 0
+    assert await limits.running("acme") == 0
 
 
 async def test_two_enrollments_at_once_cannot_both_take_the_last_place(tmp_path: Path) -> None:
@@ -147,8 +153,8 @@ async def test_two_enrollments_at_once_cannot_both_take_the_last_place(tmp_path:
 
 async def test_every_decoded_upload_counts_toward_the_rate(tmp_path: Path) -> None:
     clock = Clock()
-    limits = EnrollmentLimits(burst=2, per_hour=1)
-    service = limited(tmp_path, limits, clock)
+    limits = EnrollmentLimits(burst=2, per_hour=1, limiter=on(clock))
+    service = limited(tmp_path, limits)
     with pytest.raises(EnrollmentRejected) as bad:
         await service.enroll(dataclasses.replace(request("ann"), audio=b"not audio"), ENROLLER)
     assert bad.value.code == "bad_audio"  # decoded, refused: it counts
@@ -162,7 +168,7 @@ async def test_every_decoded_upload_counts_toward_the_rate(tmp_path: Path) -> No
     assert refused.value.code == "rate_limited" and "try again in 3600 s" in refused.value.message
     clock.now += 3600
     await service.enroll(request("bob"), ENROLLER)
-    assert limits.running("acme") == 0
+    assert await limits.running("acme") == 0
 
 
 async def test_refusals_before_decoding_cost_nothing(tmp_path: Path) -> None:

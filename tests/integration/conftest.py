@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
@@ -14,6 +14,7 @@ from agent.front_door.listener import RunningServer, running_server
 from agent.ports import VoiceStore
 from agent.runtime.components import Components
 from agent.wiring import build_components, build_enrollment_limits
+from testing.redis_server import RedisServer, redis_server
 
 
 def local_settings(**sections: dict[str, Any]) -> Settings:
@@ -41,6 +42,14 @@ def with_voice_store(components: Components, store: VoiceStore | None, settings:
     defaults): the limits count what a server's tenants enrolled, so a new store starts with none used."""
     limits = build_enrollment_limits(settings if settings is not None else local_settings())
     return dataclasses.replace(components, voices=store, enrollment_limits=limits)
+
+
+@pytest.fixture(scope="module")
+def redis() -> Iterator[RedisServer]:
+    """A real ``redis-server`` on loopback for the module's tests (``testing.redis_server``), empty at first. A test
+    may ``stop`` and ``start`` it; one that needs it running starts it if it is not (``redis.running``)."""
+    with redis_server() as server:
+        yield server
 
 
 @pytest.fixture(scope="session")

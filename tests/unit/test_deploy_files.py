@@ -18,6 +18,7 @@ ROOT = Path(__file__).parents[2]
 K8S = ROOT / "deploy" / "kubernetes"
 COMPOSE = ROOT / "deploy" / "compose.yaml"
 SETTING = re.compile(r"\bAGENT_[A-Z0-9_]+\b")
+REDIS = "voice-agent-redis"
 
 
 def documents() -> list[dict[str, Any]]:
@@ -31,8 +32,13 @@ def documents() -> list[dict[str, Any]]:
     return found
 
 
-def one(kind: str) -> dict[str, Any]:
-    (doc,) = [d for d in documents() if d["kind"] == kind]
+def one(kind: str, name: str | None = None) -> dict[str, Any]:
+    """The document of ``kind`` named ``name``; without a name, the agent's own (not the Redis of redis.yaml)."""
+    (doc,) = [
+        d
+        for d in documents()
+        if d["kind"] == kind and (d["metadata"]["name"] == name if name else d["metadata"]["name"] != REDIS)
+    ]
     return doc
 
 
@@ -79,7 +85,9 @@ def test_every_file_parses_and_kustomize_lists_them_all() -> None:
         "HorizontalPodAutoscaler",
         "PodDisruptionBudget",
         "Service",
+        "Service",
         "ServiceAccount",
+        "StatefulSet",
     ]
     assert [i["name"] for i in kustomization["images"]] == [container()["image"]]
     assert isinstance(yaml.safe_load(COMPOSE.read_text()), dict)
@@ -188,3 +196,22 @@ def test_compose_keeps_its_security_and_covers_the_drain(monkeypatch: pytest.Mon
     values = {k: v for k, v in environment.items() if "${" not in v}
     drain = deployed_settings(monkeypatch, values).server.drain_s
     assert seconds(agent["stop_grace_period"]) >= drain > 0
+
+
+def test_the_replicas_count_their_limits_in_one_redis_that_keeps_only_counters(monkeypatch: pytest.MonkeyPatch) -> None:
+    url = k8s_settings(monkeypatch).limits.redis_url
+    assert url is not None and url.get_secret_value() == f"redis://{REDIS}:6379/0"
+    service, statefulset = one("Service", REDIS)["spec"], one("StatefulSet", REDIS)["spec"]
+    pod = statefulset["template"]
+    assert service["selector"].items() <= pod["metadata"]["labels"].items()
+    assert not service["selector"].items() <= one("Deployment")["spec"]["template"]["metadata"]["labels"].items()
+    assert statefulset["replicas"] == 1 and statefulset["serviceName"] == REDIS
+    (redis,) = pod["spec"]["containers"]
+    assert [p["containerPort"] for p in redis["ports"]] == [6379]
+    args = redis["args"]
+    assert args[args.index("--save") + 1] == "" and args[args.index("--appendonly") + 1] == "no"  # nothing on disk
+    assert pod["spec"]["securityContext"]["runAsNonRoot"] and not redis["securityContext"]["allowPrivilegeEscalation"]
+    compose = yaml.safe_load(COMPOSE.read_text())["services"]
+    assert compose["agent"]["environment"]["AGENT_LIMITS__REDIS_URL"] == "redis://redis:6379/0"
+    command = compose["redis"]["command"]
+    assert command[command.index("--save") + 1] == "" and "ports" not in compose["redis"]  # not published

@@ -83,6 +83,7 @@ from agent.core.events.notices import (
     ToolTiming,
     TranscriptText,
     TurnEvent,
+    TurnInstants,
     TurnMetrics,
 )
 
@@ -155,6 +156,7 @@ __all__ = [
     "TranscriptText",
     "TruncateReply",
     "TurnEvent",
+    "TurnInstants",
     "TurnMetrics",
     "TurnScored",
     "YieldOutcome",

@@ -98,6 +98,31 @@ class ToolTiming:
     outcome: ToolOutcome
     client: bool = False
     """The client ran it (its name is the client's, not one the server configured)."""
+    at: float | None = field(default=None, compare=False, repr=False)
+    """When the call was made, on the session's clock (``ms`` counts from it): what a trace span starts at."""
+
+
+@dataclass(frozen=True, slots=True)
+class TurnInstants:
+    """The instants, on the session's clock (seconds), that a turn's figures are differences of: a trace of the
+    turn is drawn from these, so its spans last what ``TurnMetrics`` says (one clock). ``None``: did not happen.
+    A preemptive turn's stages are clamped to its end of turn, as its figures are."""
+
+    began_at: float
+    """The turn's first instant: the caller's last voice, else when its reply was asked for."""
+    finished_at: float
+    """When the core closed the turn (its figures were sent)."""
+    last_voice_at: float | None = None
+    ended_at: float | None = None
+    spec_at: float | None = None
+    """When the speculative transcript the turn was judged by was asked for (it took ``spec_asr_ms``)."""
+    transcript_at: float | None = None
+    first_text_at: float | None = None
+    reply_done_at: float | None = None
+    first_synthesis_at: float | None = None
+    first_audio_at: float | None = None
+    speech_done_at: float | None = None
+    """When synthesis of the reply was over (``None``: it did not finish, the turn was interrupted)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +158,8 @@ class TurnMetrics:
     """How long the words' score took, from the transcript's return (``None``: none)."""
     tools: tuple[ToolTiming, ...] = ()
     """The tool calls the reply waited on, in the order they were made."""
+    at: TurnInstants | None = field(default=None, compare=False, repr=False)
+    """The instants the figures were computed from (for a trace; no wire sends them)."""
 
 
 @dataclass(frozen=True, slots=True)

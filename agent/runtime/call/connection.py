@@ -45,6 +45,7 @@ from agent.runtime.call.report import RefusalLog, SessionReport
 from agent.runtime.call.setup import CallSetup, server_tools
 from agent.runtime.call.socket import CallSocket, reset_on_close
 from agent.runtime.call.speech import TurnSpeech
+from agent.runtime.call.tracing import start_call
 from agent.runtime.call.turn_tasks import Stamped, TurnTasks
 from agent.runtime.call.wire import Aside, Reconfigure, SideChannel, SideChannels, Wire
 from agent.runtime.components import Components
@@ -160,8 +161,11 @@ class Connection:
         tenant = opened.principal.tenant
         tools = await server_tools(self._components, tenant, self._log) if opened.server_tools else ()
         call = self._call = CallSetup(self._settings, self._components, opened, self._log, tools)
-        self._turns = TurnTasks(self._components, self._settings, self._inbox.put, self._speech, self._log, tenant)
-        self._effects = Effects(wire, self._outbox, self._turns, self._report, call, self._occupant, self._stop)
+        language = call.session.language
+        tracer = start_call(self._components.tracing, _clock(), self.id, wire, tenant, language, opened.voice)
+        post = self._inbox.put
+        self._turns = TurnTasks(self._components, self._settings, post, self._speech, self._log, tenant, tracer)
+        self._effects = Effects(wire, self._outbox, self._turns, self._report, call, self._occupant, self._stop, tracer)
         for payload in wire.opening(self.id, display_name(opened.voice)):
             self._outbox.put(payload)
         self._log.info(
@@ -200,6 +204,8 @@ class Connection:
                 task.cancel()
             await self._turns.close()
             await asyncio.gather(reader, ticker, return_exceptions=True)
+            if tracer is not None:
+                tracer.end({"call.language": call.session.language})
 
     def _fit_outbox(self, wire: Wire) -> None:
         """Hold ``audio.outbound_buffer_ms`` of reply audio at the wire's output rate of the moment."""

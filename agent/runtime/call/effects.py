@@ -4,9 +4,10 @@ Its one reason to change is the set of effects the core can ask for (``agent.cor
 ``Notify`` is encoded by the wire and queued on the outbox (a pause or a clear also drops the reply audio
 queued, and the echo gate's reference); the stage requests start, cancel or feed the turns' tasks
 (``agent.runtime.call.turn_tasks``), which also hold and resend a paused turn's audio; outcomes go to the
-session report; ``CloseSession`` ends the connection.
-What the connection learns from the events sent is here too: the session report, the server's forecast of
-work (``Occupant.speaking``), the end of a turn's bookkeeping. Dispatch on the loop: it never awaits.
+session report (and the call's trace); ``CloseSession`` ends the connection.
+What the connection learns from the events sent is here too: the session report, the call's trace
+(``agent.runtime.call.tracing``, when on), the server's forecast of work (``Occupant.speaking``), the end of a
+turn's bookkeeping. Dispatch on the loop: it never awaits.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from agent.core.events import (
 from agent.runtime.call.outbox import Outbox
 from agent.runtime.call.report import SessionReport
 from agent.runtime.call.setup import CallSetup
+from agent.runtime.call.tracing import CallTracer
 from agent.runtime.call.turn_tasks import TurnTasks
 from agent.runtime.call.wire import Wire
 
@@ -64,7 +66,7 @@ class Occupant(Protocol):
 
 class Effects:
     """Carries out one session's effects on its ``wire``, ``outbox`` and ``turns``; ``occupant`` hears when the
-    caller speaks; ``stop`` ends the connection with a close."""
+    caller speaks; ``stop`` ends the connection with a close; ``tracer``: the call's trace (``None``: off)."""
 
     def __init__(
         self,
@@ -75,6 +77,7 @@ class Effects:
         call: CallSetup,
         occupant: Occupant | None,
         stop: Callable[[CloseSession], None],
+        tracer: CallTracer | None = None,
     ) -> None:
         self._wire = wire
         self._outbox = outbox
@@ -83,6 +86,7 @@ class Effects:
         self._call = call
         self._occupant = occupant
         self._stop = stop
+        self._tracer = tracer
 
     def apply(self, effects: list[Effect]) -> None:
         turns, outbox = self._turns, self._outbox
@@ -121,6 +125,8 @@ class Effects:
                     outbox.drop_audio(turn)
                 case PreemptionOutcome() | YieldOutcome():
                     self._report.outcome(effect)
+                    if self._tracer is not None:
+                        self._tracer.outcome(effect)
                 case CloseSession():
                     self._stop(effect)
                 case _:
@@ -138,6 +144,8 @@ class Effects:
 
     def _observe(self, event: ServerEvent) -> None:
         self._report.event(event)
+        if self._tracer is not None:
+            self._tracer.event(event)
         if isinstance(event, SpeechStarted | SpeechStopped) and self._occupant is not None:
             self._occupant.speaking(isinstance(event, SpeechStarted))
         elif isinstance(event, TurnMetrics):

@@ -17,6 +17,7 @@ cancelled run still waiting in the inbox must not be taken for the new run's.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +27,7 @@ from agent.core.events import Event
 from agent.ports import ChatMessage, LanguageHint, ToolCall, ToolSpec
 from agent.runtime.call import stages
 from agent.runtime.call.speech import TurnSpeech
+from agent.runtime.call.tracing import CallTracer
 from agent.runtime.components import Components
 
 
@@ -47,8 +49,11 @@ class TurnTasks:
         new_speech: Callable[[int, stages.Post], TurnSpeech],
         log: stages.Log,
         tenant: str = "default",
+        tracer: CallTracer | None = None,
     ) -> None:
+        """``tracer``: the call's trace (``None``: off); a turn's reply, tools and speech start in its context."""
         self._components = components
+        self._tracer = tracer
         self._tenant = tenant
         self._settings = settings
         self._post = post
@@ -100,7 +105,10 @@ class TurnTasks:
         """Run the server's tool ``call`` for ``turn`` (its result is stamped like the turn's other work)."""
         runner, key = self._components.tools, (turn, call.call_id)
         work = stages.tool(runner, self._tenant, turn, call, self._stamping(turn), self._log)
-        task = self._tools[key] = asyncio.create_task(work)
+        if self._tracer is not None:
+            self._tracer.tool_called(turn, call)
+        with self._traced(turn):
+            task = self._tools[key] = asyncio.create_task(work)
         task.add_done_callback(lambda _: self._tools.pop(key, None) if self._tools.get(key) is task else None)
 
     def cancel_tool(self, turn: int, call_id: str) -> None:
@@ -111,7 +119,8 @@ class TurnTasks:
     def speech_for(self, turn: int) -> TurnSpeech:
         speech = self._speech.get(turn)
         if speech is None:
-            speech = self._speech[turn] = self._new_speech(turn, self._stamping(turn))
+            with self._traced(turn):  # its task starts now
+                speech = self._speech[turn] = self._new_speech(turn, self._stamping(turn))
             if turn in self._held:
                 speech.hold()
         return speech
@@ -167,8 +176,13 @@ class TurnTasks:
 
         return stamped
 
+    def _traced(self, turn: int) -> contextlib.AbstractContextManager[None]:
+        """The context turn ``turn``'s tasks start in: its trace's, so their requests carry it."""
+        return contextlib.nullcontext() if self._tracer is None else self._tracer.turn_context(turn)
+
     def _spawn(self, turn: int, work: Coroutine[Any, Any, None]) -> None:
-        task = asyncio.create_task(work)
+        with self._traced(turn):
+            task = asyncio.create_task(work)
         tasks = self._tasks.setdefault(turn, set())
         tasks.add(task)
         task.add_done_callback(tasks.discard)

@@ -119,6 +119,15 @@ class ServerMetrics:
             )
         )
 
+        self.shared_limit_errors_total = r.register(
+            Counter(
+                "voice_agent_shared_limit_errors_total",
+                "Checks of a shared limit (AGENT_LIMITS__REDIS_URL) whose counter did not answer in time, by limit "
+                "(enroll_rate, voice_quota, opening_tenant, opening_peer) and outcome: failed_open (taken "
+                "uncounted) or failed_closed (refused with limits_unavailable).",
+                ["limit", "outcome"],
+            )
+        )
         self.refusals_total = r.register(
             Counter(
                 "voice_agent_refusals_total",
@@ -194,6 +203,10 @@ class ServerMetrics:
                 (self.recovered_faults_total, status.recovered_total),
             ):
                 counter.inc(max(0.0, value - counter.value(labels)), labels)
+
+    def shared_limit_error(self, limit: str, outcome: str) -> None:
+        """A shared limit's counter did not answer (``agent.security.limiter``)."""
+        self.shared_limit_errors_total.inc(labels=[limit, outcome])
 
     def refused(self, reason: str) -> None:
         """A new call refused (``agent.front_door.routes`` names every reason an upgrade has)."""

@@ -23,7 +23,9 @@ A socket passes through three states, each with its own bound, and only one of t
   first sentence) is about to be queued, so admission counts it ahead of a new caller's
   (``agent.work.scheduling``); a session that only listens, or says nothing at all, costs no forecast.
 
-Peers are keyed as ``agent.runtime.server.forwarded.peer_key`` names them.
+Peers are keyed as ``agent.runtime.server.forwarded.peer_key`` names them. With limits shared across replicas
+(``AGENT_LIMITS__REDIS_URL``) a seat opening also holds a ``place`` in the shared count of its tenant or address
+(``ServerState.share``); ``on_left_opening`` tells whoever gives it back that the seat stopped opening.
 ``Seat`` is one socket's place; ``Occupancy.close`` is idempotent, so a seat may be closed both by its handler
 and by whoever gives back a handshake's seat that no handler claimed (``ServerState.release``).
 """
@@ -35,6 +37,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
+from agent.ports import Hold
 from agent.runtime.server.admission import Refusal
 
 State = Literal["opening", "session", "closed"]
@@ -56,6 +59,8 @@ class Seat:
     """``False``: a trusted peer, held to the total bound only."""
     state: State = "opening"
     speaking: bool = False
+    place: Hold | None = None
+    """Its place in the count the replicas share (``ServerState.share``), while it is opening."""
 
     @property
     def anonymous(self) -> bool:
@@ -77,6 +82,8 @@ class Limits:
 @dataclass(slots=True)
 class Occupancy:
     limits: Limits
+    on_left_opening: Callable[[Seat], None] = lambda _: None
+    """Called when a seat stops opening (its session starts, or it closes)."""
     _by_peer: Counter[str] = field(default_factory=Counter)
     """Anonymous sockets opening, per peer."""
     _by_tenant: Counter[str] = field(default_factory=Counter)
@@ -187,6 +194,7 @@ class Occupancy:
             _leave(self._by_peer, seat.peer)
         elif seat.tenant is not None and seat.per_peer:
             _leave(self._by_tenant, seat.tenant)
+        self.on_left_opening(seat)
 
 
 def _leave(counts: Counter[str], key: str) -> None:

@@ -20,9 +20,14 @@ from agent.runtime.components import Components
 from agent.runtime.metrics.server import ServerMetrics
 from agent.runtime.server.admission import Refusal, refusal
 from agent.runtime.server.drain import LiveCalls
-from agent.runtime.server.occupancy import Limits, Occupancy, Occupant, Seat
+from agent.runtime.server.occupancy import PEER_LIMIT, TENANT_LIMIT, Limits, Occupancy, Occupant, Seat
 from agent.runtime.server.upgrade import Admission
 from agent.security.auth import Authenticator, Principal
+from agent.security.limiter import UNCHECKED, Limiter
+
+PLACE_MARGIN_S = 30.0
+"""A place in the shared count of sockets opening lapses this long after the socket's own deadlines (the
+handshake's and the session start's), should its replica die before giving it back."""
 
 
 def limits(server: ServerSettings) -> Limits:
@@ -53,9 +58,51 @@ class ServerState:
     occupancy: Occupancy = field(init=False)
     """Sockets opening, sessions, callers speaking (``agent.runtime.server.occupancy``)."""
     seats: weakref.WeakKeyDictionary[CallSocket, Seat] = field(default_factory=weakref.WeakKeyDictionary)
+    limiter: Limiter = field(default_factory=Limiter)
+    """Where the per-tenant and per-address limits are counted; ``limiter.shared``: across replicas too."""
+    _releasing: set[asyncio.Task[None]] = field(default_factory=set)
 
     def __post_init__(self) -> None:
-        self.occupancy = Occupancy(self.limits)
+        self.occupancy = Occupancy(self.limits, self._give_back)
+
+    async def share(self, seat: Seat, server: ServerSettings) -> Refusal | None:
+        """Count ``seat`` (opening, already counted here) in the count every replica shares of its tenant's or its
+        address's sockets opening; the refusal when that count is at its bound. A counter that cannot answer in
+        time takes it (fail open: this process's own bound still holds). Ask only while ``limiter.shared``."""
+        limits = self.limits
+        if seat.tenant is not None and seat.per_peer and limits.max_opening_per_tenant:
+            held = await self.limiter.hold(
+                "opening_tenant", seat.tenant, limits.max_opening_per_tenant, self._ttl(server)
+            )
+            refused = TENANT_LIMIT
+        elif seat.anonymous and limits.max_opening_per_peer:
+            held = await self.limiter.hold("opening_peer", seat.peer, limits.max_opening_per_peer, self._ttl(server))
+            refused = PEER_LIMIT
+        else:
+            return None
+        if held is None:
+            return refused
+        if held != UNCHECKED:
+            seat.place = held
+            if seat.state != "opening":  # it stopped opening while the counter answered
+                self._give_back(seat)
+        return None
+
+    @staticmethod
+    def _ttl(server: ServerSettings) -> float:
+        return server.open_timeout_s + server.start_timeout_s + PLACE_MARGIN_S
+
+    def _give_back(self, seat: Seat) -> None:
+        """``seat`` stopped opening: its shared place, if any, is released (in the background: never awaited)."""
+        place, seat.place = seat.place, None
+        if place is None:
+            return
+        try:
+            task = asyncio.get_running_loop().create_task(self.limiter.release(place), name="release-place")
+        except RuntimeError:
+            return  # no loop (a socket collected at exit): the place lapses at its deadline
+        self._releasing.add(task)
+        task.add_done_callback(self._releasing.discard)
 
     @property
     def sessions(self) -> int:
