@@ -13,6 +13,7 @@
     python bench/end_of_turn.py --split dev --plot /tmp/eot.png   # false cut-offs against latency, per policy
     python bench/end_of_turn.py --save-wav /tmp/eot      # also write the sets as WAV files (never commit them)
     python bench/end_of_turn.py --live --split dev --limit 10 --save-latency /tmp/asr.json   # a real server
+    python bench/end_of_turn.py --live --human --split dev --condition clean,telephone+noise  # human rows, live
 
 The bench is the package ``bench/turns/`` (its doc says what is measured and how, and which module holds each
 step); this script is its command (``bench.turns.command``), kept here so that the commands above stay as they are.

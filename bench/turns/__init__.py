@@ -52,7 +52,8 @@ transcribing each distinct audio once.
 **Live** (``--live``, ``live``): the same sets through a real server (``python -m agent``, one per policy, or
 ``--url``; ``server``) over a socket in real time, one call per utterance, scored at the caller (``live_score``):
 reply audio before the audible end is a false cut-off, latency runs from the last audible frame sent to the first
-reply audio received; ``--load N`` adds N other callers.
+reply audio received; ``--load N`` adds N other callers. ``--live --human`` plays the human rows instead (one
+call per row and condition; docs/turn-sets.md, "Live").
 
 **The modules, one step each**, in the order they import each other (a module imports only from its own step
 and those above it; nothing here imports the command):
@@ -79,5 +80,8 @@ and those above it; nothing here imports the command):
   ``pipeline`` (one utterance through the core) and ``offline`` (every policy over the sets, and its output);
 - the live calls and their server: ``server`` (``python -m agent`` per policy, the other callers), ``live_score``
   (one call scored from what the caller saw) and ``live`` (the calls, the live run and its options);
+- the live calls on the human sets (``--live --human``): ``live_human`` (a row's call scored: cut-offs among turns
+  with a pause of 300 ms or more, latency at the true ends, a condition minus clean; pure) and ``live_human_run``
+  (the rows, through the seal for test, played through ``live``'s calls; the tables and the test log's lines);
 - the command line: ``command`` (the options and what runs), behind ``bench/end_of_turn.py``.
 """

@@ -1,6 +1,7 @@
 """The end-of-turn bench's command line (``python bench/end_of_turn.py``): its options, their checks, and which run
-they start (``offline``, or ``live`` with ``--live``); the seal is applied before anything runs. It changes only
-with the options. What the bench measures and how: the package's doc (``bench/turns/__init__.py``).
+they start (``offline``, or ``live`` with ``--live``, ``live_human_run`` with ``--live --human``); the seal is
+applied before anything runs. It changes only with the options. What the bench measures and how: the package's doc
+(``bench/turns/__init__.py``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from agent.config import Settings
+from bench.turns import live_human_run
 from bench.turns.corpus import VOICES
 from bench.turns.delays import Delays
 from bench.turns.live import add_arguments, check_arguments, run_live
@@ -114,6 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--json", action="store_true", help="print machine-readable results instead of tables")
     parser.add_argument("-v", "--verbose", action="store_true", help="show the server's INFO log on stderr")
     add_arguments(parser)
+    live_human_run.add_arguments(parser)
     return parser
 
 
@@ -129,12 +132,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--asr-latency-ms must be >= 0")
     if args.asr_latency is not None and (args.asr_latency_ms or args.live):
         parser.error("--asr-latency FILE is for the offline mode, instead of --asr-latency-ms")
+    live_human_run.check_arguments(args, parser.error)
     seal(args, parser.error, uncommitted)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr)
     policies = select_policies(args, Settings(), parser.error)
     if args.live:
         check_arguments(args, policies, parser.error)
+        if args.human:
+            rows, unsealed = live_human_run.load_rows(args, parser.error)
+            return asyncio.run(live_human_run.run_human(args, policies, rows, unsealed))
         return asyncio.run(run_live(args, policies))
     if args.asr_latency is not None:
         try:
