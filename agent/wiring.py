@@ -45,6 +45,17 @@ def build_detector_factory(settings: Settings) -> Callable[[], SpeechDetector]:
     return lambda: WebRtcSpeechDetector(mode=vad.webrtc_mode)
 
 
+def build_confirmer_factory(settings: Settings) -> Callable[[], SpeechDetector] | None:
+    """The second detector a pause's voiced frames need (``AGENT_VAD__CONFIRM``): Silero beside webrtcvad; ``None``
+    when off, or when Silero is the detector already."""
+    vad = settings.vad
+    if vad.backend != "webrtc" or vad.confirm == "off":
+        return None
+    from agent.adapters.silero_vad import SileroModel
+
+    return SileroModel.load().detector
+
+
 FIRST_GUESS_RATES = {"asr": 0.06, "tts": 0.002, "espeak": 0.0005}
 """Seconds per unit (second of audio to transcribe, character to speak) of tiny.en, the Piper voice and espeak-ng
 (the local voice in other languages) on a 2-core machine, until the pool has measured its own."""
@@ -246,6 +257,7 @@ def build_components(settings: Settings, limiter: Limiter | None = None) -> Comp
         llm=build_llm(settings),
         tts=tts,
         new_detector=build_detector_factory(settings),
+        new_confirmer=build_confirmer_factory(settings),
         voices=voices,
         enrollment_limits=build_enrollment_limits(settings, limiter),
         fallback=build_fallback(settings, pool),

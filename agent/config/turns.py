@@ -30,6 +30,18 @@ class VadSettings(BaseModel):
 
     backend: Literal["webrtc", "silero"] = "webrtc"
     webrtc_mode: int = Field(3, ge=0, le=3)
+    confirm: Literal["silero", "off"] = Field(
+        "silero",
+        description="With webrtc: Silero hears each frame too, and in a pause a voiced frame it does not hear as "
+        "speech (a keyboard's click, a knock) is part of the pause (agent/audio/speech_confirm.py); off = "
+        "webrtc alone.",
+    )
+    confirm_threshold: float = Field(
+        0.25,
+        gt=0,
+        lt=1,
+        description="Silero's speech probability at or above which it hears a pause's voiced frame as speech.",
+    )
     threshold: float = Field(0.5, gt=0, lt=1, description="Speech probability threshold (silero).")
     onset_ms: int = core(TurnPolicy, "onset_ms", ge=0, description="Voiced audio needed to declare speech started.")
     hangover_ms: int = core(
@@ -40,6 +52,14 @@ class VadSettings(BaseModel):
         TurnPolicy, "max_utterance_ms", ge=1000, description="Longer speech is cut into a turn here."
     )
     preroll_ms: int = core(TurnPolicy, "preroll_ms", ge=0, description="Audio kept from before the onset.")
+    resume_ms: int = core(
+        TurnPolicy,
+        "resume_ms",
+        ge=0,
+        le=500,
+        description="Voiced audio needed to go on after a pause; a shorter blip (a click, a knock) is part of the "
+        "pause; 0 = any voiced frame.",
+    )
     tail_floor_db: float = Field(
         30.0,
         ge=0,
@@ -130,6 +150,17 @@ class TurnSettings(BaseModel):
         ge=0,
         le=5000,
         description="Wait of a sentence that reads finished but sounds unfinished; 0 = FRAGMENT_MS.",
+    )
+    acoustic_rescore_ms: int = core(
+        EndpointPolicy,
+        "rescore_ms",
+        ge=0,
+        le=2000,
+        description="Score the sound of a pause again every this much more of its silence, with all of it, while "
+        "the turn waits; the latest score decides; 0 = one score per pause.",
+    )
+    acoustic_rescores: int = core(
+        EndpointPolicy, "rescores", ge=0, le=20, description="The most re-scores of one pause (each a model call)."
     )
     acoustic_sure_fragments: bool = core(
         EndpointPolicy,

@@ -96,7 +96,7 @@ class SpeechJudge:
         self._now = now
         self._frame_ms = frame.duration_ms
         detector = self._detector
-        signal = detector.push(frame.pcm, frame.voiced, frame.duration_ms, frame.audible)
+        signal = detector.push(frame.pcm, frame.voiced, frame.duration_ms, frame.audible, frame.speech)
         if frame.voiced and (isinstance(signal, Onset) or (detector.speaking and not detector.silence_ms)):
             self.last_voice_at = now  # not a blip in a pause (``TurnPolicy.resume_ms``)
         match signal:

@@ -4,6 +4,8 @@ Time here is *audio time* (the sum of frame durations), so the rules are exact a
 
 - **onset**: ``onset_ms`` of consecutive voiced audio starts an utterance. The ``preroll_ms`` of audio before
   the onset is kept, so first syllables (which VADs flag late) reach the recogniser.
+- **confirmed**: in the trailing silence, a voiced frame that a second detector does not hear as speech
+  (``speech``: Silero beside webrtcvad, ``agent.audio.speech_confirm``) is part of the pause.
 - **resumption**: in the trailing silence of an utterance, ``resume_ms`` of consecutive voiced audio is needed for
   speech to go on; a shorter voiced blip (a keyboard's click, a knock, a line's crackle, which a detector at its
   most sensitive flags as voice) is part of the silence, which keeps counting through it. While such a run is in
@@ -153,9 +155,14 @@ class TurnDetector:
         signal = self._finish("silence", frame_ms, min_utterance_ms)
         return signal if isinstance(signal, EndOfTurn) else None
 
-    def push(self, frame: bytes, voiced: bool, duration_ms: int, audible: bool = True) -> TurnSignal | None:
-        """One frame and the verdicts on it: ``voiced`` (speech), ``audible`` (heard as words, not a tail)."""
+    def push(
+        self, frame: bytes, voiced: bool, duration_ms: int, audible: bool = True, speech: bool = True
+    ) -> TurnSignal | None:
+        """One frame and the verdicts on it: ``voiced`` (speech), ``audible`` (heard as words, not a tail),
+        ``speech`` (a second detector agrees: in a pause, a voiced frame it does not is part of the pause)."""
         self._position_ms += duration_ms
+        if voiced and not speech and self._speaking and self._silence_ms:
+            voiced = audible = False  # a click in the pause, not the caller going on
         if voiced and audible:
             self._audible_until_ms = self._position_ms
         if self._speaking:

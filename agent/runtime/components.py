@@ -44,6 +44,8 @@ class Components:
     llm: LanguageModel
     tts: TextToSpeech
     new_detector: Callable[[], SpeechDetector]
+    new_confirmer: Callable[[], SpeechDetector] | None = None
+    """A second detector per connection whose verdict a pause's voiced frames need (``AGENT_VAD__CONFIRM``)."""
     fallback: Fallback | None = None
     """Speaks when ``tts`` fails or its breaker is open (the local voice when ``tts`` is a remote one)."""
     voices: VoiceStore | None = None

@@ -27,6 +27,7 @@ from agent.core.session import Session
 from agent.ports import SpeechDetector
 from agent.runtime.call.caller_audio import CallerAudio
 from agent.runtime.call.policies import session_config
+from agent.wiring import build_confirmer_factory
 from bench.turns.corpus import Utterance
 from bench.turns.delays import Kind
 from bench.turns.models import Transcriber, TurnScorer
@@ -94,7 +95,24 @@ def caller_audio(settings: Settings, new_detector: Callable[[], SpeechDetector])
     """The VAD front end as a connection builds it (16 kHz input, so no resampling; no echo gate: the agent never
     speaks here)."""
     vad = settings.vad
-    return CallerAudio(RATE, new_detector(), vad.threshold, vad.tail_floor_db, None, vad.tail_over_noise_db)
+    key = vad.model_dump_json()
+    if key not in _CONFIRMERS:  # the second detector's model loads once per VAD setting
+        _CONFIRMERS[key] = build_confirmer_factory(settings)
+    new_confirmer = _CONFIRMERS[key]
+    confirm = new_confirmer() if new_confirmer is not None else None
+    return CallerAudio(
+        RATE,
+        new_detector(),
+        vad.threshold,
+        vad.tail_floor_db,
+        None,
+        vad.tail_over_noise_db,
+        confirm,
+        vad.confirm_threshold,
+    )
+
+
+_CONFIRMERS: dict[str, Callable[[], SpeechDetector] | None] = {}
 
 
 async def run_utterance(

@@ -216,7 +216,12 @@ def spoken(parts_ms: list[int], pause_ms: int) -> Utterance:
 def settings(**turn: Any) -> Settings:
     base = {"fragment_words": 3, "fragment_numbers": True, "fragment_ms": 700, "hangover_min_ms": 320}
     return with_overrides(
-        Settings(), {"turn": {"speculative_ms": 120, **base, **turn}, "vad": {"backend": "webrtc", "hangover_ms": 420}}
+        Settings(),
+        # tones, not speech: no second detector (Silero would hear no speech in them, and each pause go on)
+        {
+            "turn": {"speculative_ms": 120, **base, **turn},
+            "vad": {"backend": "webrtc", "hangover_ms": 420, "confirm": "off"},
+        },
     )
 
 

@@ -63,6 +63,8 @@ NOT_SETTINGS: dict[type[Any], dict[str, str]] = {
 RUNTIME_SETTINGS: dict[str, str] = {
     "vad.backend": "the speech detector (wiring)",
     "vad.webrtc_mode": "the speech detector (wiring)",
+    "vad.confirm": "the second speech detector (wiring)",
+    "vad.confirm_threshold": "the second speech detector's verdict (runtime/call/caller_audio.py)",
     "vad.threshold": "the caller's audio (its speech verdict)",
     "vad.tail_floor_db": "the caller's audio (a word's fading tail)",
     "vad.tail_over_noise_db": "the caller's audio (a noisy line's tail)",

@@ -281,3 +281,52 @@ def test_words_read_unfinished_that_sound_sure_may_wait_less_than_the_longest() 
     d.at(0.0, TurnScored(words, 0.01))
     frames = silence_until_stopped(d)
     assert 100 + 20 * frames == 500
+
+
+# --- the sound, scored again through the pause ------------------------------------------------------------
+
+
+def test_the_sound_is_scored_again_through_the_pause_with_all_of_its_silence() -> None:
+    """``rescore_ms``: every 100 ms more of silence after the first score is back, the sound of the whole pause so
+    far is scored again, up to ``rescores`` times; the first snapshot holds the silence the detector keeps, each
+    later one more of it."""
+    d = driver(acoustic=True, words=True, rescore_ms=100, rescores=2)
+    sound, words = scored_pause(d, "Message deleted.")
+    assert words is not None
+    d.at(0.0, TurnScored(sound, 0.05))  # unsure: a sentence that reads finished waits 600 ms
+    d.at(0.0, TurnScored(words, 0.5))
+    effects = d.audio("." * 4)  # 180 ms of silence: not yet 100 ms after the first look
+    assert of(effects, ScoreTurn) == []
+    (again,) = of(d.audio("."), ScoreTurn)  # 200 ms
+    assert len(again.pcm) == (200 + 200) * 32  # the speech and the whole 200 ms of silence
+    assert of(d.audio("." * 4), ScoreTurn) == []  # the re-score is on its way: no other is asked
+    (stopped,) = of(d.at(0.0, TurnScored(again.request, 0.95)), SpeechStopped)  # now sure, 280 ms in: over
+    assert stopped is not None
+
+
+def test_a_later_score_that_stays_unsure_keeps_the_wait_and_the_count_is_bounded() -> None:
+    d = driver(acoustic=True, words=True, rescore_ms=100, rescores=2)
+    sound, words = scored_pause(d, "Message deleted.")
+    d.at(0.0, TurnScored(sound, 0.05))
+    if words is not None:
+        d.at(0.0, TurnScored(words, 0.5))
+    rescored = []
+    for _ in range(30):  # 600 ms more of silence: the turn ends at 600 ms whatever comes
+        effects = d.audio(".")
+        for score in of(effects, ScoreTurn):
+            rescored.append(score.request)
+            effects += d.at(0.0, TurnScored(score.request, 0.1))
+        if of(effects, SpeechStopped):
+            break
+    else:
+        raise AssertionError("the turn did not end")
+    assert len(rescored) == 2  # rescores
+
+
+def test_no_rescore_without_the_setting() -> None:
+    d = driver(acoustic=True, words=True)
+    sound, words = scored_pause(d, "Message deleted.")
+    d.at(0.0, TurnScored(sound, 0.05))
+    if words is not None:
+        d.at(0.0, TurnScored(words, 0.5))
+    assert of(d.audio("." * 20), ScoreTurn) == []

@@ -134,3 +134,85 @@ def test_no_tail_when_every_voiced_frame_is_audible_or_nothing_says() -> None:
     (_, _), (_, end) = feed(d, "..SSSSSS" + "." * 12)
     assert isinstance(end, EndOfTurn) and end.tail_ms == 0
     assert EndOfTurn(b"", 0, 0, 0, "silence", voiced_until_ms=400).tail_ms == 0
+
+
+def test_a_blip_in_the_pause_does_not_restart_its_silence() -> None:
+    """A click the detector calls voice (two frames) is part of the pause: the silence counts through it, and the
+    utterance ends where it would have without the click (``resume_ms``)."""
+    d = TurnDetector(policy(resume_ms=60), hangover_ms=200)
+    signals = feed(d, "SSSSSS" + "...." + "SS" + "...")
+    assert [type(s) for _, s in signals] == [Onset]
+    ((at, end),) = feed(d, ".")
+    assert isinstance(end, EndOfTurn)
+    assert at == 0 and end.audio_ms == 16 * FRAME_MS  # 6 voiced + 10 of silence, the click's two among them
+    assert end.speech_ms == 6 * FRAME_MS
+    assert end.voiced_until_ms == 6 * FRAME_MS
+
+
+def test_without_resume_ms_the_same_blip_restarts_the_silence() -> None:
+    d = TurnDetector(policy(), hangover_ms=200)
+    assert [type(s) for _, s in feed(d, "SSSSSS" + "...." + "SS" + "....")] == [Onset]
+    assert d.speaking and d.silence_ms == 4 * FRAME_MS
+
+
+def test_speech_that_goes_on_for_resume_ms_goes_on_with_the_utterance() -> None:
+    d = TurnDetector(policy(resume_ms=60), hangover_ms=200)
+    feed(d, "SSSSSS" + "....")
+    assert [type(s) for _, s in feed(d, "SS")] == []
+    assert d.resuming and d.silence_ms == 6 * FRAME_MS
+    assert feed(d, "S") == []
+    assert not d.resuming and d.silence_ms == 0 and d.speech_ms == 9 * FRAME_MS
+    assert d.voiced_until_ms == 13 * FRAME_MS
+
+
+def test_no_end_while_the_caller_may_be_going_on() -> None:
+    """The hangover falls inside a voiced run not yet ``resume_ms`` long: the utterance waits to see which."""
+    d = TurnDetector(policy(resume_ms=80), hangover_ms=200)
+    assert [type(s) for _, s in feed(d, "SSSSSS" + "........" + "SSS")] == [Onset]
+    assert d.resuming and d.silence_ms == 11 * FRAME_MS
+    assert feed(d, "S") == []  # the fourth voiced frame: speech goes on
+    assert d.silence_ms == 0
+    assert [type(s) for _, s in feed(d, "SS" + "." * 10)] == [EndOfTurn]
+
+
+def test_a_blip_that_stops_under_the_hangover_ends_the_utterance_at_once() -> None:
+    d = TurnDetector(policy(resume_ms=80), hangover_ms=200)
+    assert [type(s) for _, s in feed(d, "SSSSSS" + "........" + "SSS")] == [Onset]
+    ((_, end),) = feed(d, ".")
+    assert isinstance(end, EndOfTurn)
+    assert end.voiced_until_ms == 6 * FRAME_MS and end.speech_ms == 6 * FRAME_MS
+
+
+def feed_heard(detector: TurnDetector, pattern: str) -> list[tuple[int, TurnSignal]]:
+    """``pattern`` as in ``feed``, with 'c': voiced by the first detector, not speech to the second (a click)."""
+    out = []
+    for i, ch in enumerate(pattern):
+        signal = detector.push(frame(i), ch in "Sc", FRAME_MS, speech=ch != "c")
+        if signal is not None:
+            out.append((i, signal))
+    return out
+
+
+def test_a_click_the_second_detector_does_not_hear_as_speech_is_part_of_the_pause() -> None:
+    d = TurnDetector(policy(), hangover_ms=200)
+    signals = feed_heard(d, "SSSSSS" + "..cc..ccc.")
+    assert [type(s) for _, s in signals] == [Onset, EndOfTurn]
+    at, end = signals[-1]
+    assert isinstance(end, EndOfTurn)
+    assert at == 15 and end.voiced_until_ms == 6 * FRAME_MS and end.speech_ms == 6 * FRAME_MS
+
+
+def test_the_second_detector_is_asked_only_in_a_pause() -> None:
+    """Inside speech (no silence yet) the first detector alone decides: the second's late or unsure frames at the
+    onset of a word do not cut the utterance."""
+    d = TurnDetector(policy(), hangover_ms=200)
+    assert [type(s) for _, s in feed_heard(d, "cccSSSScc")] == [Onset]
+    assert d.speech_ms == 9 * FRAME_MS and d.silence_ms == 0
+
+
+def test_speech_the_second_detector_hears_goes_on_after_the_pause() -> None:
+    d = TurnDetector(policy(), hangover_ms=200)
+    feed_heard(d, "SSSSSS" + ".....c")
+    assert d.silence_ms == 6 * FRAME_MS
+    assert feed_heard(d, "SS") == []
+    assert d.silence_ms == 0 and d.speech_ms == 8 * FRAME_MS

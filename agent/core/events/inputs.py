@@ -26,6 +26,9 @@ class AudioFrame:
     audible: bool = True
     """A voiced frame the caller hears as their words, by its level (``agent.audio.tail_gate``); false for the
     fading tail the detector still calls voice. Where the audible end is (``EndOfTurn.audible_until_ms``)."""
+    speech: bool = True
+    """A second detector hears speech here too (``agent.audio.speech_confirm``; true without one): a voiced frame
+    it does not confirm (a click, a knock) does not end a pause."""
 
 
 @dataclass(frozen=True, slots=True)

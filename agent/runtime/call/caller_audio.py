@@ -6,6 +6,7 @@ from agent.audio.echo import EchoGate, EchoPolicy
 from agent.audio.pcm import Framer, float_to_pcm16, pcm16_to_float
 from agent.audio.playout import Playout
 from agent.audio.resample import StreamResampler
+from agent.audio.speech_confirm import SpeechConfirmer
 from agent.audio.tail_gate import TailGate
 from agent.config import EchoSettings
 from agent.core.events import AudioFrame
@@ -18,7 +19,7 @@ class CallerAudio:
     """Resamples PCM16 at ``sample_rate`` to 16 kHz, cuts detector-sized frames and labels each one
     (``tail_floor_db``: voiced frames that far below the speaker's level are not, ``agent.audio.tail_gate``;
     ``echo``: nor are frames that hold only the echo of what ``playout`` says the caller was hearing,
-    ``agent.audio.echo``)."""
+    ``agent.audio.echo``; ``confirm``: a second detector's verdict on each frame, ``AudioFrame.speech``)."""
 
     def __init__(
         self,
@@ -28,6 +29,8 @@ class CallerAudio:
         tail_floor_db: float = 0.0,
         echo: tuple[Playout, EchoGate] | None = None,
         tail_over_noise_db: float = 0.0,
+        confirm: SpeechDetector | None = None,
+        confirm_threshold: float = 0.25,
     ) -> None:
         self._resampler = StreamResampler(sample_rate, DETECTOR_RATE) if sample_rate != DETECTOR_RATE else None
         self._detector = detector
@@ -38,6 +41,7 @@ class CallerAudio:
         self._echo = echo
         self._reference = Framer(detector.frame_samples * 2)  # the playout, in step with ``_framer``
         self._started = False
+        self._confirm = SpeechConfirmer(confirm, confirm_threshold) if confirm is not None else None
 
     def _resample(self, pcm: bytes) -> bytes:
         """``pcm`` at 16 kHz. The first chunk's output is short by what the resampler holds back for its filter
@@ -57,6 +61,7 @@ class CallerAudio:
             pcm = self._resample(pcm)
         detector, threshold, gate, frame_ms = self._detector, self._threshold, self._gate, self._frame_ms
         frames = self._framer.push(pcm)
+        confirm = self._confirm
         if self._echo is None:
             return [
                 AudioFrame(
@@ -64,6 +69,7 @@ class CallerAudio:
                     voiced=gate.voiced(frame, detector.speech_probability(frame) >= threshold, frame_ms),
                     duration_ms=frame_ms,
                     audible=gate.audible,
+                    speech=confirm is None or confirm.hears(frame),
                 )
                 for frame in frames
             ]
@@ -74,7 +80,8 @@ class CallerAudio:
             voiced = echo.voice(frame, reference) and voiced
             unsure = echo.settling  # the echo's gain per band is not known yet
             voiced = gate.voiced(frame, voiced, frame_ms)
-            out.append(AudioFrame(frame, voiced, frame_ms, echo_unsure=unsure, audible=gate.audible))
+            speech = confirm is None or confirm.hears(frame)
+            out.append(AudioFrame(frame, voiced, frame_ms, echo_unsure=unsure, audible=gate.audible, speech=speech))
         return out
 
     def played(self, pcm: bytes, sample_rate: int, now: float) -> None:

@@ -85,8 +85,19 @@ class CallSetup:
     def _caller_audio(self, input_rate: int, threshold: float) -> CallerAudio:
         echo = echo_guard(self._settings.echo, self._phone_line)
         detector = self._components.new_detector()
+        new_confirmer = self._components.new_confirmer
+        confirm = new_confirmer() if new_confirmer is not None else None
         vad = self._settings.vad
-        return CallerAudio(input_rate, detector, threshold, vad.tail_floor_db, echo, vad.tail_over_noise_db)
+        return CallerAudio(
+            input_rate,
+            detector,
+            threshold,
+            vad.tail_floor_db,
+            echo,
+            vad.tail_over_noise_db,
+            confirm,
+            vad.confirm_threshold,
+        )
 
     def played(self, pcm: bytes, sample_rate: int, now: float) -> None:
         """Reply audio went to the socket at ``now`` (for the echo gate)."""
