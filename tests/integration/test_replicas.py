@@ -17,7 +17,6 @@ import sys
 import urllib.error
 import urllib.request
 from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +26,7 @@ from websockets.asyncio.client import connect
 from agent.adapters.s3_voice_store import S3VoiceStore
 from agent.security.auth import Authenticator
 from clients.protocol_client import bearer, converse
+from testing.agent_process import AgentProcess
 from testing.emulators.sagemaker import SageMakerEmulator
 from testing.reference_files import encode
 from testing.s3 import s3_server
@@ -68,19 +68,7 @@ def s3_url() -> Iterator[str]:
         yield url
 
 
-@dataclass
-class Replica:
-    name: str
-    proc: subprocess.Popen[bytes]
-    port: int
-    log: Path
-
-    @property
-    def ws_url(self) -> str:
-        return f"ws://127.0.0.1:{self.port}/ws"
-
-    def output(self) -> str:
-        return self.log.read_text(errors="replace")
+Replica = AgentProcess  # one `python -m agent` replica: its process, port and log
 
 
 def _status(url: str) -> int | None:
