@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import dataclasses
 import json
+import logging
 import socket
 import time
 from collections.abc import AsyncIterator, Sequence
@@ -33,7 +34,7 @@ from agent.security.auth import mint_token
 from clients.realtime_client import RealtimeCaller
 from testing.emulators.openai import OpenAIEmulator
 from testing.emulators.tool_calls import Call, ReplyItem, last_results
-from testing.listener import ListeningCaller
+from testing.listener import Listened, ListeningCaller
 from testing.sockets import next_json, until
 from testing.speech import cough, silence, speech_pcm16
 from testing.waits import within
@@ -236,9 +237,20 @@ async def realtime_caller(server: RunningServer) -> RealtimeCaller:
     return caller
 
 
+def said_since(got: Listened, turn: int) -> str:
+    """What a failed wait names: the answer to the question, and every event of the call from ``turn`` on."""
+    events = [
+        {k: v for k, v in m.items() if k in ("type", "turn", "text", "reason", "played_ms", "interrupted", "code")}
+        for m in got.messages
+        if (isinstance(m.get("turn"), int) and m["turn"] >= turn) or m["type"] in ("error", "session.end")
+    ]
+    return f"the answer (the call from turn {turn}: {events}; closed {got.closed})"
+
+
 async def test_a_long_reply_with_every_sound_over_it_beside_idle_anonymous_and_slow_peers(
-    components: Components,
+    components: Components, caplog: pytest.LogCaptureFixture
 ) -> None:
+    caplog.set_level(logging.INFO, logger="agent")  # what the server decided, shown if the test fails
     async with served(components) as (server, emulator):
         crowd = Crowd(server)
         await crowd.start(idle=10, anonymous=20)
@@ -266,7 +278,7 @@ async def test_a_long_reply_with_every_sound_over_it_beside_idle_anonymous_and_s
                 listener.say(speech_pcm16(FOLLOW_UP))
                 await until(lambda: running.done() or (listener.turn >= 2 and listener.played_ms() >= 2000), 60, "2")
                 listener.say(speech_pcm16(QUESTION))  # a real interruption
-                await until(lambda: running.done() or bool(got.of("reply.done", 3)), 60, "the answer")
+                await until(lambda: running.done() or bool(got.of("reply.done", 3)), 60, lambda: said_since(got, 2))
                 listener.stop()
                 await running
             story = await realtime
