@@ -31,7 +31,7 @@ class VadSettings(BaseModel):
     backend: Literal["webrtc", "silero"] = "webrtc"
     webrtc_mode: int = Field(3, ge=0, le=3)
     confirm: Literal["silero", "off"] = Field(
-        "off",
+        "silero",
         description="With webrtc: Silero hears each frame too, and in a pause a voiced frame it does not hear as "
         "speech (a keyboard's click, a knock) is part of the pause (agent/audio/speech_confirm.py); off = "
         "webrtc alone.",
