@@ -149,7 +149,7 @@ async def _wait_healthy(url: str, proc: asyncio.subprocess.Process, timeout_s: f
         await asyncio.sleep(0.3)
 
 
-async def _wait_ready(proc: asyncio.subprocess.Process, timeout_s: float) -> None:
+async def wait_ready(proc: asyncio.subprocess.Process, timeout_s: float) -> None:
     assert proc.stdout is not None
     async with asyncio.timeout(timeout_s):
         while line := await proc.stdout.readline():
@@ -211,7 +211,7 @@ async def run_pipecat(
     run = ServerRun("pipecat")
     started = time.perf_counter()
     async with process(argv, _env({}), stdout=asyncio.subprocess.PIPE) as proc:
-        await _wait_ready(proc, args.start_timeout)
+        await wait_ready(proc, args.start_timeout)
         run.load_s = time.perf_counter() - started
         started = time.perf_counter()
         run.samples, run.timed_out = await converse_pipecat(f"ws://127.0.0.1:{port}", plan, audio, args)

@@ -5,6 +5,7 @@ over a socket, in real time, one call per row. It changes when how a live human 
     python bench/end_of_turn.py --live --human --split dev                                  # clean and telephone+noise
     python bench/end_of_turn.py --live --human --split dev --load 4 --list-cutoffs         # 4 other callers talking
     python bench/end_of_turn.py --live --human --split test                                 # sealed: committed, logged
+    python bench/end_of_turn.py --live --human --split test --pipecat                       # and Pipecat, side by side
 
 **The rows**: ``human_sets.human_turns`` per split and condition (``--condition``, default ``clean,telephone+noise``;
 ``--languages`` for the Debian prompts; ``--limit N``: the first N rows, the same rows in every condition), all
@@ -16,6 +17,10 @@ other callers): one call per row, one at a time, the conditions of a row one aft
 meets the same load over the run); the row's audio from its start in 20 ms frames paced by the wall clock, then
 silence, until the reply has begun after the audible end and its ``turn.metrics`` came (or ``--reply-timeout``).
 Scored by ``live_human``; tables per split and condition, then each condition minus clean.
+
+**Side by side** (``--pipecat``): our servers and then a Pipecat 1.14 bot with its default turn strategy
+(``pipecat_human``) get the same rows, all of them on the same language-model emulator; the tables gain the bot's,
+and a line per split and condition says whether ours has fewer cut-offs and a lower p50, both (the issue's target).
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -37,6 +43,7 @@ from bench.turns.human_split import Unsealed
 from bench.turns.human_turn import LabelledTurn
 from bench.turns.live import call
 from bench.turns.live_human import HumanCall
+from bench.turns.live_score import CallLog
 from bench.turns.policies import Policy
 from bench.turns.sentences import Split
 from bench.turns.server import ChildServer, RunningServer, load_speech, other_caller
@@ -46,6 +53,9 @@ Rows = dict[Split, dict[str, list[LabelledTurn]]]
 Calls = dict[Split, dict[str, list[HumanCall]]]
 
 SYNTHETIC_ONLY = ("engine", "save_wav", "plot")
+PIPECAT_PYTHON = Path(__file__).resolve().parents[2] / ".venv-pipecat" / "bin" / "python"
+PIPECAT = "pipecat"
+"""The name of the Pipecat bot's results, beside the policies'."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -61,6 +71,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="clean,telephone+noise",
         metavar="NAME[,NAME...]",
         help=f"--human: the rows under these conditions, of {', '.join(CONDITIONS)} (default clean,telephone+noise)",
+    )
+    human.add_argument(
+        "--pipecat",
+        action="store_true",
+        help="--human: also play the rows to a Pipecat 1.14 bot with its default turn strategy (Silero and Smart "
+        "Turn v3 alone; bench/pipecat/bot.py in .venv-pipecat, made by `python bench/pipecat_side_by_side.py "
+        "--setup`), same caller, models and language-model emulator (given to our server too), after our runs",
     )
     human.add_argument(
         "--human-cache", type=Path, default=CACHE, metavar="DIR", help=f"--human: the sets' downloads (default {CACHE})"
@@ -84,6 +101,10 @@ def check_arguments(args: argparse.Namespace, error: Callable[[str], Any]) -> No
     unknown = [c for c in named if c not in CONDITIONS]
     if unknown or not named:
         error(f"--condition: unknown {', '.join(unknown) or '(none given)'}; the conditions: {', '.join(CONDITIONS)}")
+    if args.pipecat and args.url:
+        error("--pipecat starts both servers itself; not with --url")
+    if args.pipecat and not PIPECAT_PYTHON.exists():
+        error(f"--pipecat: {PIPECAT_PYTHON} not found: run `python bench/pipecat_side_by_side.py --setup` first")
     used = [f"--{name.replace('_', '-')}" for name in SYNTHETIC_ONLY if getattr(args, name)]
     if used:
         error(f"{', '.join(used)}: for the synthetic sets only, not with --human")
@@ -144,6 +165,77 @@ async def run_policy(policy: Policy, rows: Rows, speech: list[bytes], args: argp
     return calls
 
 
+async def run_side_by_side(
+    policies: Sequence[Policy], rows: Rows, speech: list[bytes], args: argparse.Namespace
+) -> dict[str, Calls]:
+    """Our policies, then the Pipecat bot, on the same rows, every server on the same language-model emulator."""
+    from bench.pipecat_side_by_side import ReplyEmulator
+    from bench.remote_backends import LLM_MODEL
+
+    async with ReplyEmulator() as llm:
+        ours = {"AGENT_LLM__BACKEND": "openai", "AGENT_LLM__BASE_URL": llm.base_url, "AGENT_LLM__MODEL": LLM_MODEL}
+        saved = {k: os.environ.get(k) for k in ours}
+        os.environ.update(ours)  # the child servers' environment
+        try:
+            results = {policy.name: await run_policy(policy, rows, speech, args) for policy in policies}
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+        results[PIPECAT] = await run_pipecat(rows, llm.base_url, args)
+    return results
+
+
+async def run_pipecat(rows: Rows, llm_url: str, args: argparse.Namespace) -> Calls:
+    """Every row to the Pipecat bot in one session, in the order ours were called."""
+    from bench.turns.pipecat_human import play_to_bot
+
+    order = [
+        (split, condition, turns[n])
+        for split, by in rows.items()
+        for n in range(len(next(iter(by.values()))))
+        for condition, turns in by.items()
+    ]
+    played = [live_human.as_call(turn) for _, _, turn in order]
+    calls: Calls = {split: {c: [] for c in by} for split, by in rows.items()}
+
+    def scored(i: int, log: CallLog) -> None:
+        split, condition, turn = order[i]
+        call = HumanCall.of(turn, log, played[i])
+        calls[split][condition].append(call)
+        progress(f"{PIPECAT} {split} {condition}: row {i + 1}/{len(order)} {turn.id}: {call.verdict()}")
+
+    progress(f"{PIPECAT}: starting the bot ({PIPECAT_PYTHON})")
+    await play_to_bot(played, llm_url, str(PIPECAT_PYTHON), args.reply_timeout, scored)
+    return calls
+
+
+def side_by_side(results: dict[str, Calls]) -> list[str]:
+    """Per split and condition, each policy against the Pipecat bot: the issue's target is fewer cut-offs (turns
+    with a pause >= 300 ms) and a lower p50, both."""
+    if PIPECAT not in results:
+        return []
+    lines = ["side by side with Pipecat's default turn strategy (target: fewer cut-offs and a lower p50, both):"]
+    for name, calls in results.items():
+        if name == PIPECAT:
+            continue
+        for split, by in calls.items():
+            for condition, got in by.items():
+                ours = live_human.summary(got)
+                theirs = live_human.summary(results[PIPECAT][split][condition])
+                fewer = (ours["paused_cut_off_rate"] or 0) < (theirs["paused_cut_off_rate"] or 0)
+                p50, their_p50 = ours["latency_ms"]["p50"], theirs["latency_ms"]["p50"]
+                lower = p50 is not None and their_p50 is not None and p50 < their_p50
+                lines.append(
+                    f"  {name} vs {PIPECAT}, {split} {condition}: cut off {ours['paused_cut_offs']}/{ours['paused']} "
+                    f"vs {theirs['paused_cut_offs']}/{theirs['paused']}, p50 {p50} vs {their_p50} ms: "
+                    f"{'met' if fewer and lower else 'NOT met'}"
+                )
+    return lines
+
+
 def report(results: dict[str, Calls], args: argparse.Namespace) -> str:
     """The tables: per policy, split and condition; then each condition minus clean."""
     blocks = []
@@ -163,7 +255,7 @@ def report(results: dict[str, Calls], args: argparse.Namespace) -> str:
             if args.list_cutoffs:
                 lines += ["  cut off or not answered:", *(live_human.format_cutoffs(got) for got in by.values())]
             blocks.append("\n".join(lines))
-    return "\n\n".join(blocks)
+    return "\n\n".join([*blocks, *(["\n".join(sbs)] if (sbs := side_by_side(results)) else [])])
 
 
 def as_json(results: dict[str, Calls], args: argparse.Namespace, where: str) -> dict[str, Any]:
@@ -209,8 +301,12 @@ def test_log_lines(results: dict[str, Calls], args: argparse.Namespace, commit: 
 async def run_human(args: argparse.Namespace, policies: Sequence[Policy], rows: Rows, unsealed: Unsealed | None) -> int:
     started = time.perf_counter()
     speech = load_speech(args.load) if args.load else []
-    results = {policy.name: await run_policy(policy, rows, speech, args) for policy in policies}
-    where = args.url or "python -m agent (one per policy)"
+    if args.pipecat:
+        results = await run_side_by_side(policies, rows, speech, args)
+        where = "python -m agent (one per policy) and a Pipecat 1.14 bot, both on the emulated model"
+    else:
+        results = {policy.name: await run_policy(policy, rows, speech, args) for policy in policies}
+        where = args.url or "python -m agent (one per policy)"
     sizes = ", ".join(f"{split} {len(next(iter(by.values())))} rows x {len(by)}" for split, by in rows.items())
     progress(
         f"human {sizes} calls per policy against {where}, load {args.load}; total {time.perf_counter() - started:.0f} s"

@@ -65,3 +65,37 @@ def test_stats_leave_out_warmup_and_early_replies_and_ratio() -> None:
     assert theirs.stats("short")["n"] == 1 and theirs.stats("short")["early"] == 1
     assert ratios({"ours": ours, "pipecat": theirs}, ["short", "long"]) == {"short": 3.0, "long": 2.5}
     assert "pipecat / ours at p50: short 3.00x" in format_table({"ours": ours, "pipecat": theirs}, ["short", "long"])
+
+
+# --- the human rows played to the bot (bench/turns/pipecat_human.py) ------------------------------------------
+
+
+def test_replies_are_bursts_of_chunks_and_earlier_audio_is_not_this_rows() -> None:
+    from bench.turns.pipecat_human import BURST_GAP_S, replies
+
+    chunks = [1.0, 1.04, 1.08, 1.08 + BURST_GAP_S, 1.12 + BURST_GAP_S, 5.0, 5.04]
+    assert replies(chunks, since=0.0) == [1.0, 1.08 + BURST_GAP_S, 5.0]
+    assert replies(chunks, since=1.05) == [1.08, 1.08 + BURST_GAP_S, 5.0]
+    assert replies([], since=0.0) == []
+
+
+def test_a_rows_log_is_scored_as_our_calls_are() -> None:
+    from bench.turns.corpus import Utterance
+    from bench.turns.live_score import LiveOutcome
+    from bench.turns.pipecat_human import _Heard, row_log
+
+    heard = _Heard(arrivals=[0.5, 12.0, 12.04, 12.08, 14.0], transcripts=[(11.9, "I was, um"), (13.9, "going home.")])
+    t0 = 10.0
+    log = row_log(heard, t0, audible_end_sent=13.0, timed_out=False)
+    assert log.audible_end_sent_ms == 3000.0
+    assert log.first_audio == {1: 2000.0, 2: 4000.0}  # the chunk at 0.5 s was the row before's
+    assert log.transcripts == {1: "I was, um", 2: "going home."}
+    u = Utterance(
+        id="r", split="dev", category="thinking", text="", voice="", noise="", pcm=b"", audible_start_ms=0.0,
+        audible_end_ms=3000.0, pauses=((1500.0, 2500.0),), source="human", language="en",
+    )  # fmt: skip
+    scored = LiveOutcome(u, log)
+    assert scored.cut_off and scored.latency_ms is None and scored.answered == "I was, um"
+    late = LiveOutcome(u, row_log(_Heard(arrivals=[13.4, 13.44]), t0, audible_end_sent=13.0, timed_out=False))
+    assert not late.cut_off and late.latency_ms == 400.0
+    assert row_log(_Heard(), t0, None, timed_out=True).audible_end_sent_ms is None
