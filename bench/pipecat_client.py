@@ -106,29 +106,38 @@ def decode_frame(data: bytes) -> PipecatFrame:
 
 
 @dataclass(slots=True)
-class _PipecatListener:
-    """What the caller hears from the Pipecat bot: when each audio frame came, and a simulated player."""
+class PipecatListener:
+    """What the caller hears from the Pipecat bot: when each audio frame came, a simulated player, its
+    interruptions, and the transcripts it sends (monotonic seconds)."""
 
     arrivals: list[float] = field(default_factory=list)
     interruptions: list[float] = field(default_factory=list)
     played_until: float = 0.0
     heard: str = ""
+    """The latest transcript."""
+    transcripts: list[tuple[float, str]] = field(default_factory=list)
 
     def on_message(self, message: bytes | str, now: float) -> None:
         if isinstance(message, str):
             return
         frame = decode_frame(message)
+        text = ""
         if frame.kind == "audio" and frame.audio:
             self.arrivals.append(now)
             seconds = len(frame.audio) / 2 / max(frame.sample_rate, 1) / max(frame.num_channels, 1)
             self.played_until = max(self.played_until, now) + seconds
         elif frame.kind == "interruption":
             self.interruptions.append(now)
+        elif frame.kind == "transcription":
+            text = frame.data.strip()
         elif frame.kind == "message":
             with contextlib.suppress(ValueError, AttributeError):
                 msg = json.loads(frame.data)
                 if msg.get("type") in ("user-transcription", "user-input") and msg.get("data", {}).get("text"):
-                    self.heard = str(msg["data"]["text"]).strip()
+                    text = str(msg["data"]["text"]).strip()
+        if text:
+            self.heard = text
+            self.transcripts.append((now, text))
 
 
 async def converse_pipecat(
@@ -137,7 +146,7 @@ async def converse_pipecat(
     """One session: each utterance, then silence until its reply has played (``--gap`` at least)."""
     from websockets.asyncio.client import connect
 
-    listener = _PipecatListener()
+    listener = PipecatListener()
     samples = [Sample(label, text) for label, text in plan]
     frame_s = FRAME_MS / 1000
     silence = encode_audio(bytes(frame_bytes(RATE)), RATE)

@@ -33,6 +33,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 from bench.progress import progress
 from bench.turns import live_human, seal
@@ -174,16 +175,8 @@ async def run_side_by_side(
 
     async with ReplyEmulator() as llm:
         ours = {"AGENT_LLM__BACKEND": "openai", "AGENT_LLM__BASE_URL": llm.base_url, "AGENT_LLM__MODEL": LLM_MODEL}
-        saved = {k: os.environ.get(k) for k in ours}
-        os.environ.update(ours)  # the child servers' environment
-        try:
+        with mock.patch.dict(os.environ, ours):  # the child servers' environment
             results = {policy.name: await run_policy(policy, rows, speech, args) for policy in policies}
-        finally:
-            for k, v in saved.items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
         results[PIPECAT] = await run_pipecat(rows, llm.base_url, args)
     return results
 

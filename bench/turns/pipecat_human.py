@@ -20,15 +20,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 
 from websockets.asyncio.client import ClientConnection, connect
 
-from bench.pipecat_client import decode_frame, encode_audio
+from bench.pipecat_client import PipecatListener, encode_audio
 from bench.turns.corpus import Utterance
 from bench.turns.live_score import FRAME_MS, CallLog, frame_of
 from bench.turns.voices import RATE
@@ -45,32 +43,6 @@ BURST_GAP_S = 0.3
 """A gap between reply chunks at least this long starts another reply."""
 
 
-@dataclass(slots=True)
-class _Heard:
-    """What the caller received from the bot over the whole session (monotonic seconds)."""
-
-    arrivals: list[float] = field(default_factory=list)
-    played_until: float = 0.0
-    transcripts: list[tuple[float, str]] = field(default_factory=list)
-
-    def on_message(self, message: bytes | str, now: float) -> None:
-        if isinstance(message, str):
-            return
-        frame = decode_frame(message)
-        if frame.kind == "audio" and frame.audio:
-            self.arrivals.append(now)
-            seconds = len(frame.audio) / 2 / max(frame.sample_rate, 1) / max(frame.num_channels, 1)
-            self.played_until = max(self.played_until, now) + seconds
-        elif frame.kind == "transcription" and frame.data.strip():
-            self.transcripts.append((now, frame.data.strip()))
-        elif frame.kind == "message":
-            with contextlib.suppress(ValueError, AttributeError):
-                msg = json.loads(frame.data)
-                text = msg.get("data", {}).get("text") if msg.get("type") in ("user-transcription",) else None
-                if text:
-                    self.transcripts.append((now, str(text).strip()))
-
-
 def replies(arrivals: Sequence[float], since: float) -> list[float]:
     """The first chunk of each reply among ``arrivals`` at or after ``since`` (a gap of ``BURST_GAP_S`` or more
     between chunks starts another). Pure."""
@@ -85,7 +57,7 @@ def replies(arrivals: Sequence[float], since: float) -> list[float]:
     return firsts
 
 
-def row_log(heard: _Heard, t0: float, audible_end_sent: float | None, timed_out: bool) -> CallLog:
+def row_log(heard: PipecatListener, t0: float, audible_end_sent: float | None, timed_out: bool) -> CallLog:
     """A row's ``CallLog`` from what was heard since its first frame went out at ``t0``. Pure."""
     log = CallLog(timed_out=timed_out)
     log.audible_end_sent_ms = None if audible_end_sent is None else round((audible_end_sent - t0) * 1000, 1)
@@ -103,7 +75,7 @@ class PipecatCaller:
     def __init__(self, url: str, reply_timeout_s: float) -> None:
         self.url = url
         self.reply_timeout_s = reply_timeout_s
-        self.heard = _Heard()
+        self.heard = PipecatListener()
 
     async def play(
         self, utterances: Sequence[Utterance], warm_up: bytes, scored: Callable[[int, CallLog], None]

@@ -80,11 +80,14 @@ def test_replies_are_bursts_of_chunks_and_earlier_audio_is_not_this_rows() -> No
 
 
 def test_a_rows_log_is_scored_as_our_calls_are() -> None:
+    from bench.pipecat_client import PipecatListener
     from bench.turns.corpus import Utterance
     from bench.turns.live_score import LiveOutcome
-    from bench.turns.pipecat_human import _Heard, row_log
+    from bench.turns.pipecat_human import row_log
 
-    heard = _Heard(arrivals=[0.5, 12.0, 12.04, 12.08, 14.0], transcripts=[(11.9, "I was, um"), (13.9, "going home.")])
+    heard = PipecatListener(
+        arrivals=[0.5, 12.0, 12.04, 12.08, 14.0], transcripts=[(11.9, "I was, um"), (13.9, "going home.")]
+    )
     t0 = 10.0
     log = row_log(heard, t0, audible_end_sent=13.0, timed_out=False)
     assert log.audible_end_sent_ms == 3000.0
@@ -96,6 +99,6 @@ def test_a_rows_log_is_scored_as_our_calls_are() -> None:
     )  # fmt: skip
     scored = LiveOutcome(u, log)
     assert scored.cut_off and scored.latency_ms is None and scored.answered == "I was, um"
-    late = LiveOutcome(u, row_log(_Heard(arrivals=[13.4, 13.44]), t0, audible_end_sent=13.0, timed_out=False))
+    late = LiveOutcome(u, row_log(PipecatListener(arrivals=[13.4, 13.44]), t0, audible_end_sent=13.0, timed_out=False))
     assert not late.cut_off and late.latency_ms == 400.0
-    assert row_log(_Heard(), t0, None, timed_out=True).audible_end_sent_ms is None
+    assert row_log(PipecatListener(), t0, None, timed_out=True).audible_end_sent_ms is None
