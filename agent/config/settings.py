@@ -81,6 +81,8 @@ class Settings(BaseSettings):
             raise ValueError("need turn.acoustic_unsure <= turn.acoustic_sure")
         if self.turn.text_unsure > self.turn.text_sure:
             raise ValueError("need turn.text_unsure <= turn.text_sure")
+        if self.turn.text_doubt > self.turn.text_sure:
+            raise ValueError("need turn.text_doubt <= turn.text_sure")
         return self
 
 

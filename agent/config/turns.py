@@ -212,6 +212,16 @@ class TurnSettings(BaseModel):
         description='Text score at or below which the words read unfinished ("The quick brown fox."): three words or '
         "more wait HANGOVER_MAX_MS, whatever the sound.",
     )
+    text_doubt: float = core(
+        EndpointPolicy,
+        "words_doubt",
+        0.1,
+        ge=0.0,
+        le=1.0,
+        description="Text score at or below which the words read unfinished as at TEXT_UNSURE, but only where the "
+        "sound is not sure either (below ACOUSTIC_SURE) and the words ask nothing; 0 = off. 0.1 chosen on the human "
+        "dev rows (docs/benchmarks.md).",
+    )
     preemption: Literal["off", "llm", "llm+tts"] = core(
         SessionConfig,
         "preemption",

@@ -140,6 +140,11 @@ class EndpointPolicy:
     words_unsure: float = 0.015
     """Text score at or below which the words read unfinished ("The quick brown fox."): ``WORDS_TO_READ`` words or
     more wait longest, as words that trail off do, whatever the sound says (a phrase's fall sounds finished)."""
+    words_doubt: float = 0.0
+    """Text score at or below which the words read unfinished as at ``words_unsure``, but only where the sound is
+    not sure either (below ``sure``) and the words ask nothing ("And so my fellow Americans." 0.07, sound 0.61):
+    finished sentences the model also scores low ("Where's the station?", or a sure "I would like a coffee.") are
+    left to the rules and the sound. 0 = off."""
 
     rescore_ms: int = 0
     """With ``acoustic``: the sound of a pause is scored again every ``rescore_ms`` of its silence after the first
@@ -164,7 +169,7 @@ class EndpointPolicy:
             return self.hangover_max_ms
         rules = rules_for(language)
         fragment = self._fragment(text, rules)
-        if words is not None and words <= self.words_unsure:
+        if words is not None and (words <= self.words_unsure or self._doubted(text, probability, words)):
             # The model reads the words unfinished: as sure a sign as "um," (a phrase's fall sounds finished).
             # A word or two out of context it reads poorly ("Two.", "Transfer."): the rules and the sound judge.
             if word_count(tokens_of(text, rules), rules) >= WORDS_TO_READ:
@@ -184,6 +189,11 @@ class EndpointPolicy:
             sure_ms = self.hangover_min_ms if self.sure_fragments else self.hangover_ms
             return self._between(probability, sure_ms, self.hangover_max_ms)
         return self._between(probability, self.hangover_min_ms, max(self.unsure_ms or fragment_ms, self.hangover_ms))
+
+    def _doubted(self, text: str, probability: float | None, words: float) -> bool:
+        """The words score at or below ``words_doubt``, the sound is not sure, and they ask nothing."""
+        asks = text.strip().endswith(("?", "？"))
+        return words <= self.words_doubt and probability is not None and probability < self.sure and not asks
 
     def _between(self, probability: float, sure_ms: int, unsure_ms: int) -> int:
         """``sure_ms`` at or above ``sure``, ``unsure_ms`` at or below ``unsure``, in proportion between."""

@@ -283,6 +283,32 @@ def test_words_read_unfinished_that_sound_sure_may_wait_less_than_the_longest() 
     assert 100 + 20 * frames == 500
 
 
+def waited_ms(text: str, sound: float, words: float, **endpointing: Any) -> int:
+    """How long the pause after ``text`` lasts before the turn ends, given the two scores."""
+    d = driver(acoustic=True, words=True, hangover_max_ms=1200, **endpointing)
+    sound_request, words_request = scored_pause(d, text)
+    assert words_request is not None
+    d.at(0.0, TurnScored(sound_request, sound))
+    d.at(0.0, TurnScored(words_request, words))
+    return 100 + 20 * silence_until_stopped(d)
+
+
+def test_words_the_model_doubts_that_do_not_sound_finished_either_wait_the_longest() -> None:
+    """``words_doubt``: JFK's "And so my fellow Americans." (words 0.07, sound 0.61), before a 1.1 s pause, was
+    ended after ~340 ms by the rules, which read it finished; with the doubt it waits as unfinished words do."""
+    hesitation = ("And so my fellow Americans.", 0.61, 0.07)
+    assert waited_ms(*hesitation) < 600
+    assert waited_ms(*hesitation, words_doubt=0.1) == 1200
+
+
+def test_the_doubt_leaves_a_sure_sound_and_a_question_to_the_rules() -> None:
+    """Finished sentences the model also scores low: a sure sound, or a question, end as they did without it."""
+    for case in (("I would like a coffee.", 0.95, 0.07), ("Where's the station?", 0.61, 0.07)):
+        assert waited_ms(*case, words_doubt=0.1) == waited_ms(*case) < 600, case
+    above = ("And so my fellow Americans.", 0.61, 0.12)  # a score above the doubt: the rules read it
+    assert waited_ms(*above, words_doubt=0.1) == waited_ms(*above) < 600
+
+
 # --- the sound, scored again through the pause ------------------------------------------------------------
 
 
