@@ -166,6 +166,10 @@ async def test_a_cough_pauses_the_reply_which_resumes_with_no_word_lost_and_talk
     # Talk-over on the second reply: a pause, then the barge-in, cut at the paused position.
     turn_2 = [m for m in messages if m.get("turn") == 2]
     kinds_2 = [m["type"] for m in turn_2]
+    said = [
+        (m["type"], m.get("turn"), m.get("text")) for m in messages if m["type"] in ("transcript", "speech.started")
+    ]
+    assert "playback.pause" in kinds_2 and "playback.clear" in kinds_2, (kinds_2, said)
     assert kinds_2.index("playback.pause") < kinds_2.index("playback.clear"), kinds_2
     # ("Wait," alone is too short to take the floor: the reply may resume after it, and pause again at "what".)
     pause_2 = [m for m in turn_2 if m["type"] == "playback.pause"][-1]
