@@ -4,12 +4,15 @@
     python bench/load.py --mode instant --callers 100,300,500 --server-process --server-cpus 0 --client-cpus 1
     python bench/load.py --mode instant --callers 50 --json > load.json
     python bench/load.py --mode real --callers 10 --stagger-ms 1500 --idle 20   # 20 silent sessions beside
+    python bench/load.py --mode real --callers 10 --arrive-within-ms 15000 --seed 1   # arriving at random
 
 Each caller opens its own session and says short sentences (made with the bundled Piper voice at start-up,
 not the ones ``bench/latency.py`` tunes against), streamed in 20 ms frames at real-time pace. After each
 sentence it keeps sending silence until its reply is done and would have finished playing (a polite caller
 who listens to the whole answer), then speaks again. Caller ``i`` starts ``i × --stagger-ms`` after the
-first and says the sentences from its own starting point, so the callers do not speak in lockstep.
+first and says the sentences from its own starting point, so the callers do not speak in lockstep; with
+``--arrive-within-ms W`` the callers start at random over W ms instead (uniform, seeded by ``--seed``), as
+callers do: some nearly together, some alone.
 
 ``--idle N`` opens N more sessions before each level that send ``session.start`` and then nothing at all (a
 page left open, a socket held by someone who never speaks), keeps them open through the level and reports how
@@ -20,7 +23,9 @@ For each number of callers (a "level", run one after the other against one serve
 caller: voice-to-voice (last audible frame sent → first reply audio received) p50/p95/max, turns answered
 (reply audio heard) out of turns spoken, refusals (HTTP 503 at the upgrade) and other failures; at the
 server: RSS at the start and end of the level (``/proc/<pid>/status``) and event-loop lag (a task that
-sleeps 10 ms and records how late it wakes: p50/p99/max).
+sleeps 10 ms and records how late it wakes: p50/p99/max), and what the turn models cost in compute per 100 ms
+of the callers' audio (``bench/load_compute.py``: Smart Turn and the text model from the server's per-model
+CPU counts, each second; Silero, which runs inline on every frame, measured apart in this process).
 
 Where the server runs:
 
@@ -48,6 +53,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import ipaddress
+import itertools
 import json
 import logging
 import os
@@ -64,7 +70,8 @@ if __package__ in (None, ""):  # run as a script: make the project importable
 from agent.runtime.server.event_loop import loop_factory, loop_name, run
 from bench.latency_sets import RATE, caller_speech
 from bench.load_callers import Level, run_level
-from bench.load_servers import ChildServer, ExternalServer, InProcessServer, pin, serve_only
+from bench.load_compute import silero_ms_per_100ms
+from bench.load_servers import ChildServer, ExternalServer, InProcessServer, pin, serve_only, server_settings
 
 # Short sentences (about 1-2 s) that no tuning run used: the held-out set of this benchmark.
 SENTENCES: tuple[str, ...] = (
@@ -129,13 +136,15 @@ def format_table(levels: Sequence[Level], header: str) -> str:
         header,
         f"{'callers':>7}{'peak':>6}{'refused':>8}{'failed':>7}{'answered':>11}"
         f"{'v2v p50':>9}{'v2v p95':>9}{'v2v max':>9}{'RSS MB start->end':>19}"
-        f"{'lag p50':>9}{'lag p99':>9}{'lag max':>9}{'client lag p99':>16}{'pace min':>9}{'load 1m':>13}{'time s':>8}",
+        f"{'lag p50':>9}{'lag p99':>9}{'lag max':>9}{'client lag p99':>16}{'pace min':>9}{'load 1m':>13}{'time s':>8}"
+        f"{'turn CPU p95':>13}{'mean':>6}",
     ]
     for lv in levels:
         s = lv.summary()
         v2v, lag = s["client_voice_to_voice_ms"], s["server_loop_lag_ms"] or {}
         rss = f"{_cell(s['server_rss_mb']['start'], 0)}->{_cell(s['server_rss_mb']['end'], 0)}"
         load = f"{lv.load_start[0]:.2f}->{lv.load_end[0]:.2f}"
+        compute = s["turn_model_compute_ms_per_100ms"] or {}
         lines.append(
             f"{lv.callers:>7}{lv.peak_sessions:>6}{lv.refused:>8}{lv.failed + lv.cut:>7}"
             f"{f'{lv.answered}/{lv.spoken}':>11}"
@@ -143,12 +152,15 @@ def format_table(levels: Sequence[Level], header: str) -> str:
             f"{_cell(lag.get('p50'), 9, '.1f')}{_cell(lag.get('p99'), 9, '.1f')}{_cell(lag.get('max'), 9, '.1f')}"
             f"{_cell(lv.client_lag_ms.get('p99'), 16, '.1f')}{_cell(s['client_pace']['min'], 9, '.2f')}"
             f"{load:>13}{lv.elapsed_s:>8.0f}"
+            f"{_cell(compute.get('p95'), 13, '.1f')}{_cell(compute.get('mean'), 6, '.1f')}"
         )
     lines.append(
         "v2v = caller-side voice-to-voice in ms (last audible frame sent -> first reply audio received); "
         "answered = turns whose reply audio arrived / turns spoken by admitted callers; failed includes "
         "callers cut by the time limit; lag = server event-loop oversleep of a 10 ms sleep, ms; pace min = the "
-        "slowest caller's audio sent per second in the call (1.00 = real time; lower: the callers' CPU fell behind)."
+        "slowest caller's audio sent per second in the call (1.00 = real time; lower: the callers' CPU fell behind); "
+        "turn CPU = ms of compute of Smart Turn and the text model per 100 ms of the callers' audio, p95 over the "
+        "level's seconds and its mean (budget: 20 ms at p95 with Silero)."
     )
     for lv in levels:
         extra = [f"{k} {v}" for k, v in (("split turns", lv.split), ("timed-out waits", lv.timed_out)) if v]
@@ -158,6 +170,10 @@ def format_table(levels: Sequence[Level], header: str) -> str:
                 f"idle sessions beside them: {lv.idle_open} open, {lv.idle_refused} refused, "
                 f"{lv.idle_closed} closed by the server during the level"
             )
+        if lv.model_cpu_s:
+            extra.append("model CPU s: " + ", ".join(f"{m} {c:.1f}" for m, c in sorted(lv.model_cpu_s.items())))
+        if lv.arrivals_s and len({round(b - a, 3) for a, b in itertools.pairwise(lv.arrivals_s)}) > 1:
+            extra.append("arrived at " + ", ".join(f"{a:.1f}" for a in lv.arrivals_s) + " s")
         extra += lv.failures[:3]
         if extra:
             lines.append(f"  x{lv.callers}: " + "; ".join(extra))
@@ -200,6 +216,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--stagger-ms", type=float, default=20.0, help="delay between one caller's start and the next (default: 20)"
     )
+    parser.add_argument(
+        "--arrive-within-ms",
+        type=float,
+        help="start the callers at random over this long instead of every --stagger-ms (uniform, sorted)",
+    )
+    parser.add_argument("--seed", type=int, default=1, help="seed of --arrive-within-ms's arrivals (default: 1)")
     parser.add_argument(
         "--gap", type=float, default=1.0, help="least silence after each sentence, seconds (default: 1.0)"
     )
@@ -270,10 +292,18 @@ async def amain(args: argparse.Namespace) -> int:
             levels.append(await run_level(n, server, speech, args, left))
             await asyncio.sleep(1.0)
         description, max_sessions = server.description, server.max_sessions
+    arriving = (
+        f"arriving at random over {args.arrive_within_ms:g} ms (seed {args.seed})"
+        if args.arrive_within_ms is not None
+        else f"stagger: {args.stagger_ms:g} ms"
+    )
+    vad = server_settings(args).vad
+    silero_on = args.mode == "real" and (vad.backend == "silero" or vad.confirm != "off")
+    silero = silero_ms_per_100ms(b"".join(speech)) if silero_on else None
     header = (
         f"mode: {args.mode}   server: {description}   max sessions: {max_sessions or '-'}   turns per caller: "
-        f"{args.turns}   stagger: {args.stagger_ms:g} ms   loop: {loop_name(loop_factory(args.loop))}   "
-        f"CPUs: {os.cpu_count()}"
+        f"{args.turns}   {arriving}   loop: {loop_name(loop_factory(args.loop))}   CPUs: {os.cpu_count()}"
+        + ("" if silero is None else f"\nSilero (second speech detector, every frame): {silero:.2f} ms per 100 ms")
     )
     if args.json:
         doc = {
@@ -282,6 +312,9 @@ async def amain(args: argparse.Namespace) -> int:
             "max_sessions": max_sessions,
             "turns_per_caller": args.turns,
             "stagger_ms": args.stagger_ms,
+            "arrive_within_ms": args.arrive_within_ms,
+            "seed": args.seed,
+            "silero_ms_per_100ms": None if silero is None else round(silero, 3),
             "loop": loop_name(loop_factory(args.loop)),
             "cpus": os.cpu_count(),
             "levels": [lv.summary() for lv in levels],

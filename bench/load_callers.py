@@ -20,6 +20,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from bench.latency_sets import RATE
+from bench.load_compute import BUDGET_MS, Sample, sample_every, window_rates
 from bench.load_servers import LagProbe
 from bench.stats import percentiles
 from clients.conversation import Conversation, Message
@@ -59,6 +60,23 @@ class Level:
     idle_refused: int = 0
     idle_closed: int = 0
     """Idle sessions the server closed before the level ended (its idle timeout, or a failure)."""
+    arrivals_s: list[float] = field(default_factory=list)
+    """When each caller started, seconds after the first could have (``arrivals``)."""
+    audio_s: float = 0.0
+    """Audio the callers who finished sent, seconds (speech and the silence while they listened)."""
+    compute: list[Sample] = field(default_factory=list)
+    """The turn models' CPU seconds on the server, sampled each second (``bench/load_compute.py``)."""
+    model_cpu_s: dict[str, float] = field(default_factory=dict)
+    """CPU seconds each model's jobs cost on the server during the level (all models)."""
+
+    def turn_compute(self) -> dict[str, Any]:
+        """The turn models' compute in ms per 100 ms of the callers' audio: each second's (p50 / p95 / max over
+        the seconds with a caller in a call) and the level's mean (all of it over all the audio sent)."""
+        rates = window_rates(self.compute)
+        out: dict[str, Any] = {**percentiles(rates, (50, 95)), "budget_p95": BUDGET_MS}
+        spent = self.compute[-1].cpu_s - self.compute[0].cpu_s if len(self.compute) > 1 else None
+        out["mean"] = round(1000 * spent / (self.audio_s * 10), 2) if spent is not None and self.audio_s else None
+        return out
 
     @property
     def unanswered(self) -> int:
@@ -100,6 +118,9 @@ class Level:
             },
             "load_average": {"start": list(self.load_start), "end": list(self.load_end)},
             "idle_sessions": {"open": self.idle_open, "refused": self.idle_refused, "closed": self.idle_closed},
+            "arrivals_s": [round(a, 2) for a in self.arrivals_s],
+            "turn_model_compute_ms_per_100ms": self.turn_compute() if self.compute else None,
+            "model_cpu_s": {model: round(cpu, 2) for model, cpu in sorted(self.model_cpu_s.items())},
             "elapsed_s": round(self.elapsed_s, 1),
             "failures": self.failures[:10],
         }
@@ -163,8 +184,19 @@ async def one_caller(
         if in_call:
             level.active -= 1
     level.add(conversation, len(utterances))
+    level.audio_s += conversation.input_seconds
     if started:
         level.pace.append(conversation.input_seconds / max(1e-3, time.monotonic() - started))
+
+
+def arrivals(n: int, stagger_ms: float, within_ms: float | None = None, seed: int = 1) -> list[float]:
+    """When each of ``n`` callers starts, in seconds: every ``stagger_ms`` (caller ``i`` at ``i x stagger``), or,
+    with ``within_ms``, at random over that long (uniform, sorted, the same for the same ``seed``): callers who
+    do not wait their turn to arrive, some of them nearly together."""
+    if within_ms is None:
+        return [i * stagger_ms / 1000 for i in range(n)]
+    draws = np.random.default_rng(seed).uniform(0.0, within_ms / 1000, size=n)
+    return [float(x) for x in np.sort(draws)]
 
 
 async def _progress(level: Level, mode: str, started: float) -> None:
@@ -218,11 +250,14 @@ async def _callers(
     level: Level, n: int, server: Any, speech: Sequence[bytes], args: argparse.Namespace, time_left_s: float
 ) -> None:
     level.start = await server.stats()  # also resets the server's lag samples
+    cpu_before = await server.model_cpu() or {}
     level.load_start = os.getloadavg()
     client_probe = LagProbe()
     client_probe.start()
     speech_s = max(len(s) for s in speech) / 2 / RATE
-    limit_s = min(time_left_s, n * args.stagger_ms / 1000 + args.turns * (speech_s + args.gap + args.turn_timeout) + 30)
+    level.arrivals_s = arrivals(n, args.stagger_ms, args.arrive_within_ms, args.seed)
+    last = max(level.arrivals_s, default=0.0)
+    limit_s = min(time_left_s, last + args.turns * (speech_s + args.gap + args.turn_timeout) + 30)
     print(
         f"[{args.mode} x{n}] starting {n} callers ({args.turns} turns each, bounded at {limit_s:.0f} s)",
         file=sys.stderr,
@@ -231,15 +266,21 @@ async def _callers(
     tasks = []
     for i in range(n):
         utterances = [speech[(i + k) % len(speech)] for k in range(args.turns)]
-        caller = one_caller(i, i * args.stagger_ms / 1000, server.url, utterances, level, args)
+        caller = one_caller(i, level.arrivals_s[i], server.url, utterances, level, args)
         tasks.append(asyncio.create_task(caller, name=f"caller-{i}"))
     progress = asyncio.create_task(_progress(level, args.mode, started))
+    sampled = asyncio.Event()
+    sampler = asyncio.create_task(sample_every(server.model_cpu, lambda: level.active, level.compute, sampled))
     _, pending = await asyncio.wait(tasks, timeout=limit_s)
     for task in pending:
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
     level.elapsed_s = time.perf_counter() - started
     progress.cancel()
+    sampled.set()
+    await sampler
+    cpu_after = await server.model_cpu() or {}
+    level.model_cpu_s = {model: cpu - cpu_before.get(model, 0.0) for model, cpu in cpu_after.items()}
     level.client_lag_ms = client_probe.take()
     await client_probe.stop()
     # Let the server see the last closes before reading its RSS and lag for this level.

@@ -78,6 +78,13 @@ class LagProbe:
 # --- the server under test ----------------------------------------------------------------------------
 
 
+def model_cpu(server: Any) -> dict[str, float] | None:
+    """A running server's model workers' CPU seconds so far, by model; ``None`` before its components are loaded."""
+    components = server.state.components
+    stats = None if components is None else components.queue_stats()
+    return None if stats is None else {model: s.cpu_s_total for model, s in stats.models.items()}
+
+
 def server_settings(args: argparse.Namespace) -> Any:
     from agent.config import Settings
 
@@ -130,6 +137,10 @@ class InProcessServer:
         rss, hwm = rss_kb()
         return {"rss_kb": rss, "hwm_kb": hwm, "sessions": self._server.state.sessions, "lag_ms": self._probe.take()}
 
+    async def model_cpu(self) -> dict[str, float] | None:
+        """CPU seconds of the model workers' jobs so far, by model (``bench/load_compute.py``)."""
+        return model_cpu(self._server)
+
 
 class ChildServer:
     """This script with ``--serve-only`` in a child process; asked for its stats over its stdin/stdout."""
@@ -174,8 +185,16 @@ class ChildServer:
                     return reply
 
     async def stats(self) -> dict[str, Any]:
+        return await self._ask(b"stats\n")
+
+    async def model_cpu(self) -> dict[str, float] | None:
+        """CPU seconds of the model workers' jobs so far, by model, from the child (``bench/load_compute.py``)."""
+        counts: dict[str, float] | None = (await self._ask(b"cpu\n")).get("model_cpu_s")
+        return counts
+
+    async def _ask(self, line: bytes) -> dict[str, Any]:
         assert self._proc is not None and self._proc.stdin is not None
-        self._proc.stdin.write(b"stats\n")
+        self._proc.stdin.write(line)
         await self._proc.stdin.drain()
         return await self._reply()
 
@@ -209,6 +228,9 @@ class ExternalServer:
     async def stats(self) -> dict[str, Any]:
         rss, hwm = rss_kb(self.pid) if self.pid else (None, None)
         return {"rss_kb": rss, "hwm_kb": hwm, "sessions": None, "lag_ms": None}
+
+    async def model_cpu(self) -> dict[str, float] | None:
+        return None  # not ours to ask: its /metrics has voice_agent_model_cpu_seconds_total
 
 
 async def serve_only(args: argparse.Namespace) -> int:
@@ -254,6 +276,8 @@ async def serve_only(args: argparse.Namespace) -> int:
             line = read.result().decode().strip()
             if line == "stats":
                 print(json.dumps(stats()), flush=True)
+            elif line == "cpu":
+                print(json.dumps({"model_cpu_s": model_cpu(server)}), flush=True)
             elif line == "quit" or (not line and reader.at_eof() and piped):
                 break
             elif not line and reader.at_eof():

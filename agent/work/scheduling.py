@@ -32,6 +32,7 @@ jobs cost so far (seconds per unit of ``size``: seconds of audio to transcribe, 
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from dataclasses import dataclass
 from typing import Generic, TypeVar
@@ -78,6 +79,9 @@ class ModelStats:
     dropped: int = 0
     wait_s_total: float = 0.0
     last_wait_s: float = 0.0
+    cpu_s_total: float = 0.0
+    """CPU time of the worker threads that ran the model's jobs (the compute they cost, whatever they waited);
+    what a model computes in threads of its own (CTranslate2's) is not in it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,11 +173,14 @@ class Scheduler(Generic[T]):
         stats.wait_s_total += stats.last_wait_s
         return job
 
-    def finish(self, job: Job[T], now: float, size: float | None = None) -> None:
-        """``job`` is done; with ``size``, its run time refines the model's cost estimate."""
+    def finish(self, job: Job[T], now: float, size: float | None = None, cpu_s: float = 0.0) -> None:
+        """``job`` is done, after ``cpu_s`` of its thread's CPU time; with ``size``, its run time refines the
+        model's cost estimate."""
         if self._running.pop(job.id, None) is None:
             return
-        self._model(job.model).running -= 1
+        stats = self._model(job.model)
+        stats.running -= 1
+        stats.cpu_s_total += max(cpu_s, 0.0)
         if not size or job.started is None:
             return
         ran = now - job.started
@@ -239,4 +246,4 @@ def _started(job: Job[T], now: float) -> float:
 
 
 def _copy(stats: ModelStats) -> ModelStats:
-    return ModelStats(stats.queued, stats.running, stats.started, stats.dropped, stats.wait_s_total, stats.last_wait_s)
+    return dataclasses.replace(stats)

@@ -130,6 +130,7 @@ class WorkPool:
                     self._lock.wait()
             fn, future, size = job.payload
             ran, result, error = False, None, None
+            cpu_started = time.thread_time()
             try:
                 if future.set_running_or_notify_cancel():
                     ran = True
@@ -140,8 +141,9 @@ class WorkPool:
             finally:
                 # The job leaves the queues before its waiter hears of it: whoever awaited it and then reads
                 # ``stats`` (admission) sees the work done.
+                cpu_s = time.thread_time() - cpu_started
                 with self._lock:
-                    self._scheduler.finish(job, self._clock(), size)
+                    self._scheduler.finish(job, self._clock(), size, cpu_s)
                     self._lock.notify()
             if ran:
                 if error is None:

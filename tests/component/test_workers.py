@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from concurrent.futures import CancelledError
 from pathlib import Path
 
@@ -111,3 +112,25 @@ def test_a_job_has_left_the_queues_when_its_waiter_hears_of_it(fails: bool) -> N
         assert future.result(HANG_S) == 7
     assert seen == [0]
     pool.close()
+
+
+def test_the_pool_counts_the_cpu_time_of_a_models_jobs_not_their_waits() -> None:
+    pool = WorkPool(1)
+    gate = threading.Event()
+
+    def spin() -> int:
+        started, total = time.thread_time(), 0
+        while time.thread_time() - started < 0.05:  # 50 ms of this thread's CPU, however long it takes
+            total += 1
+        return total
+
+    try:
+        pool.submit("asr", JobInfo(Work.FINAL_TRANSCRIPT), 1, lambda: gate.wait(HANG_S))
+        spun = pool.submit("asr", JobInfo(Work.FINAL_TRANSCRIPT), 1, spin)
+        gate.set()
+        assert spun.result(HANG_S) > 0
+        counted = pool.stats().models["asr"].cpu_s_total
+        assert 0.05 <= counted < 0.05 + 0.05  # the spin, and next to nothing for the job that waited on the gate
+    finally:
+        gate.set()
+        pool.close()

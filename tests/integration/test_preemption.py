@@ -122,3 +122,5 @@ async def test_a_prepared_reply_is_held_until_the_end_of_turn_and_released_in_or
     assert metrics["asr_ms"] == 0 and metrics["tts_first_audio_ms"] == 0, metrics  # all done before the end
     assert metric(body, "voice_agent_preemptive_replies_total", '{outcome="hit"}') == 1
     assert metric(body, "voice_agent_preemptive_replies_total", '{outcome="miss"}') == 0
+    for model in ("asr", "tts", "smart_turn", "text_turn"):  # the compute of the jobs that ran, by model
+        assert metric(body, "voice_agent_model_cpu_seconds_total", f'{{model="{model}"}}') > 0, model

@@ -151,6 +151,19 @@ def test_costs_are_learnt_from_the_jobs_that_ran() -> None:
     assert (stats.started, stats.running) == (2, 1) and stats.last_wait_s == pytest.approx(0.5)
 
 
+def test_the_compute_of_a_models_jobs_is_summed_apart_from_their_run_time() -> None:
+    scheduler: Scheduler[str] = Scheduler(1)
+    for name, cpu_s in (("a", 0.03), ("b", 0.05)):
+        job = scheduler.submit("smart-turn", FINAL, name, 1.0, now=0.0)
+        assert scheduler.next(0.0) is job
+        scheduler.finish(job, 0.2, size=1.0, cpu_s=cpu_s)  # ran 200 ms, 30 / 50 ms of it on the CPU
+    scheduler.finish(job, 0.3, cpu_s=1.0)  # finished already: not counted twice
+    stats = scheduler.stats(0.3).models["smart-turn"]
+    assert stats.cpu_s_total == pytest.approx(0.08) and stats.started == 2
+    assert scheduler.estimate("smart-turn", 1.0) == pytest.approx(0.2)  # the estimate stays the run time
+    assert merge([scheduler.stats(0.3)]).models["smart-turn"].cpu_s_total == pytest.approx(0.08)
+
+
 def test_several_schedulers_report_as_one_and_a_new_call_waits_for_the_slowest() -> None:
     local: Scheduler[str] = Scheduler(1, {"asr": 1.0})
     remote: Scheduler[str] = Scheduler(1, {"sagemaker": 0.1})

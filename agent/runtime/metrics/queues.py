@@ -39,6 +39,15 @@ class ModelQueueMetrics:
                 ["model"],
             )
         )
+        self.cpu_seconds_total = r.register(
+            Counter(
+                "voice_agent_model_cpu_seconds_total",
+                "CPU time of the worker threads running the model's jobs, by model: what the work cost, not what it "
+                "waited. Work a model hands to threads of its own is not counted: faster-whisper's (asr) is mostly "
+                "that; the ONNX models on one thread (smart_turn, text_turn, Piper's tts) are counted whole.",
+                ["model"],
+            )
+        )
         self.last_wait = r.register(
             Gauge("voice_agent_model_last_wait_seconds", "Wait of the job that started last, by model.", ["model"])
         )
@@ -69,5 +78,6 @@ class ModelQueueMetrics:
                 (self.jobs_total, s.started),
                 (self.dropped_total, s.dropped),
                 (self.wait_seconds_total, s.wait_s_total),
+                (self.cpu_seconds_total, s.cpu_s_total),
             ):
                 counter.inc(max(0.0, value - counter.value(labels)), labels)
