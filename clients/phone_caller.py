@@ -34,6 +34,8 @@ class Received:
     """What the caller got from the server, with ``time.monotonic()`` arrival times."""
 
     media_times: list[float] = field(default_factory=list)
+    media_sent_ms: list[int] = field(default_factory=list)
+    """For each reply frame, how much of the caller's own stream (ms, speech and silence) had been sent then."""
     audio: bytearray = field(default_factory=bytearray)  # PCM16 at the call's rate, everything received
     marks: list[tuple[float, str]] = field(default_factory=list)
     clears: list[float] = field(default_factory=list)
@@ -81,6 +83,7 @@ class PhoneCaller:
         self.ws = ws
         self.rate = rate
         self.frame_bytes = rate * 2 * FRAME_MS // 1000  # PCM16
+        self.frames_sent = 0
         self.received = Received()
         self.echoed: list[str] = []  # mark names echoed back (what the caller has "heard")
         self.speech_onsets: list[float] = []  # when each queued utterance began to be sent
@@ -118,6 +121,7 @@ class PhoneCaller:
     def played(self, pcm: bytes, now: float) -> None:
         """Reply audio arrived: it plays after what is buffered."""
         self.received.media_times.append(now)
+        self.received.media_sent_ms.append(self.frames_sent * FRAME_MS)
         self.received.audio += pcm
         self._playout_until = max(self._playout_until, now) + len(pcm) / (2 * self.rate)
 
@@ -161,6 +165,7 @@ class PhoneCaller:
             frame, pending = pending[: self.frame_bytes], pending[self.frame_bytes :]
             await self.ws.send(self.frame_message(frame.ljust(self.frame_bytes, b"\x00")))
             sent += 1
+            self.frames_sent = sent
             self._echo_due_marks()
             await asyncio.sleep(max(0.0, start + sent * FRAME_MS / 1000 - time.monotonic()))
 

@@ -10,7 +10,8 @@ have finished. So does a real person: JFK's "And so, my fellow Americans, … as
 for you, … ask what you can do for your country." (whisper.cpp's ``samples/jfk.wav``, public domain, from the
 hash-locked pywhispercpp sdist that ``make`` fetches: requirements/eot-human.txt), with the default policy: three
 pauses of 0.6-1.1 s inside one sentence, the first after words that read as finished ("And so my fellow
-Americans."). The audio is streamed at real-time pace; every wait fails loudly.
+Americans."), over ``/ws`` and as a phone line carries it (8 kHz μ-law over Twilio's media stream). The audio is
+streamed at real-time pace; every wait fails loudly.
 """
 
 from __future__ import annotations
@@ -27,8 +28,11 @@ import pytest
 import soundfile
 from websockets.asyncio.client import ClientConnection, connect
 
+from agent.audio.pcm import float_to_pcm16, pcm16_to_float
+from agent.audio.resample import resample
 from agent.runtime.components import Components
-from testing.sockets import FrameClock
+from clients.twilio_client import TwilioCaller
+from testing.sockets import FrameClock, hang_up_cleanly
 from testing.speech import silence, speech_pcm16
 from testing.waits import within
 from tests.integration.conftest import local_settings
@@ -182,3 +186,25 @@ async def test_a_recorded_human_hesitation_is_one_turn_and_hears_nothing_in_its_
     assert "fellow americans" in words and "ask what you can do for your country" in words, transcripts
     assert _one(call, "speech.stopped")["audio_ms"] >= SPOKEN_UNTIL_MS
     assert "your country" in json.dumps(emulator.requests[-1].body)  # the reply answers the whole sentence
+
+
+async def test_the_recorded_hesitation_over_a_phone_line_is_not_cut_off_either(components: Components) -> None:
+    """The same recording as a phone line carries it: band-limited to 8 kHz and coded G.711 μ-law, in Twilio's
+    media stream (``clients.twilio_client``), the playout and marks as Twilio's. The first reply audio must come
+    after the caller's last word (counted in the audio the caller had sent, not by a clock), and the model is
+    asked about the whole sentence."""
+    narrow = float_to_pcm16(resample(pcm16_to_float(_recording(JFK)), 16000, 8000))
+    served = local_settings(server={"admission_wait_ms": 60_000})
+    async with (
+        scripted_server(components, [["Ask what you can do."]] * 3, served) as (server, emulator),
+        connect(server.http_url.replace("http://", "ws://") + "/twilio") as ws,
+    ):
+        caller = TwilioCaller(ws)
+        await caller.begin()
+        caller.say(narrow)
+        got = caller.received
+        assert await caller.run_until(lambda: bool(got.media_times), 60), "no reply audio after 60 s"
+        await hang_up_cleanly(caller)
+    assert got.media_sent_ms[0] >= SPOKEN_UNTIL_MS, f"reply audio {got.media_sent_ms[0]} ms into the call"
+    asked = json.dumps(emulator.requests[-1].body)
+    assert "your country" in asked and "fellow" in asked.lower(), asked
