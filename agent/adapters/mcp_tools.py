@@ -203,19 +203,27 @@ class McpTools:
         if refusal is not None:
             raise ToolFailed(work, f"the MCP server's host is refused: {refusal}")
 
-    @staticmethod
-    def _failure(work: str, exc: BaseException, bound: Reading) -> ToolFailed | ProviderTimeout:
+    def _failure(
+        self, work: str, exc: BaseException, bound: Reading, deadline: asyncio.Timeout
+    ) -> ToolFailed | ProviderTimeout:
         # The SDK turns a failed SSE read into "stream ended": the transport kept the real reason.
-        return ToolFailed(work, bound.refused) if bound.refused is not None else mapped(work, exc)
+        if bound.refused is not None:
+            return ToolFailed(work, bound.refused)
+        if deadline.expired():
+            # The answer did not come in time. The cancellation the deadline threw in may come out of the SDK's
+            # task groups as another error (a closed stream's BrokenResourceError): still a timeout.
+            return ProviderTimeout(work, f"no answer within {self.timeout_s:g} s")
+        return mapped(work, exc)
 
     async def list(self) -> tuple[Listed, ...]:
         """The server's tools offered to the model. Raises ``ToolFailed`` or ``ProviderTimeout``."""
         what = f"MCP server {self.server.name}"
         tools: list[mcp_types.Tool] = []
         self._checked(what)
+        deadline = asyncio.timeout(self.timeout_s)
         try:
             with reading(LISTING_BYTES) as bound:
-                async with asyncio.timeout(self.timeout_s), self._client() as client:
+                async with deadline, self._client() as client:
                     self._learn(client)
                     cursor: str | None = None
                     for _ in range(MAX_PAGES):
@@ -226,23 +234,24 @@ class McpTools:
                             break
         except Exception as exc:
             self._era = None
-            raise self._failure(what, exc, bound) from None
+            raise self._failure(what, exc, bound, deadline) from None
         return await asyncio.to_thread(self._offer, tools)
 
     async def call(self, name: str, arguments: Mapping[str, object]) -> str:
         """Call the tool offered as ``name``; its output as text. Raises ``ToolFailed`` or ``ProviderTimeout``."""
         remote = name.removeprefix(self.server.prefix)
         self._checked(name)
+        deadline = asyncio.timeout(self.timeout_s)
         try:
             with reading(self.answer_bytes) as bound:
-                async with asyncio.timeout(self.timeout_s), self._client() as client:
+                async with deadline, self._client() as client:
                     self._learn(client)
                     result = await client.call_tool(remote, dict(arguments))
         except TimeoutError:
             raise ProviderTimeout(name, f"no answer within {self.timeout_s:g} s") from None
         except Exception as exc:
             self._era = None
-            raise self._failure(name, exc, bound) from None
+            raise self._failure(name, exc, bound, deadline) from None
         text = result_text(result)
         if result.is_error:
             raise ToolFailed(name, text[:MAX_ERROR_CHARS] or "the tool reported an error")
