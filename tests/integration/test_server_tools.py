@@ -15,10 +15,12 @@ from collections.abc import AsyncIterator, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from agent.adapters.http_tools import GuardedResolver, HostRefused, HttpTools
 from agent.adapters.mcp_tools import McpTools
+from agent.adapters.mcp_transport import Reading
 from agent.adapters.tool_box import CUT_MARK, FAILED_RETRY_S, ToolBox
 from agent.config.tool_file import HttpTool, McpServer, parse_tools
 from agent.config.tool_hosts import HostPolicy
@@ -273,6 +275,26 @@ async def test_an_mcp_tool_that_hangs_times_out(mcp_server: McpToolServer) -> No
     with pytest.raises(ProviderTimeout) as caught:
         await tools.call("wx_hang", {})
     assert caught.value.provider == "wx_hang"
+    await tools.aclose()
+
+
+async def test_an_error_the_sdk_raises_after_the_deadline_passed_is_a_timeout() -> None:
+    # Under load the deadline's cancellation can leave the MCP SDK's task groups as a closed stream's error
+    # (anyio's BrokenResourceError), not as the cancellation asyncio.timeout turns into TimeoutError: 1 call in ~90
+    # with deadlines of 1-200 ms on a busy machine. A call past its deadline is a timeout, whatever it raised.
+    config = McpServer(name="wx", url="http://127.0.0.1:9/mcp", prefix="wx_", timeout_s=0.001)
+    tools = McpTools(config, HostPolicy.of(["127.0.0.1"], LOOPBACK), default_timeout_s=5)
+    deadline = asyncio.timeout(0.001)
+    with pytest.raises(TimeoutError):
+        async with deadline:
+            await asyncio.sleep(1)
+    closed = anyio.BrokenResourceError()
+    failure = tools._failure("wx_hang", closed, Reading(1000), deadline)
+    assert isinstance(failure, ProviderTimeout) and failure.provider == "wx_hang", failure
+    in_time = asyncio.timeout(60)
+    async with in_time:
+        pass
+    assert isinstance(tools._failure("wx_get", closed, Reading(1000), in_time), ToolFailed)
     await tools.aclose()
 
 
