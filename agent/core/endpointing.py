@@ -192,8 +192,7 @@ class EndpointPolicy:
 
     def _doubted(self, text: str, probability: float | None, words: float) -> bool:
         """The words score at or below ``words_doubt``, the sound is not sure, and they ask nothing."""
-        asks = text.strip().endswith(("?", "？"))
-        return words <= self.words_doubt and probability is not None and probability < self.sure and not asks
+        return words <= self.words_doubt and probability is not None and probability < self.sure and not _asks(text)
 
     def _between(self, probability: float, sure_ms: int, unsure_ms: int) -> int:
         """``sure_ms`` at or above ``sure``, ``unsure_ms`` at or below ``unsure``, in proportion between."""
@@ -206,7 +205,7 @@ class EndpointPolicy:
     def _fragment(self, text: str, rules: Rules) -> bool:
         words = tokens_of(text, rules)
         stripped = text.strip()
-        if not words or stripped.endswith(("?", "？")) or is_short_answer(words, rules):
+        if not words or _asks(stripped) or is_short_answer(words, rules):
             return False  # a short answer, a greeting or a short question ("Where to?") is a whole turn
         if rules.lex is None:
             return self.fragment_numbers and DIGITS.search(stripped) is not None  # no words to judge
@@ -388,3 +387,8 @@ def passes(text: str, speech_ms: int, acks: Acknowledgements, max_ms: int, *, la
     if no_bid(text, acks, language=language):
         return True
     return acks.on and speech_ms < max_ms and not claims_floor(text, acks, language=language)
+
+
+def _asks(text: str) -> bool:
+    """The words end as a question (an ASCII or a full-width question mark)."""
+    return text.strip().endswith(("?", "？"))
