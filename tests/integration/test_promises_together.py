@@ -309,15 +309,26 @@ async def test_a_long_reply_with_every_sound_over_it_beside_idle_anonymous_and_s
     assert not got.of("playback.clear", 1)
     # ... then the next reply was interrupted for real and the question answered, after a call of the clock
     assert got.of("turn.metrics", 2)[0]["interrupted"] is True
-    # (the question may be made two turns, "Wait." and then all of it: the first ended in the pause after "Wait,"
-    # and was withdrawn when the caller went on, before any of its reply was sent: docs/protocol.md)
+    # The question may be made two turns, "Wait." and then all of it: the first ended in the pause after "Wait,"
+    # and the caller went on with it (docs/protocol.md, "The caller had only paused"). Then the question's turn
+    # goes on with it, the model never sees it apart, and what of its reply had left before the caller went on
+    # (none, unless its reply was ready within the ~100 ms between its end and the caller's next word being heard:
+    # once in nine runs, 1.4 s of it, on a loaded machine) was cut there.
     question = answered(got)
     assert question is not None and got.of("reply.done", question)
-    assert not any(got.audio_bytes.get(turn) for turn in range(3, question)), (got.audio_bytes, said_since(got, 3))
+    withdrawn = range(3, question)
+    if withdrawn:
+        assert got.of("transcript", question)[0].get("continues") in withdrawn, said_since(got, 3)
+    for turn in withdrawn:
+        cut = got.of("playback.clear", turn) or any(m["interrupted"] for m in got.of("turn.metrics", turn))
+        assert not got.audio_bytes.get(turn) or cut, (got.audio_bytes, said_since(got, 3))
     told = [r for r in emulator.requests if last_results(r.body)]
-    assert told and json.loads(last_results(told[0].body)[0])["time"], [
+    assert told and json.loads(last_results(told[-1].body)[0])["time"], [
         r.body["messages"][-1] for r in emulator.requests
     ]
+    apart = {m["text"] for turn in withdrawn for m in got.of("transcript", turn)}
+    seen = [str(m.get("content")) for m in told[-1].body["messages"] if m.get("role") == "user"]
+    assert not apart.intersection(seen), (apart, seen)
     # the Realtime app's story was played until the app stopped it at the cough, every response was done, with no
     # error; the slow reader took all of its story at its pace (every byte the server says it sent, whatever the
     # buffers between them held); nobody was closed
