@@ -15,6 +15,7 @@ from agent.ports import VoiceStore
 from agent.runtime.components import Components
 from agent.wiring import build_components, build_enrollment_limits
 from testing.redis_server import RedisServer, redis_server
+from testing.waits import until
 
 
 def local_settings(**sections: dict[str, Any]) -> Settings:
@@ -26,6 +27,22 @@ def local_settings(**sections: dict[str, Any]) -> Settings:
     for name, values in sections.items():
         data.setdefault(name, {}).update(values)
     return Settings(**data)
+
+
+async def models_at_rest(components: Components, wait_s: float = 60.0) -> None:
+    """Wait until ``components``' models have no work queued or running.
+
+    The models outlive each test's server (loaded once per worker process), and so does their work: a reply an
+    earlier test's call left synthesising, a transcript its hang-up did not need, run on after that server closed.
+    Load-aware admission rightly counts it, so a test that sets ``admission_wait_ms`` on these components and
+    expects a caller taken starts from models at rest. Fails loudly, with the queues seen last, after ``wait_s``."""
+
+    def busy() -> dict[str, tuple[int, int]]:
+        stats = components.queue_stats()
+        models = stats.models if stats is not None else {}
+        return {name: (m.queued, m.running) for name, m in models.items() if m.queued or m.running}
+
+    await until(lambda: not busy(), wait_s, lambda: f"the models to rest (queued, running by model: {busy()})")
 
 
 def server_env(*strip: str, **settings: str) -> dict[str, str]:

@@ -23,7 +23,7 @@ from agent.runtime.components import Components
 from clients.audiosocket_client import AudioSocketCaller
 from testing.speech import cough, silence, speech_pcm16
 from testing.waits import until
-from tests.integration.conftest import local_settings
+from tests.integration.conftest import local_settings, models_at_rest
 from tests.integration.scripted import scripted_server
 from tests.integration.test_barge_in import STORY
 
@@ -228,6 +228,7 @@ async def test_connections_that_never_start_a_call_cost_a_real_call_nothing(comp
     settings = local_settings(audiosocket={"port": 0}, server={"admission_wait_ms": 500})
     async with running_server(settings, lambda: components) as server:
         await server.wait_ready()
+        await models_at_rest(components)  # what earlier tests left running is load, and admission counts it
         port = server.listener_port("audiosocket")
         assert port is not None
         idle = [await asyncio.open_connection(HOST, port) for _ in range(10)]
