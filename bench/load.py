@@ -170,6 +170,20 @@ def format_table(levels: Sequence[Level], header: str) -> str:
                 f"idle sessions beside them: {lv.idle_open} open, {lv.idle_refused} refused, "
                 f"{lv.idle_closed} closed by the server during the level"
             )
+        summary = lv.summary()
+        gaps, stages = summary["reply_gaps"], summary["server_stages_ms"]
+        if gaps["total_ms"]:
+            extra.append(
+                f"replies with a gap: {gaps['turns']} (the audio ran dry {gaps['total_ms']:.0f} ms in all, "
+                f"{gaps['max_ms']:.0f} at most in one)"
+            )
+        if any(v["n"] for v in stages.values()):
+            extra.append(
+                "server stages p50/p95 ms: "
+                + ", ".join(
+                    f"{k.removesuffix('_ms')} {_cell(v['p50'], 0)}/{_cell(v['p95'], 0)}" for k, v in stages.items()
+                )
+            )
         if lv.model_cpu_s:
             extra.append("model CPU s: " + ", ".join(f"{m} {c:.1f}" for m, c in sorted(lv.model_cpu_s.items())))
         if lv.arrivals_s and len({round(b - a, 3) for a, b in itertools.pairwise(lv.arrivals_s)}) > 1:

@@ -28,6 +28,22 @@ from clients.protocol_client import ConnectFailed, SessionFailed, converse_utter
 
 # --- the callers ------------------------------------------------------------------------------------
 
+GAP_MS = 20.0
+"""A reply whose audio ran dry this long in all counts as one with a gap (below it: frame jitter)."""
+
+STAGES = (
+    "endpoint_ms",
+    "spec_asr_ms",
+    "score_ms",
+    "words_ms",
+    "asr_ms",
+    "llm_first_text_ms",
+    "tts_first_audio_ms",
+    "voice_to_voice_ms",
+)
+"""The server's own stages of a turn and the end of turn's evidence (``turn.metrics``, docs/protocol.md): where a
+caller's wait went."""
+
 
 @dataclass
 class Level:
@@ -46,6 +62,10 @@ class Level:
     timed_out: int = 0
     errors: int = 0
     v2v_ms: list[float] = field(default_factory=list)
+    starved_ms: list[float] = field(default_factory=list)
+    """Per answered turn, how long its reply's audio ran dry at the caller (``TurnResult.starved_ms``)."""
+    stages_ms: dict[str, list[float]] = field(default_factory=lambda: {key: [] for key in STAGES})
+    """Per stage of the server's ``turn.metrics`` (``STAGES``), the values of the answered turns that had it."""
     pace: list[float] = field(default_factory=list)
     """Per caller: audio seconds sent / seconds in the call (1.0 = the callers kept real-time pace)."""
     failures: list[str] = field(default_factory=list)
@@ -91,6 +111,12 @@ class Level:
         self.timed_out += int(conversation.timed_out)
         self.errors += len(conversation.errors)
         self.v2v_ms += [v for t in turns if (v := t.client_voice_to_voice_ms) is not None]
+        self.starved_ms += [t.starved_ms for t in turns if t.first_audio_at is not None]
+        for turn in turns:
+            metrics = turn.metrics or {}
+            for key, values in self.stages_ms.items():
+                if isinstance(value := metrics.get(key), int | float):
+                    values.append(float(value))
 
     def summary(self) -> dict[str, Any]:
         v2v = percentiles(self.v2v_ms, (50, 95))
@@ -108,6 +134,12 @@ class Level:
             "callers_timed_out": self.timed_out,
             "error_messages": self.errors,
             "client_voice_to_voice_ms": v2v,
+            "reply_gaps": {
+                "turns": sum(1 for ms in self.starved_ms if ms >= GAP_MS),
+                "total_ms": round(sum(self.starved_ms), 1),
+                "max_ms": round(max(self.starved_ms, default=0.0), 1),
+            },
+            "server_stages_ms": {key: percentiles(values, (50, 95)) for key, values in self.stages_ms.items()},
             "server_rss_mb": {"start": _mb(self.start.get("rss_kb")), "end": _mb(self.end.get("rss_kb"))},
             "server_rss_peak_mb": _mb(self.end.get("hwm_kb")),
             "server_loop_lag_ms": self.end.get("lag_ms"),

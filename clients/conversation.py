@@ -43,6 +43,9 @@ class TurnResult:
     """Paused, and no audio has come since."""
     resumes: int = 0
     """How many pauses were followed by more audio (resumed rather than cleared)."""
+    starved_ms: float = 0.0
+    """How long a player would have run dry inside this reply (its audio arriving after the audio before it had
+    played out, a gap the caller hears; not counting the wait for the first frame, nor a resume after a pause)."""
 
     @property
     def done(self) -> bool:

@@ -117,6 +117,8 @@ class SessionState:
         if turn.paused:
             turn.paused = False
             turn.resumes += 1
+        elif turn.audio:
+            turn.starved_ms += max(0.0, now - self.playback_end) * 1000  # the player ran dry before this frame
         turn.audio += data
         # A simulated player: audio plays in order, starting no earlier than it arrives.
         self.playback_end = max(self.playback_end, now) + len(data) / 2 / turn.sample_rate

@@ -181,9 +181,21 @@ def test_session_state_cuts_a_paused_turn_back_and_appends_the_resume() -> None:
     state.on_audio(_audio(300, 200), 0.7)  # the resume: the same turn, no new audio.start
     assert bytes(turn.audio) == _audio(500, 100) + _audio(300, 200)
     assert turn.resumes == 1 and not turn.paused
+    assert turn.starved_ms == 0.0  # a resume after a pause is not a gap in the reply
     assert state.playback_end == pytest.approx(1.0)
     _text(state, 0.7, type="audio.end", turn=1)
     assert turn.audio_ended
+
+
+def test_session_state_counts_how_long_a_reply_ran_dry_between_its_frames() -> None:
+    state = _state()
+    _text(state, 0.0, type="audio.start", turn=1, sample_rate=RATE)
+    state.on_audio(_audio(200, 1), 5.0)  # the wait for the first frame is not a gap
+    state.on_audio(_audio(200, 1), 5.1)  # ahead of the player (it plays until 5.2)
+    state.on_audio(_audio(200, 1), 5.7)  # the player ran dry at 5.4: a 300 ms gap
+    turn = state.conv.turns_by_id[1]
+    assert turn.starved_ms == pytest.approx(300.0)
+    assert state.playback_end == pytest.approx(5.9)
 
 
 def test_session_state_ignores_a_pause_for_an_older_turn() -> None:
