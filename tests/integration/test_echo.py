@@ -59,6 +59,7 @@ class EchoingCaller:
         self.outgoing: list[np.ndarray] = []
         self.said_at: list[float] = []  # when each utterance began to be sent
         self.start = 0.0
+        self.late_s = 0.0  # the most a frame was sent after its time: the caller's own loop stalling
 
     def now(self) -> int:
         return int((time.monotonic() - self.start) * RATE)
@@ -78,6 +79,7 @@ class EchoingCaller:
                 if not talk.size and self.outgoing:
                     talk = self.outgoing.pop(0)
                     self.said_at.append(time.monotonic())
+                self.late_s = max(self.late_s, time.monotonic() - self.start - frame * FRAME / RATE)
                 mic, talk = self._echo(frame * FRAME), talk[FRAME:]
                 said = talk[:0] if not talk.size else talk[:FRAME]
                 mic[: said.size] += said
@@ -92,6 +94,11 @@ class EchoingCaller:
         finally:
             receiver.cancel()
             await asyncio.gather(receiver, return_exceptions=True)
+
+    def account(self) -> str:
+        """For a failure: when the clears came, and how far behind its clock the caller itself fell."""
+        clears = ", ".join(f"{at - self.start:.2f}" for at in self.clears)
+        return f"clears at [{clears}] s into the call; a frame sent up to {1000 * self.late_s:.0f} ms late"
 
     def say(self, pcm16_8k: bytes) -> None:
         self.outgoing.append(pcm16_to_float(pcm16_8k))
@@ -191,7 +198,7 @@ def _told_the_talk_over(requests: list[Any]) -> bool:
 async def test_the_agent_neither_interrupts_itself_nor_hears_its_own_story(components: Components) -> None:
     caller, requests = await _call(components, "gate", talk_over=False)
     assert caller.media >= 50 * 9, "the story kept playing"
-    assert caller.clears == []
+    assert caller.clears == [], caller.account()
     assert _caller_turns(requests), "the question reached the model"
     assert _echo_turns(requests) == set(), requests
 
@@ -207,5 +214,7 @@ async def test_without_the_gate_it_does(components: Components) -> None:
 async def test_talking_over_the_echo_still_interrupts(components: Components) -> None:
     caller, requests = await _call(components, "gate", talk_over=True, heard=_told_the_talk_over)
     assert caller.clears, "no clear after the talk-over"
-    assert caller.clears[0] > caller.said_at[-1], "a clear before the talk-over: the echo interrupted"
+    assert caller.clears[0] > caller.said_at[-1], (
+        f"a clear before the talk-over: the echo interrupted; {caller.account()}"
+    )
     assert any(wer(TALK_OVER, t) <= 0.5 for t in _caller_turns(requests)), requests
