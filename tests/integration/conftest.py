@@ -29,8 +29,8 @@ def local_settings(**sections: dict[str, Any]) -> Settings:
     return Settings(**data)
 
 
-async def models_at_rest(components: Components, wait_s: float = 60.0) -> None:
-    """Wait until ``components``' models have no work queued or running.
+async def models_at_rest(components: Components, *models: str, wait_s: float = 60.0) -> None:
+    """Wait until ``components``' models (those named in ``models``, else all) have no work queued or running.
 
     The models outlive each test's server (loaded once per worker process), and so does their work: a reply an
     earlier test's call left synthesising, a transcript its hang-up did not need, run on after that server closed.
@@ -39,8 +39,9 @@ async def models_at_rest(components: Components, wait_s: float = 60.0) -> None:
 
     def busy() -> dict[str, tuple[int, int]]:
         stats = components.queue_stats()
-        models = stats.models if stats is not None else {}
-        return {name: (m.queued, m.running) for name, m in models.items() if m.queued or m.running}
+        found = stats.models if stats is not None else {}
+        wanted = {name: m for name, m in found.items() if not models or name in models}
+        return {name: (m.queued, m.running) for name, m in wanted.items() if m.queued or m.running}
 
     await until(lambda: not busy(), wait_s, lambda: f"the models to rest (queued, running by model: {busy()})")
 

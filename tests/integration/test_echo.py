@@ -29,7 +29,7 @@ from agent.runtime.components import Components
 from testing.echo_audio import espeak, room_response
 from testing.sockets import FrameClock, until
 from testing.speech import silence, speech_pcm16, wer
-from tests.integration.conftest import local_settings
+from tests.integration.conftest import local_settings, models_at_rest
 from tests.integration.scripted import scripted_server
 from tests.integration.test_barge_in import STORY
 
@@ -168,17 +168,10 @@ async def _call(
         else:
             more = caller.sent + 50 * 3
             await until(lambda: caller.sent >= more, 60, "3 s more of the call's audio")
-            await until(lambda: _transcribed(components), 30, "no transcription waiting or running")
+            await models_at_rest(components, "asr", wait_s=30)  # no transcription waiting or running
         done.set()
         await running
     return caller, told()
-
-
-def _transcribed(components: Components) -> bool:
-    """No transcription waits or runs."""
-    stats = components.queue_stats()
-    asr = stats.models.get("asr") if stats is not None else None
-    return asr is None or asr.queued + asr.running == 0
 
 
 def _caller_turns(requests: list[Any]) -> set[str]:
