@@ -76,7 +76,10 @@ class Settings(BaseSettings):
         if self.vad.max_utterance_ms <= self.vad.min_utterance_ms:
             raise ValueError("vad.max_utterance_ms must be larger than vad.min_utterance_ms")
         if not self.turn.hangover_min_ms <= self.vad.hangover_ms <= self.turn.hangover_max_ms:
-            raise ValueError("need turn.hangover_min_ms <= vad.hangover_ms <= turn.hangover_max_ms")
+            raise ValueError(
+                "need turn.hangover_min_ms <= vad.hangover_ms <= turn.hangover_max_ms, got "
+                f"{self.turn.hangover_min_ms} / {self.vad.hangover_ms} / {self.turn.hangover_max_ms}"
+            )
         if self.turn.acoustic_unsure > self.turn.acoustic_sure:
             raise ValueError("need turn.acoustic_unsure <= turn.acoustic_sure")
         if self.turn.text_unsure > self.turn.text_sure:

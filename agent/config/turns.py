@@ -45,7 +45,11 @@ class VadSettings(BaseModel):
     threshold: float = Field(0.5, gt=0, lt=1, description="Speech probability threshold (silero).")
     onset_ms: int = core(TurnPolicy, "onset_ms", ge=0, description="Voiced audio needed to declare speech started.")
     hangover_ms: int = core(
-        EndpointPolicy, "hangover_ms", ge=60, description="Silence that ends a turn when its ending is unclear."
+        EndpointPolicy,
+        "hangover_ms",
+        520,
+        ge=60,
+        description="Silence that ends a turn when its ending is unclear; kept above turn.hangover_min_ms.",
     )
     min_utterance_ms: int = core(TurnPolicy, "min_utterance_ms", ge=0, description="Shorter blips are ignored.")
     max_utterance_ms: int = core(
@@ -95,7 +99,13 @@ class TurnSettings(BaseModel):
         "(Settings.speculative_ms).",
     )
     hangover_min_ms: int = core(
-        EndpointPolicy, "hangover_min_ms", ge=60, description="Silence that ends a turn that sounds finished."
+        EndpointPolicy,
+        "hangover_min_ms",
+        500,
+        ge=60,
+        description="Silence that ends a turn that sounds finished: the shortest wait. 500 ms, the field's own "
+        "minimum (OpenAI's server VAD, LiveKit's endpointing), chosen on the human dev rows live over 320 ms: "
+        'fewer hesitations cut off for about 140 ms at p50 (docs/benchmarks.md, "The shortest wait").',
     )
     hangover_max_ms: int = core(
         EndpointPolicy, "hangover_max_ms", ge=60, description="Silence that ends a turn that trails off."

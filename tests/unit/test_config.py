@@ -20,9 +20,9 @@ def test_defaults_are_local() -> None:
 def test_environment_nested_with_double_underscore(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AGENT_SERVER__PORT", "9001")
     monkeypatch.setenv("AGENT_SERVER__HOST", "0.0.0.0")
-    monkeypatch.setenv("AGENT_VAD__HANGOVER_MS", "450")
+    monkeypatch.setenv("AGENT_VAD__HANGOVER_MS", "650")
     s = load_settings()
-    assert (s.server.host, s.server.port, s.vad.hangover_ms) == ("0.0.0.0", 9001, 450)
+    assert (s.server.host, s.server.port, s.vad.hangover_ms) == ("0.0.0.0", 9001, 650)
 
 
 def test_flags_override_environment(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -66,6 +66,12 @@ def test_invalid_values_are_rejected(monkeypatch: pytest.MonkeyPatch, env: str, 
         load_settings()
 
 
+def test_a_default_hangover_below_the_shortest_wait_is_refused_with_the_three_waits() -> None:
+    # The shortest wait is 500 ms by default: an old AGENT_VAD__HANGOVER_MS=420 alone says what to change.
+    with pytest.raises(ValidationError, match="got 500 / 420 / 1500"):
+        Settings(vad={"hangover_ms": 420})
+
+
 def test_the_speculative_transcript_comes_earlier_where_the_reply_is_remote() -> None:
     assert Settings().speculative_ms == 120  # local models: the reply is ready by the end of turn anyway
     assert Settings(llm={"backend": "openai", "model": "m"}).speculative_ms == 60
@@ -74,7 +80,7 @@ def test_the_speculative_transcript_comes_earlier_where_the_reply_is_remote() ->
     assert Settings(tts={"backend": "sagemaker"}, turn={"speculative_ms": 0}).speculative_ms == 0  # off
     remote = Settings(tts={"backend": "sagemaker"})
     assert session_config(remote, 24000, language="en").endpointing.speculative_ms == 60  # what the core is given
-    assert transcript_job("speculative", remote).slack_s == (420 - 60) / 1000
+    assert transcript_job("speculative", remote).slack_s == (520 - 60) / 1000  # due by the default hangover
 
 
 # --- secrets given empty or blank are unset (issue 19) --------------------------------------------------------

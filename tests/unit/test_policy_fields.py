@@ -119,9 +119,10 @@ def test_one_path_a_field_set_by_a_setting_is_not_given_too() -> None:
 
 
 def test_a_setting_takes_the_core_default_unless_it_gives_its_own() -> None:
-    assert Settings().vad.hangover_ms == EndpointPolicy().hangover_ms
+    assert Settings().turn.hangover_max_ms == EndpointPolicy().hangover_max_ms
     assert Settings().turn.barge_in_min_ms == BargeInPolicy().min_speech_ms
     assert Settings().turn.fragment_words == 3 != EndpointPolicy().fragment_words  # the server's own
+    assert Settings().turn.hangover_min_ms == 500 != EndpointPolicy().hangover_min_ms
     with pytest.raises(TypeError, match="no field"):
         core(EndpointPolicy, "hangover")
     with pytest.raises(TypeError, match="no default"):
