@@ -174,9 +174,15 @@ def turn_metrics(turn: Turn, interrupted: bool, heard_ms: float | None, now: flo
     """The turn's figures. A preemptive turn's stages count only what they added after the end of turn (work
     done before it cost the caller nothing): a stage finished by then shows 0. ``now``: when the turn is closed;
     the figures carry the instants they are differences of (``TurnInstants``), for a trace."""
-    transcript_at, first_text_at, reply_done_at, first_synthesis_at = (
+    transcript_at, first_text_at, reply_done_at, first_synthesis_at, speech_done_at = (
         _not_before(turn.ended_at, t) if turn.preemptive else t
-        for t in (turn.transcript_at, turn.first_text_at, turn.reply_done_at, turn.first_synthesis_at)
+        for t in (
+            turn.transcript_at,
+            turn.first_text_at,
+            turn.reply_done_at,
+            turn.first_synthesis_at,
+            turn.speech_done_at,  # a prepared reply's synthesis may be over before the pause is
+        )
     )
     heard = turn.heard
     tail = heard.tail_ms if heard is not None else 0
@@ -211,7 +217,7 @@ def turn_metrics(turn: Turn, interrupted: bool, heard_ms: float | None, now: flo
             reply_done_at=reply_done_at,
             first_synthesis_at=first_synthesis_at,
             first_audio_at=turn.first_audio_at,
-            speech_done_at=turn.speech_done_at,
+            speech_done_at=speech_done_at,
         ),
     )
 

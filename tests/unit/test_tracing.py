@@ -147,6 +147,18 @@ def test_a_preemptive_turns_stages_start_at_its_end_of_turn_as_its_figures_do() 
     assert (names["recognition"].end_ns - names["recognition"].start_ns) / 1e6 == m.asr_ms == 0.0
 
 
+def test_a_prepared_reply_synthesised_before_the_end_of_turn_has_a_tts_span_that_ends_after_it_starts() -> None:
+    # With 500 ms of silence before the end of turn, a short prepared reply is all synthesised in the pause.
+    turn = Turn(1, 1000, last_voice_at=10.0, ended_at=10.5, preemptive=True, began_at=10.2)
+    turn.transcript_at, turn.first_text_at, turn.reply_done_at = 10.15, 10.2, 10.25
+    turn.first_synthesis_at, turn.speech_done_at, turn.first_audio_at = 10.25, 10.4, 10.51
+    m = turn_metrics(turn, False, None, now=11.0)
+    span = turn_span(m, to_ns)
+    assert span is not None
+    tts = next(child for child in span.children if child.name == "tts")
+    assert tts.start_ns == tts.end_ns == to_ns(10.5)  # nothing of it was left to do when the turn ended
+
+
 class Recorded:
     """A ``CallTrace`` that keeps what it is given."""
 
