@@ -253,7 +253,8 @@ class Session:
     def _announce(self, end: EndOfTurn, now: float) -> list[Effect]:
         """The utterance ``end`` becomes the next turn (what a continuation of it is joined to)."""
         effects = self._speaker.announce(end, now)
-        self._said = Said(self._speaker.number, end)
+        # Words cut at the longest utterance are continued by none: joined, they would be cut and answered anew at once.
+        self._said = None if end.reason == "max_length" else Said(self._speaker.number, end)
         return effects
 
     def _continuable(self) -> Said | None:
@@ -300,11 +301,9 @@ class Session:
         pending = self._pending
         if pending is not None and pending.request == request:
             return self._pending_transcribed(pending, text, now)
-        effects: list[Effect] = []
         self._judge.continuable = self._continuable()
-        for judgement in self._judge.answer(request, text, self._agent_busy(), now):
-            effects += self._on_judgement(judgement, now)
-        return effects
+        judged = self._judge.answer(request, text, self._agent_busy(), now)
+        return [e for judgement in judged for e in self._on_judgement(judgement, now)]
 
     def _on_score(self, scored: TurnScored, now: float) -> list[Effect]:
         self._judge.continuable = self._continuable()
@@ -320,7 +319,9 @@ class Session:
             effects += self._announce(pending.end, now)
         number = pending.turn if not pending.only_if_not_backchannel else None
         turn = self._speaker.new_turn(*pending.opening, number, heard=pending.end)
-        return effects + self._speaker.answer(turn, text, now)
+        effects += self._speaker.answer(turn, text, now)
+        speaking = self._judge.speaking and self._agent_busy()  # again: the reply waits until that is judged
+        return effects + (yielding.pause(turn, self._config, now) if speaking else [])
 
     def _on_transcript_failed(self, event: TranscriptFailed, now: float) -> list[Effect]:
         self._judge.forget(event.request)

@@ -20,15 +20,19 @@ from agent.core.turn_state import Turn
 
 def pause(turn: Turn | None, config: SessionConfig, now: float) -> list[Effect]:
     """The caller started speaking over ``turn`` (the active one): its audio stops at once where it was heard
-    (``playback.pause``) and waits, until ``resume`` or an interruption (``BargeInPolicy.pause``)."""
-    if turn is None or turn.paused or not config.barge_in.pause:
+    (``playback.pause``) and waits, until ``resume`` or an interruption (``BargeInPolicy.pause``). A reply not
+    heard yet waits for every client, one that cannot pause too: nothing starts over a caller who is speaking."""
+    if turn is None or turn.paused:
+        return []
+    if not turn.announced:  # nothing is playing yet: its audio just waits, whatever the client can do
+        turn.paused = True
+        return [HoldSpeech(turn.number)]
+    if not config.barge_in.pause:
         return []
     playback = turn.playback
     if turn.speech_finished and reply_audio.all_sent(turn) and playback.played_ms(now) >= playback.total_ms:
         return []  # all of it has been heard: the turn is only waiting out the client's buffer
     turn.paused = True
-    if not turn.announced:
-        return [HoldSpeech(turn.number)]  # nothing is playing yet: its audio just waits
     played = playback.pause(now, config.barge_in.pause_overrun_ms, config.output_frame_ms)
     turn.audio_ended = False  # ``audio.end`` comes (again) when the resumed audio is complete
     return [HoldSpeech(turn.number), Notify(PlaybackPause(turn.number, round(played)))]

@@ -13,9 +13,11 @@ import struct
 
 from agent.core.events import (
     AudioFrame,
+    AudioStart,
     CancelTurn,
     Effect,
     GenerateReply,
+    HoldSpeech,
     MessageDeleted,
     PlaybackClear,
     PlaybackMark,
@@ -24,11 +26,12 @@ from agent.core.events import (
     ReplyEnded,
     SpeechAudio,
     SpeechEnded,
+    SpeechStopped,
     Transcribe,
     TranscriptReady,
     TranscriptText,
 )
-from tests.session_driver import AUDIO_100MS, Driver, events, of
+from tests.session_driver import AUDIO_100MS, Driver, events, of, requests
 
 
 def frame(index: int) -> bytes:
@@ -133,3 +136,40 @@ def test_going_on_before_the_first_words_were_even_transcribed_keeps_them() -> N
     assert text.text == "I need eggs, milk, bread and some butter." and text.continues is not None
     (ask,) = of(effects, GenerateReply)
     assert [m.role for m in ask.history] == ["system", "user"]
+
+
+def test_words_cut_at_the_longest_utterance_are_not_joined_to_what_follows() -> None:
+    # A caller who talks on past the longest utterance (1 s here, 15 s on the server) gets a turn per stretch. Joined
+    # to what follows, the words cut would make the next utterance that long at once: it was cut, transcribed and
+    # answered anew every ~220 ms (3 s of talk: 10 turns, 19 transcripts of 1.0, 1.2 ... 3.0 s of audio).
+    d = Driver(max_utterance_ms=1000, continue_within_ms=1000)
+    stopped, transcribed, answered = 0, [], 0
+    for _ in range(150):  # 3 s without a pause
+        effects = d.audio("S")
+        stopped += len(of(effects, SpeechStopped))
+        for asked in of(effects, Transcribe):
+            transcribed.append(len(asked.pcm) // 32)  # ms of 16 kHz PCM16
+            answered += len(
+                of(d.at(0.0, TranscriptReady(asked.request, "one two three", language="en")), GenerateReply)
+            )
+    assert stopped == answered == 3
+    assert sorted(ms for ms in transcribed if ms >= 500) == [1000, 1000, 1000]  # each stretch once (and quick probes)
+
+
+def test_the_reply_to_words_cut_at_the_longest_utterance_waits_while_the_caller_talks_on() -> None:
+    # Cut for its length, not for a pause: the caller is still talking when its transcript comes back, so its reply
+    # does not start over them; what they go on to say decides (real words: the reply goes, unheard).
+    d = Driver(max_utterance_ms=1000, continue_within_ms=1000)
+    (final,) = requests(d.audio("S" * 50))  # 1 s without a pause: cut, its transcript asked for
+    (quick,) = requests(d.audio("S" * 5))  # the caller talks on
+    effects = d.at(0.0, TranscriptReady(final, "I was calling about my order from last week and", language="en"))
+    turn = d.session.active_turn
+    assert turn is not None and of(effects, GenerateReply) and HoldSpeech(turn) in effects
+    d.at(0.01, ReplyDelta(turn, "Sure, let me look that up."))
+    d.at(0.01, ReplyEnded(turn))
+    assert not of(d.at(0.001, SpeechAudio(turn, AUDIO_100MS, 0)), AudioStart)  # nothing plays over the caller
+    effects = d.at(0.0, TranscriptReady(quick, "and it", language="en"))
+    for _ in range(30):  # 600 ms more of it, each quick look answered
+        step = d.audio("S")
+        effects += step + [e for r in requests(step) for e in d.at(0.0, TranscriptReady(r, "and it never came", "en"))]
+    assert of(effects, CancelTurn) and not of(effects, AudioStart)

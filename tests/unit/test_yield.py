@@ -208,6 +208,34 @@ def test_a_sound_before_the_reply_audio_holds_it_back_until_the_sound_is_over() 
     assert sent_audio(effects) and AudioEnd(turn) in events(effects)
 
 
+def test_without_the_capability_a_reply_not_heard_yet_still_waits_for_a_sound_to_be_over() -> None:
+    # Nothing has been played, so nothing needs the client to stop: a reply does not start over a caller who is
+    # speaking again, on any wire (a Realtime client, a /ws client that cannot pause).
+    d = Driver()
+    turn = start_turn(d)  # reply text known, no audio yet
+    effects = d.audio("SS")
+    assert HoldSpeech(turn) in effects and not of(effects, PlaybackPause)
+    assert not events(synthesize(d, turn, reply_audio(4), end=False))  # the audio waits
+    (quick,) = requests(d.audio("SSSS"))  # without the capability the first syllables are looked at at once
+    assert not d.at(0.0, TranscriptReady(quick, "You", language="en"))  # Whisper's word for a noise
+    effects = d.audio("." * 15)
+    assert ResendSpeech(turn, 0) in effects
+    effects = resent(d, effects, reply_audio(4))
+    assert of(effects, AudioStart) == [AudioStart(turn, 24000)]
+    assert sent_audio(effects) == b"".join(reply_audio(4))
+
+
+def test_without_the_capability_words_before_the_reply_audio_take_the_floor_unheard() -> None:
+    d = Driver()
+    turn = start_turn(d)
+    assert HoldSpeech(turn) in d.audio("SS")
+    synthesize(d, turn, reply_audio(4), end=False)
+    (quick,) = requests(d.audio("SSSS"))
+    effects = d.at(0.0, TranscriptReady(quick, "Wait, I also need", language="en"))
+    effects += d.audio("S" * 10)
+    assert of(effects, CancelTurn) and not of(effects, AudioStart) and not sent_audio(effects)
+
+
 def test_synthesis_ending_during_the_pause_sends_audio_end_after_the_resumed_audio() -> None:
     d = Driver(pause=True)
     turn = start_turn(d)

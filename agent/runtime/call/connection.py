@@ -216,11 +216,11 @@ class Connection:
         """A turn's speech, in the session's voice and output rate of the moment."""
         wire, call = self._wire, self._call
         assert wire is not None and call is not None
-        config = call.session.config  # a paused turn's audio is sent again from where it was heard, and a prepared
-        keep = config.barge_in.pause or config.preemption == "llm+tts"  # reply's from its start once released
+        # Every client: a paused turn's audio is sent again from where it was heard, a prepared reply's from its
+        # start once released, and a reply held before its first audio (the caller spoke again) from its start.
         room = self._outbox.wait_for_room
         return TurnSpeech(
-            turn, call.voicing, wire.output_rate, wire.frame_ms, post, room, language=call.session.language, keep=keep
+            turn, call.voicing, wire.output_rate, wire.frame_ms, post, room, language=call.session.language, keep=True
         )
 
     async def _reconfigure(self, change: Reconfigure) -> None:
