@@ -40,6 +40,7 @@ __all__ = [
     "play_through",
     "read_until",
     "session_closes",
+    "stream_speech",
     "until",
 ]
 
@@ -163,6 +164,29 @@ class FrameClock:
         await self._pacer.wait()
         self._frame += 1
         return self._frame
+
+
+async def stream_speech(
+    ws: ClientConnection,
+    audio: bytes,
+    stop: asyncio.Event,
+    *,
+    spoken: asyncio.Event | None = None,
+    frame_bytes: int = 640,
+) -> int:
+    """Send ``audio`` (PCM16 at the session's rate) over ``ws`` as a live caller does: one ``frame_bytes`` frame
+    per 20 ms (``FrameClock``), the last padded with silence, then silence until ``stop``. ``spoken`` is set once
+    the last frame of ``audio`` has been sent. Returns the frames sent."""
+    sent = 0
+    async for _ in FrameClock(0.02):
+        if stop.is_set():
+            break
+        if not audio and spoken is not None:
+            spoken.set()
+        frame, audio = audio[:frame_bytes].ljust(frame_bytes, b"\x00"), audio[frame_bytes:]
+        await ws.send(frame)
+        sent += 1
+    return sent
 
 
 async def hang_up_cleanly(caller: PhoneCaller) -> None:

@@ -14,31 +14,21 @@ import urllib.request
 from typing import Any
 
 import pytest
-from websockets.asyncio.client import ClientConnection, connect
+from websockets.asyncio.client import connect
 
 from agent.runtime.components import Components
-from testing.sockets import FrameClock, read_until
+from testing.sockets import read_until, stream_speech
 from testing.speech import silence, speech_pcm16, wer
 from tests.integration.scripted import scripted_server
 
 pytestmark = pytest.mark.models
 
 FIRST, SECOND = "I would like a coffee.", "And a croissant, please."
-FRAME = 640  # 20 ms at 16 kHz
 
 
 def _get(url: str) -> str:
     with urllib.request.urlopen(url) as response:
         return str(response.read().decode())
-
-
-async def _stream(ws: ClientConnection, audio: bytes, stop: asyncio.Event) -> None:
-    """``audio`` at real-time pace, then silence until ``stop``."""
-    async for _ in FrameClock(0.02):
-        if stop.is_set():
-            break
-        frame, audio = audio[:FRAME].ljust(FRAME, b"\x00"), audio[FRAME:]
-        await ws.send(frame)
 
 
 async def _talk(url: str, capabilities: list[str]) -> list[dict[str, Any]]:
@@ -48,7 +38,7 @@ async def _talk(url: str, capabilities: list[str]) -> list[dict[str, Any]]:
         await ws.send(json.dumps(start))
         stop = asyncio.Event()
         said = silence(300) + speech_pcm16(FIRST) + silence(500) + speech_pcm16(SECOND)
-        sender = asyncio.create_task(_stream(ws, said, stop))
+        sender = asyncio.create_task(stream_speech(ws, said, stop))
         try:
             while not (messages and messages[-1]["type"] == "turn.metrics" and messages[-1]["turn"] == 2):
                 messages += await read_until(ws, "turn.metrics", 60)

@@ -14,10 +14,10 @@ import json
 from typing import Any
 
 import pytest
-from websockets.asyncio.client import ClientConnection, connect
+from websockets.asyncio.client import connect
 
 from agent.runtime.components import Components
-from testing.sockets import FrameClock, next_json
+from testing.sockets import next_json, stream_speech
 from testing.speech import silence, speech_pcm16
 from tests.integration.conftest import local_settings
 from tests.integration.scripted import scripted_server
@@ -29,19 +29,7 @@ TALK = (
     "round table because nothing has arrived at my house yet and the tracking page still says that it is being "
     "prepared at the warehouse"
 )
-FRAME = 640  # 20 ms at 16 kHz
 LONGEST_MS = 3000
-
-
-async def _stream(ws: ClientConnection, audio: bytes, spoken: asyncio.Event, stop: asyncio.Event) -> None:
-    """``audio`` at real-time pace (``spoken`` once its last frame is sent), then silence until ``stop``."""
-    async for _ in FrameClock(0.02):
-        if stop.is_set():
-            break
-        if not audio:
-            spoken.set()
-        frame, audio = audio[:FRAME].ljust(FRAME, b"\x00"), audio[FRAME:]
-        await ws.send(frame)
 
 
 async def _talk(url: str) -> tuple[list[tuple[bool, dict[str, Any]]], float]:
@@ -51,7 +39,7 @@ async def _talk(url: str) -> tuple[list[tuple[bool, dict[str, Any]]], float]:
     async with connect(url) as ws:
         await ws.send(json.dumps({"type": "session.start", "sample_rate": 16000, "voice": None}))
         spoken, stop = asyncio.Event(), asyncio.Event()
-        sender = asyncio.create_task(_stream(ws, silence(300) + talk, spoken, stop))
+        sender = asyncio.create_task(stream_speech(ws, silence(300) + talk, stop, spoken=spoken))
         try:
             while not any(done and m["type"] == "audio.start" for done, m in seen):
                 message = await next_json(ws, 30)
