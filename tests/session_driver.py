@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import struct
 from typing import Any
 
 from agent.core.endpointing import EndpointPolicy
@@ -92,6 +93,20 @@ class Driver:
     def at(self, dt: float, event: Event) -> list[Effect]:
         self.now += dt
         return self.session.handle(event, self.now)
+
+
+def frame(index: int) -> bytes:
+    """A 20 ms frame that says where in the stream it comes from."""
+    return struct.pack("<h", index % 30000) * 320
+
+
+def say(d: Driver, pattern: str) -> list[Effect]:
+    """Frames of ``pattern`` (S voiced, . silent), each one different, on the driver's clock."""
+    out: list[Effect] = []
+    for ch in pattern:
+        d.now += 0.02
+        out += d.session.handle(AudioFrame(frame(round(d.now / 0.02)), ch == "S", 20), d.now)
+    return out
 
 
 def events(effects: list[Effect]) -> list[Any]:

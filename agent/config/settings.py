@@ -75,6 +75,8 @@ class Settings(BaseSettings):
     def _consistent(self) -> Settings:
         if self.vad.max_utterance_ms <= self.vad.min_utterance_ms:
             raise ValueError("vad.max_utterance_ms must be larger than vad.min_utterance_ms")
+        if self.vad.max_turn_ms < self.vad.max_utterance_ms:
+            raise ValueError("vad.max_turn_ms must be at least vad.max_utterance_ms")
         if not self.turn.hangover_min_ms <= self.vad.hangover_ms <= self.turn.hangover_max_ms:
             raise ValueError(
                 "need turn.hangover_min_ms <= vad.hangover_ms <= turn.hangover_max_ms, got "

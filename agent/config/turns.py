@@ -53,7 +53,17 @@ class VadSettings(BaseModel):
     )
     min_utterance_ms: int = core(TurnPolicy, "min_utterance_ms", ge=0, description="Shorter blips are ignored.")
     max_utterance_ms: int = core(
-        TurnPolicy, "max_utterance_ms", ge=1000, description="Longer speech is cut into a turn here."
+        TurnPolicy,
+        "max_utterance_ms",
+        ge=1000,
+        description="The longest audio transcribed at once: a caller talking on past it is transcribed in pieces "
+        "and keeps the floor.",
+    )
+    max_turn_ms: int = core(
+        TurnPolicy,
+        "max_turn_ms",
+        ge=1000,
+        description="The longest turn: a caller still talking this long into it is cut off and answered.",
     )
     preroll_ms: int = core(TurnPolicy, "preroll_ms", ge=0, description="Audio kept from before the onset.")
     resume_ms: int = core(

@@ -8,7 +8,8 @@ synchronous unit test on a simulated clock. The parts, each with its own reason 
   detector (audio time, ``agent.core.turn_detector``) finds utterances. Early in the trailing silence a
   speculative transcript is requested; when it ends like a finished sentence the turn ends after a short hangover
   and the transcript is reused, when it trails off the agent waits longer (``agent.core.endpointing``, with each
-  language's words in ``agent.core.lexicon``).
+  language's words in ``agent.core.lexicon``). A caller who talks on past the longest utterance keeps the floor:
+  their words are transcribed in pieces while they talk and answered once, after they stop (``agent.core.pieces``).
 - Speaking (``agent.core.speaking``): an utterance that ends becomes turn ``n``. Its reply is streamed, cut
   into sentences (``agent.core.chunker``) and synthesized; its audio is accounted for on the way out
   (``agent.core.reply_audio``); the turn lasts until the caller has heard the reply (client

@@ -18,7 +18,8 @@ floor.
 - ``Guessed``: the speculative transcript of everything said so far is known while the caller is silent and
   the turn has not ended yet (a reply can start from it, ``agent.core.preemption``);
 - ``Ended``: the utterance is over, with its transcript when the speculative one covers every voiced
-  frame, or else the request whose answer will be its transcript;
+  frame, or else the request whose answer will be its transcript (a caller who talked on past the longest
+  utterance was transcribed in pieces: it holds their words too, ``agent.core.pieces``);
 - ``Passed``: an utterance that began while the agent held the floor ended without taking it (a cough, an
   acknowledgement).
 
@@ -43,8 +44,9 @@ from agent.core.call_language import CallLanguage
 from agent.core.endpointing import EndpointPolicy, claims_floor, is_backchannel, no_bid, normalise_phrase
 from agent.core.events import AudioFrame, CancelTranscriptOrScore, ScoreTurn, ScoreWords, Transcribe
 from agent.core.heard import Began, Ended, Guessed, Interrupt, Passed, SpeechJudgement, Yield
+from agent.core.pieces import Pieces
 from agent.core.policies import BargeInPolicy
-from agent.core.turn_detector import Discarded, EndOfTurn, Onset, TurnDetector, TurnPolicy
+from agent.core.turn_detector import Discarded, EndOfTurn, Onset, Piece, TurnDetector, TurnPolicy
 from agent.core.turn_end import evidence_of, hangover, reads_words, rescore_due
 from agent.core.turn_state import AsrRequest, Said, Utterance
 
@@ -69,6 +71,7 @@ class SpeechJudge:
         self._language = language
         self._utterance: Utterance | None = None
         self._asr: dict[int, AsrRequest] = {}
+        self._pieces = Pieces()
         self.last_voice_at: float | None = None
         self.continuable: Said | None = None
         """The caller's words being answered now, set by the session before each push or answer: speech that
@@ -113,6 +116,10 @@ class SpeechJudge:
                 heard = self._cancel_all() + ([Passed()] if busy else [])
             case EndOfTurn():
                 heard = self._ended(signal, busy)
+            case Piece():
+                self._pieces.cut(request := self.new_request())
+                over = self._utterance is not None and self._utterance.over_agent
+                heard = [Transcribe(request, signal.audio, self._language.hint(), over_agent=over)]
             case _:
                 assert_never(signal)
         utterance = self._utterance
@@ -128,6 +135,8 @@ class SpeechJudge:
     def answer(self, request: int, text: str, busy: bool, now: float = 0.0) -> list[SpeechJudgement]:
         """The transcript of a request this judge asked for (unknown or stale ones are ignored)."""
         self._now = now
+        if self._pieces.owns(request):
+            return list(self._pieces.answer(request, text))
         req = self._asr.pop(request, None)
         utterance = self._utterance
         if req is None or utterance is None or utterance.id != req.utterance:
@@ -147,8 +156,9 @@ class SpeechJudge:
             asked = self._ask_words(utterance, text, busy)
             heard = self._maybe_end(utterance, busy)
             fresh = utterance.spec_voiced_until == self._detector.voiced_until_ms
-            if not heard and fresh and text.strip():
-                heard = [Guessed(text, utterance.spec_voiced_until)]
+            guess = self._pieces.guess(Guessed(text, utterance.spec_voiced_until))
+            if not heard and fresh and text.strip() and guess is not None:
+                heard = [guess]
             return taken + asked + heard
         return []
 
@@ -157,25 +167,9 @@ class SpeechJudge:
     ) -> list[SpeechJudgement]:
         """A score (of the sound, or of the words) this judge asked for (unknown or stale ones are ignored)."""
         self._now = now
-        req = self._asr.pop(request, None)
         utterance = self._utterance
-        if req is None or utterance is None:
+        if self._asr.pop(request, None) is None or utterance is None or not utterance.scored(request, probability, now):
             return []
-        spec, sound, words = utterance.waited_ms
-        if utterance.score_request == request:
-            utterance.score_request, utterance.spec_score = None, probability
-            sound = self._since(0, utterance) if probability is not None else None
-        elif utterance.rescore_request == request:
-            utterance.rescore_request = None
-            if probability is None:
-                return []
-            utterance.spec_score = probability  # the latest look at the pause decides
-        elif utterance.words_request == request:
-            utterance.words_request, utterance.spec_words = None, probability
-            words = self._since(1, utterance) if probability is not None else None
-        else:
-            return []
-        utterance.waited_ms = (spec, sound, words)
         return self._maybe_end(utterance, busy)
 
     def reconfigure(self, policy: TurnPolicy, endpointing: EndpointPolicy, barge_in: BargeInPolicy) -> None:
@@ -194,16 +188,23 @@ class SpeechJudge:
         return self._ended(end, busy)
 
     def new_request(self) -> int:
-        """An id for a transcription the session asks for itself (a committed buffer)."""
+        """An id for a transcription asked for outside the judge's own requests (a committed buffer, a piece)."""
         self._requests += 1
         return self._requests
 
-    def forget(self, request: int) -> None:
-        """A request failed; a final transcript will be asked for at the end anyway."""
+    def forget(self, request: int) -> list[SpeechJudgement]:
+        """A request failed; a final transcript will be asked for at the end anyway (a piece's words are lost)."""
+        if self._pieces.owns(request):
+            return list(self._pieces.answer(request, ""))
         self._asr.pop(request, None)
-        utterance = self._utterance
-        if utterance is not None and utterance.probe_request == request:
+        if (utterance := self._utterance) is not None and utterance.probe_request == request:
             utterance.probe_request = None  # so that the next look can be taken
+        return []
+
+    def overdue(self, now: float, deadline_s: float) -> list[SpeechJudgement]:
+        """An ended turn waiting ``deadline_s`` for its pieces' transcripts goes on without the missing ones."""
+        missing, released = self._pieces.overdue(now, deadline_s)
+        return [*(CancelTranscriptOrScore(request) for request in missing), *released]
 
     def _judge_interruption(self, utterance: Utterance) -> list[SpeechJudgement]:
         """Caller speech while the agent holds the floor: interrupt it, or let it pass.
@@ -318,8 +319,7 @@ class SpeechJudge:
             request = self._requests
             if text is None:
                 heard.append(Transcribe(request, end.audio, self._language.hint(), over_agent=utterance.over_agent))
-        heard.append(Ended(end, self.last_voice_at, text, request, interrupted=utterance.barged_in))
-        return heard
+        return heard + self._pieces.close(Ended(end, self.last_voice_at, text, request, utterance.barged_in), self._now)
 
     def _taken_by_words(self, utterance: Utterance, text: str, busy: bool) -> list[SpeechJudgement]:
         """Paused: the speculative transcript of a pause in the caller's speech shows real words, and enough of
@@ -359,6 +359,7 @@ class SpeechJudge:
             return [Interrupt()]
         self.continuable = None
         self._detector.prepend(said.end.audio)
+        self._pieces.continues(said.end.head_text)
         heard: list[SpeechJudgement] = [
             CancelTranscriptOrScore(request)
             for request in utterance.pause_requests

@@ -298,8 +298,7 @@ class Session:
     # --------------------------------------------------------------------------------- transcripts
 
     def _on_transcript(self, request: int, text: str, now: float) -> list[Effect]:
-        pending = self._pending
-        if pending is not None and pending.request == request:
+        if (pending := self._pending) is not None and pending.request == request:
             return self._pending_transcribed(pending, text, now)
         self._judge.continuable = self._continuable()
         judged = self._judge.answer(request, text, self._agent_busy(), now)
@@ -319,15 +318,16 @@ class Session:
             effects += self._announce(pending.end, now)
         number = pending.turn if not pending.only_if_not_backchannel else None
         turn = self._speaker.new_turn(*pending.opening, number, heard=pending.end)
-        effects += self._speaker.answer(turn, text, now)
+        effects += self._speaker.answer(turn, pending.words(text), now)
         speaking = self._judge.speaking and self._agent_busy()  # again: the reply waits until that is judged
         return effects + (yielding.pause(turn, self._config, now) if speaking else [])
 
     def _on_transcript_failed(self, event: TranscriptFailed, now: float) -> list[Effect]:
-        self._judge.forget(event.request)
-        pending = self._pending
-        if pending is None or pending.request != event.request:
-            return []  # a speculative or probe transcript: the final one will be tried anyway
+        judged = self._judge.forget(event.request)  # a piece of a long turn: its words are lost, the turn goes on
+        if (pending := self._pending) is None or pending.request != event.request:
+            return [e for judgement in judged for e in self._on_judgement(judgement, now)]  # the final is tried anyway
+        if pending.end.head_text:  # the words said before the last part of a long turn were understood
+            return self._pending_transcribed(pending, "", now)
         return self._transcript_lost(pending, event.code, event.message, now)
 
     def _transcript_lost(self, pending: PendingTurn, code: str, message: str, now: float) -> list[Effect]:
@@ -386,14 +386,14 @@ class Session:
         return closing.idle(now, self._config.idle)
 
     def _farewell(self, now: float) -> list[Effect]:
-        waiting = self._pending is not None
-        return self._closing.farewell(now, waiting=waiting, caller_speaking=self._judge.speaking)
+        return self._closing.farewell(now, waiting=self._pending is not None, caller_speaking=self._judge.speaking)
 
     def _transcript_overdue(self, now: float) -> list[Effect]:
-        """The pending turn's transcript missed its deadline: stop it, say so, apologise."""
+        """A transcript missed its deadline: the pending turn's is stopped and apologised for; a piece's left out."""
         deadline_s = self._config.deadlines.asr_s
-        pending = self._pending
-        if pending is None or not deadline_s or now - pending.ended_at < deadline_s:
+        if held := self._judge.overdue(now, deadline_s):
+            return [e for judgement in held for e in self._on_judgement(judgement, now)]
+        if (pending := self._pending) is None or not deadline_s or now - pending.ended_at < deadline_s:
             return []
         self._judge.forget(pending.request)
         message = f"no transcript within {deadline_s:g} s"

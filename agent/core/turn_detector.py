@@ -13,7 +13,10 @@ Time here is *audio time* (the sum of frame durations), so the rules are exact a
 - **hangover**: ``hangover_ms`` (the detector's, not the policy's: in a session, the end of turn's longest wait)
   of consecutive unvoiced audio ends the utterance.
 - **minimum**: utterances with less than ``min_utterance_ms`` of voiced audio are discarded (clicks, coughs).
-- **maximum**: an utterance reaching ``max_utterance_ms`` is cut and handed on as a turn.
+- **pieces**: a caller still talking when the utterance reaches ``max_utterance_ms`` keeps the floor: the audio so
+  far, up to its last pause in the final third if it has one (a word is not split then), is handed on to be
+  transcribed (``Piece``) and the utterance goes on with the rest; its ``EndOfTurn`` ends the whole turn.
+- **maximum**: a turn reaching ``max_turn_ms`` is cut and handed on (``max_length``), the caller still talking.
 
 ``TurnDetector.push`` returns at most one ``TurnSignal`` per frame.
 """
@@ -33,6 +36,9 @@ class TurnPolicy:
     onset_ms: int = 60
     min_utterance_ms: int = 200
     max_utterance_ms: int = 15000
+    """The longest audio transcribed at once: a caller talking on past it is transcribed in pieces."""
+    max_turn_ms: int = 60000
+    """The longest a caller holds the floor: the turn is cut there and answered, the caller still talking."""
     preroll_ms: int = 300
     resume_ms: int = 0
     """Consecutive voiced audio that ends a pause and goes on with the utterance (0: any voiced frame does)."""
@@ -49,8 +55,9 @@ class Onset:
 class EndOfTurn:
     """An utterance ended.
 
-    ``audio`` is the utterance (pre-roll + speech + a little trailing silence) as 16 kHz PCM16LE;
-    ``speech_ms`` the voiced audio in it; ``reason`` why it ended.
+    ``audio`` is the utterance (pre-roll + speech + a little trailing silence) as 16 kHz PCM16LE, or in a turn
+    handed on in pieces the part since the last one; ``speech_ms`` the voiced audio of the whole turn,
+    ``utterance_ms`` its length; ``reason`` why it ended.
     """
 
     audio: bytes
@@ -71,6 +78,9 @@ class EndOfTurn:
     """How long its sound's score took (``None``: none asked, or none came)."""
     words_ms: float | None = None
     """How long its words' score took, from the transcript's return (``None``: none asked, or none came)."""
+    head_text: str = ""
+    """The transcript of the turn's earlier pieces (``Piece``), before ``audio``: the turn's words are it and the
+    transcript of ``audio`` (set by the speech judge, ``agent.core.pieces``)."""
 
     @property
     def tail_ms(self) -> int:
@@ -80,13 +90,21 @@ class EndOfTurn:
 
 
 @dataclass(frozen=True, slots=True)
+class Piece:
+    """The caller talks on past the longest utterance: ``audio`` (16 kHz PCM16LE), what they said since the turn
+    began or since its last piece, is to be transcribed now; the utterance goes on with what followed it."""
+
+    audio: bytes
+
+
+@dataclass(frozen=True, slots=True)
 class Discarded:
     """The utterance that started was too short to be speech."""
 
     speech_ms: int
 
 
-TurnSignal = Onset | EndOfTurn | Discarded
+TurnSignal = Onset | EndOfTurn | Piece | Discarded
 
 
 class TurnDetector:
@@ -104,7 +122,9 @@ class TurnDetector:
         self._run: list[bytes] = []
         self._speaking = False
         self._utterance: list[bytes] = []
+        self._voiced: list[bool] = []  # per entry of ``_utterance``: a voiced frame (or an earlier utterance)
         self._utterance_ms = 0
+        self._pieces_ms = 0  # audio of the turn already handed on in pieces
         self._speech_ms = 0
         self._silence_ms = 0
         self._silence_frames = 0
@@ -174,6 +194,7 @@ class TurnDetector:
         snapshots and its ``EndOfTurn.audio`` hold both. ``speech_ms`` stays that of the utterance in progress."""
         if self._speaking and audio:
             self._utterance.insert(0, audio)
+            self._voiced.insert(0, True)
             self._utterance_ms += len(audio) // 32
 
     def reset(self) -> None:
@@ -197,6 +218,7 @@ class TurnDetector:
         self._audible_until_ms = max(self._audible_until_ms, onset_at)
         self._speaking = True
         self._utterance = [f for f, _ in self._preroll] + self._run
+        self._voiced = [False] * len(self._preroll) + [True] * len(self._run)
         self._utterance_ms = self._preroll_ms + self._run_ms
         self._speech_ms = self._run_ms
         self._silence_ms = 0
@@ -210,6 +232,7 @@ class TurnDetector:
     def _push_speaking(self, frame: bytes, voiced: bool, duration_ms: int) -> TurnSignal | None:
         self._utterance.append(frame)
         self._utterance_ms += duration_ms
+        self._voiced.append(voiced)
         if voiced and self._silence_ms and self.policy.resume_ms:
             self._resume_ms += duration_ms
             voiced = self._resume_ms >= self.policy.resume_ms  # a blip in the pause stays part of it
@@ -225,9 +248,33 @@ class TurnDetector:
             self._silence_frames += 1
         if self._silence_ms >= self.hangover_ms and not self._resume_ms:
             return self._finish("silence", duration_ms)
-        if self._utterance_ms >= self.policy.max_utterance_ms:
+        if self._pieces_ms + self._utterance_ms >= self.policy.max_turn_ms:
             return self._finish("max_length", duration_ms)
+        if self._utterance_ms >= self.policy.max_utterance_ms and voiced:
+            return self._piece(duration_ms)
         return None
+
+    def _piece(self, frame_ms: int) -> Piece:
+        """Hand on the utterance so far, up to the middle of its last pause (three frames or more) in the final
+        third, or else all but the frame just heard, and keep the rest: the caller is talking on."""
+        flags = self._voiced
+        first, i = max(len(flags) - self.policy.max_utterance_ms // (3 * max(frame_ms, 1)), 1), len(flags)
+        while i > first:
+            while i > first and flags[i - 1]:
+                i -= 1
+            end = i
+            while i > first and not flags[i - 1]:
+                i -= 1
+            if end - i >= 3:
+                cut = (i + end) // 2
+                break
+        else:
+            cut = len(flags) - 1
+        head, self._utterance, self._voiced = self._utterance[:cut], self._utterance[cut:], flags[cut:]
+        audio = b"".join(head)
+        self._pieces_ms += len(audio) // 32
+        self._utterance_ms -= len(audio) // 32
+        return Piece(audio)
 
     def _finish(
         self, reason: Literal["silence", "max_length"], frame_ms: int, min_utterance_ms: int | None = None
@@ -241,7 +288,7 @@ class TurnDetector:
         signal = EndOfTurn(
             audio=b"".join(frames),
             speech_ms=speech_ms,
-            utterance_ms=self._utterance_ms - cut * frame_ms,
+            utterance_ms=self._pieces_ms + self._utterance_ms - cut * frame_ms,
             audio_ms=self._position_ms,
             reason=reason,
             voiced_until_ms=self._position_ms - self._silence_ms,
@@ -258,7 +305,9 @@ class TurnDetector:
     def _begin_idle(self) -> None:
         self._speaking = False
         self._utterance = []
+        self._voiced = []
         self._utterance_ms = 0
+        self._pieces_ms = 0
         self._speech_ms = 0
         self._silence_ms = 0
         self._silence_frames = 0

@@ -71,11 +71,35 @@ class Utterance:
     over_agent: bool = False
     """It began while the agent held the floor: all its transcripts are plain (``Transcribe.over_agent``)."""
 
+    def scored(self, request: int, probability: float | None, now: float) -> bool:
+        """The answer to one of its score requests, kept: ``True`` when the pause is to be judged again with it."""
+        spec, sound, words = self.waited_ms
+        if self.score_request == request:
+            self.score_request, self.spec_score = None, probability
+            sound = (now - self.asked_at[0]) * 1000 if probability is not None else None
+        elif self.rescore_request == request:
+            self.rescore_request = None
+            if probability is None:
+                return False
+            self.spec_score = probability  # the latest look at the pause decides
+        elif self.words_request == request:
+            self.words_request, self.spec_words = None, probability
+            words = (now - self.asked_at[1]) * 1000 if probability is not None else None
+        else:
+            return False
+        self.waited_ms = (spec, sound, words)
+        return True
+
     @property
     def pause_requests(self) -> tuple[int | None, ...]:
         """The requests about its pause: the speculative transcript, the sound's score, the words' score and a
         re-score of the sound."""
         return (self.spec_request, self.score_request, self.words_request, self.rescore_request)
+
+
+def joined(*transcripts: str) -> str:
+    """Transcripts one after the other (empty ones left out)."""
+    return " ".join(text.strip() for text in transcripts if text.strip())
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +128,10 @@ class PendingTurn:
     only_if_not_backchannel: bool
     turn: int | None = None
     """The turn number it was announced as (``None``: not announced yet, said while the agent talked)."""
+
+    def words(self, text: str) -> str:
+        """The turn's words, its transcript being ``text``: those of its earlier pieces first, if it had any."""
+        return joined(self.end.head_text, text)
 
     @property
     def opening(self) -> tuple[int, float | None, float]:

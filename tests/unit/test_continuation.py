@@ -9,10 +9,7 @@ sentence, and the first half and the start of its reply leave the history.
 
 from __future__ import annotations
 
-import struct
-
 from agent.core.events import (
-    AudioFrame,
     AudioStart,
     CancelTurn,
     Effect,
@@ -31,22 +28,7 @@ from agent.core.events import (
     TranscriptReady,
     TranscriptText,
 )
-from tests.session_driver import AUDIO_100MS, Driver, events, of, requests
-
-
-def frame(index: int) -> bytes:
-    """A 20 ms frame that says where in the stream it comes from."""
-    return struct.pack("<h", index % 30000) * 320
-
-
-def say(d: Driver, pattern: str) -> list[Effect]:
-    """Frames of ``pattern`` (S voiced, . silent), each one different, on the driver's clock."""
-    out: list[Effect] = []
-    for ch in pattern:
-        d.now += 0.02
-        index = round(d.now / 0.02)
-        out += d.session.handle(AudioFrame(frame(index), ch == "S", 20), d.now)
-    return out
+from tests.session_driver import AUDIO_100MS, Driver, events, of, requests, say
 
 
 def spec(effects: list[Effect]) -> Transcribe:
@@ -138,11 +120,11 @@ def test_going_on_before_the_first_words_were_even_transcribed_keeps_them() -> N
     assert [m.role for m in ask.history] == ["system", "user"]
 
 
-def test_words_cut_at_the_longest_utterance_are_not_joined_to_what_follows() -> None:
-    # A caller who talks on past the longest utterance (1 s here, 15 s on the server) gets a turn per stretch. Joined
-    # to what follows, the words cut would make the next utterance that long at once: it was cut, transcribed and
+def test_words_cut_at_the_longest_turn_are_not_joined_to_what_follows() -> None:
+    # A caller who talks on past the longest turn (1 s here, 60 s on the server) gets a turn per stretch. Joined to
+    # what follows, the words cut would make the next utterance that long at once: it was cut, transcribed and
     # answered anew every ~220 ms (3 s of talk: 10 turns, 19 transcripts of 1.0, 1.2 ... 3.0 s of audio).
-    d = Driver(max_utterance_ms=1000, continue_within_ms=1000)
+    d = Driver(max_utterance_ms=1000, max_turn_ms=1000, continue_within_ms=1000)
     stopped, transcribed, answered = 0, [], 0
     for _ in range(150):  # 3 s without a pause
         effects = d.audio("S")
@@ -156,10 +138,10 @@ def test_words_cut_at_the_longest_utterance_are_not_joined_to_what_follows() -> 
     assert sorted(ms for ms in transcribed if ms >= 500) == [1000, 1000, 1000]  # each stretch once (and quick probes)
 
 
-def test_the_reply_to_words_cut_at_the_longest_utterance_waits_while_the_caller_talks_on() -> None:
+def test_the_reply_to_words_cut_at_the_longest_turn_waits_while_the_caller_talks_on() -> None:
     # Cut for its length, not for a pause: the caller is still talking when its transcript comes back, so its reply
     # does not start over them; what they go on to say decides (real words: the reply goes, unheard).
-    d = Driver(max_utterance_ms=1000, continue_within_ms=1000)
+    d = Driver(max_utterance_ms=1000, max_turn_ms=1000, continue_within_ms=1000)
     (final,) = requests(d.audio("S" * 50))  # 1 s without a pause: cut, its transcript asked for
     (quick,) = requests(d.audio("S" * 5))  # the caller talks on
     effects = d.at(0.0, TranscriptReady(final, "I was calling about my order from last week and", language="en"))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agent.core.turn_detector import Discarded, EndOfTurn, Onset, TurnDetector, TurnPolicy, TurnSignal
+from agent.core.turn_detector import Discarded, EndOfTurn, Onset, Piece, TurnDetector, TurnPolicy, TurnSignal
 
 FRAME_MS = 20
 
@@ -92,8 +92,8 @@ def test_too_short_utterance_is_discarded() -> None:
     assert not d.speaking
 
 
-def test_max_length_cuts_a_turn() -> None:
-    d = TurnDetector(policy(max_utterance_ms=1000, preroll_ms=0), hangover_ms=200)
+def test_the_longest_turn_cuts_a_turn() -> None:
+    d = TurnDetector(policy(max_utterance_ms=1000, max_turn_ms=1000, preroll_ms=0), hangover_ms=200)
     signals = feed(d, "S" * 100)
     kinds = [type(s) for _, s in signals]
     assert kinds == [Onset, EndOfTurn, Onset, EndOfTurn]
@@ -101,6 +101,41 @@ def test_max_length_cuts_a_turn() -> None:
     assert isinstance(first, EndOfTurn)
     assert first.reason == "max_length"
     assert first.utterance_ms == 1000
+
+
+def test_a_caller_talking_on_past_the_longest_utterance_is_handed_on_in_pieces_until_the_longest_turn() -> None:
+    d = TurnDetector(policy(max_utterance_ms=1000, max_turn_ms=3000, preroll_ms=0), hangover_ms=200)
+    signals = feed(d, "S" * 153)
+    assert [type(s) for _, s in signals] == [Onset, Piece, Piece, Piece, EndOfTurn, Onset]
+    # no pause to cut at: all but the frame just heard (so the rest holds voice), the frames in order, none twice
+    cuts = [(0, 49), (49, 98), (98, 147)]
+    pieces = [s.audio for _, s in signals[1:4] if isinstance(s, Piece)]
+    assert pieces == [b"".join(frame(i) for i in range(*cut)) for cut in cuts]
+    end = signals[4][1]
+    assert isinstance(end, EndOfTurn) and end.reason == "max_length" and end.utterance_ms == 3000
+    assert end.audio == b"".join(frame(i) for i in range(147, 150))
+    assert end.speech_ms == 3000  # the whole turn's voice
+
+
+def test_a_piece_ends_in_the_middle_of_the_last_pause_of_its_final_third() -> None:
+    d = TurnDetector(policy(max_utterance_ms=1000, preroll_ms=0), hangover_ms=200)
+    signals = feed(d, "S" * 20 + "...." + "S" * 10 + "....." + "S" * 11)  # 50 frames: 1000 ms on the last
+    ((_, onset), (at, piece)) = signals
+    assert isinstance(onset, Onset) and isinstance(piece, Piece) and at == 49
+    assert piece.audio == b"".join(frame(i) for i in range(36))  # the pause at frames 34-38: cut at 36, not at 22
+    assert d.speaking and d.speech_ms == 41 * FRAME_MS
+    (_, end), *_ = feed(d, "." * 10)
+    assert isinstance(end, EndOfTurn) and end.reason == "silence"
+    assert end.audio.startswith(b"".join(frame(i) for i in range(36, 50)))  # the rest, from where the piece ended
+    assert end.utterance_ms == 50 * FRAME_MS + 200  # the whole turn, and the 200 ms of silence kept
+
+
+def test_a_caller_silent_at_the_longest_utterance_is_not_cut_there() -> None:
+    # the pause may be the end of the turn: the end of turn decides, as for any pause
+    d = TurnDetector(policy(max_utterance_ms=1000, preroll_ms=0), hangover_ms=400)
+    signals = feed(d, "S" * 45 + "." * 25)
+    assert [type(s) for _, s in signals] == [Onset, EndOfTurn]
+    assert signals[1][1].reason == "silence"  # type: ignore[union-attr]
 
 
 def test_position_counts_all_audio() -> None:
