@@ -240,9 +240,9 @@ class Session:
             if busy and self._no_bid(ended.text, ended.end.speech_ms):
                 return effects + self._resume(now)
             effects += self._drop_pending(now) + self._announce(ended.end, now)
-            end = ended.end
-            turn = speaker.new_turn(end.utterance_ms, ended.last_voice_at, now, speculative=True, heard=end)
-            return effects + speaker.answer(turn, ended.text, now)
+            turn = speaker.new_turn(ended.end.utterance_ms, ended.last_voice_at, now, speculative=True, heard=ended.end)
+            effects += speaker.answer(turn, ended.text, now)  # a long turn's, after the caller went on, waits:
+            return effects + (yielding.pause(speaker.active, self._config, now) if self._judge.speaking else [])
         effects += self._drop_pending(now)
         if not busy:
             effects += self._announce(ended.end, now)

@@ -12,6 +12,7 @@ from agent.core.events import (
     CancelTurn,
     Effect,
     GenerateReply,
+    HoldSpeech,
     PlaybackMark,
     ReplyDelta,
     ReplyEnded,
@@ -66,6 +67,18 @@ def test_the_turn_waits_for_a_piece_still_being_transcribed_and_keeps_the_words_
     assert not of(d.at(0.05, TranscriptReady(second.request, "order", language="en")), GenerateReply)
     (ask,) = of(d.at(0.05, TranscriptReady(first.request, "My", language="en")), GenerateReply)
     assert _user_words(ask) == "My order never came."
+
+
+def test_a_long_turn_whose_words_come_back_after_the_caller_went_on_waits_while_they_talk() -> None:
+    d = Driver(max_utterance_ms=1000)
+    first, second = _asked(say(d, TALK))
+    (rest,) = _asked(say(d, "S" * 5 + "." * 45))
+    d.at(0.05, TranscriptReady(rest.request, "never came.", language="en"))
+    d.at(0.05, TranscriptReady(second.request, "order", language="en"))
+    say(d, "S" * 5)  # the caller speaks again before the first piece's words are back
+    effects = d.at(0.05, TranscriptReady(first.request, "My", language="en"))
+    turn = d.session.active_turn
+    assert turn is not None and of(effects, GenerateReply) and HoldSpeech(turn) in effects  # nothing over them
 
 
 def test_a_piece_whose_transcript_failed_or_is_overdue_is_left_out_and_the_turn_goes_on() -> None:
