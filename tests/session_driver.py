@@ -129,6 +129,12 @@ def answered_turn(d: Driver, reply: str = "Hello there my friend. How are you to
     """Speak, transcribe, reply and synthesize one turn; returns its number (audio sent, still playing)."""
     (req,) = requests(utter(d))
     d.at(0.1, TranscriptReady(req, "hello", language="en"))
+    return reply_to(d, reply)
+
+
+def reply_to(d: Driver, reply: str) -> int:
+    """The active turn's reply is ``reply``, synthesized (2 s of audio in two sentences, all sent, still playing);
+    returns its number."""
     turn = d.session.active_turn
     assert turn is not None
     d.at(0.01, ReplyDelta(turn, reply))

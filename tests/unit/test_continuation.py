@@ -22,13 +22,12 @@ from agent.core.events import (
     ReplyDelta,
     ReplyEnded,
     SpeechAudio,
-    SpeechEnded,
     SpeechStopped,
     Transcribe,
     TranscriptReady,
     TranscriptText,
 )
-from tests.session_driver import AUDIO_100MS, Driver, events, of, requests, say
+from tests.session_driver import AUDIO_100MS, Driver, events, of, reply_to, requests, say
 
 
 def spec(effects: list[Effect]) -> Transcribe:
@@ -41,14 +40,7 @@ def first_turn(d: Driver) -> tuple[int, Transcribe]:
     look = spec(say(d, "S" * 15 + "." * 5))  # the speculative look after 100 ms of silence
     d.at(0.05, TranscriptReady(look.request, "I need eggs, milk.", language="en"))
     say(d, "." * 5)  # 200 ms of silence: over
-    turn = d.session.active_turn
-    assert turn is not None
-    d.at(0.01, ReplyDelta(turn, "Sure, I added eggs and milk. Anything else?"))
-    d.at(0.01, ReplyEnded(turn))
-    for i in range(20):
-        d.at(0.001, SpeechAudio(turn, AUDIO_100MS, 0 if i < 10 else 1))
-    d.at(0.001, SpeechEnded(turn))
-    return turn, look
+    return reply_to(d, "Sure, I added eggs and milk. Anything else?"), look
 
 
 def test_the_caller_goes_on_after_a_pause_and_gets_one_turn_for_the_whole_sentence() -> None:

@@ -14,10 +14,6 @@ from agent.core.events import (
     GenerateReply,
     HoldSpeech,
     PlaybackMark,
-    ReplyDelta,
-    ReplyEnded,
-    SpeechAudio,
-    SpeechEnded,
     SpeechStopped,
     Tick,
     Transcribe,
@@ -26,7 +22,7 @@ from agent.core.events import (
     TranscriptText,
 )
 from agent.core.policies import Deadlines
-from tests.session_driver import AUDIO_100MS, Driver, of, say
+from tests.session_driver import Driver, of, reply_to, say
 
 TALK = "S" * 110  # 2.2 s without a pause: with a 1 s longest utterance, two pieces and the rest
 
@@ -130,13 +126,7 @@ def test_the_caller_going_on_after_a_long_turn_continues_all_of_its_words() -> N
     (look,) = _asked(say(d, "S" * 5 + "." * 5))
     d.at(0.05, TranscriptReady(look.request, "and bread.", language="en"))
     say(d, "." * 5)
-    turn = d.session.active_turn
-    assert turn is not None
-    d.at(0.01, ReplyDelta(turn, "Sure, eggs, milk and bread. Anything else?"))
-    d.at(0.01, ReplyEnded(turn))
-    for i in range(20):
-        d.at(0.001, SpeechAudio(turn, AUDIO_100MS, 0 if i < 10 else 1))
-    d.at(0.001, SpeechEnded(turn))
+    turn = reply_to(d, "Sure, eggs, milk and bread. Anything else?")
     d.at(0.01, PlaybackMark(turn, 200))
     say(d, "S" * 15)  # the caller goes on, soon after their words
     (look,) = _asked(say(d, "." * 5))
