@@ -14,6 +14,7 @@ from agent.core.events import (
     GenerateReply,
     HoldSpeech,
     PlaybackMark,
+    PreemptionOutcome,
     SpeechStopped,
     Tick,
     Transcribe,
@@ -108,6 +109,10 @@ def test_a_reply_prepared_in_the_pause_answers_all_the_words() -> None:
     (look,) = _asked(say(d, "S" * 5 + "." * 5))
     (ask,) = of(d.at(0.05, TranscriptReady(look.request, "never came.", language="en")), GenerateReply)
     assert _user_words(ask) == "My order from last week never came."
+    effects = say(d, "." * 40)  # the caller stays silent: the turn ends as guessed, the prepared reply is the one
+    assert [(o.turn, o.hit) for o in of(effects, PreemptionOutcome)] == [(ask.turn, True)]
+    (text,) = of(effects, TranscriptText)
+    assert text.text == "My order from last week never came." and not of(effects, GenerateReply)
 
 
 def test_no_reply_is_prepared_in_the_pause_before_every_piece_is_transcribed() -> None:
