@@ -177,15 +177,15 @@ class SpeechJudge:
         self._policy, self._endpointing, self._barge = policy, endpointing, barge_in
         self._detector.policy, self._detector.hangover_ms = policy, endpointing.hangover_max_ms
 
-    def commit(self, busy: bool) -> list[SpeechJudgement]:
-        """The client ends the utterance in progress now (``[]`` when there is none)."""
+    def commit(self, busy: bool) -> tuple[bool, list[SpeechJudgement]]:
+        """The client ends the utterance in progress now: whether there was one (not too short), and the judgements."""
         if self._utterance is None or not self._detector.speaking:
-            return []
+            return False, []
         end = self._detector.end_now(self._frame_ms)
         if end is None:
             self._utterance = None
-            return self._cancel_all()
-        return self._ended(end, busy)
+            return False, self._cancel_all()
+        return True, self._ended(end, busy)  # a long turn's end may wait for its pieces: nothing to say yet
 
     def new_request(self) -> int:
         """An id for a transcription asked for outside the judge's own requests (a committed buffer, a piece)."""

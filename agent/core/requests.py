@@ -34,6 +34,10 @@ from agent.ports import ChatMessage
 SpeakingRequest = AddMessage | CreateResponse | CancelResponse | TruncateReply | DeleteMessage | ToolResult
 
 
+COMMIT_EMPTY = "input_audio_buffer_commit_empty"
+"""The refusal of a commit that holds no speech (a Realtime client's ``input_audio_buffer.commit``)."""
+
+
 def refused(code: str, message: str) -> list[Effect]:
     return [Notify(ErrorNotice(code=code, message=message))]
 

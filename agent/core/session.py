@@ -282,12 +282,12 @@ class Session:
         """The client ends the caller's turn: the utterance in progress (turn detection on), all the audio since the
         last commit (off), or ``audio``, becomes a turn, answered only if the session answers turns on its own."""
         if audio is None and self._config.detect_turns:
-            judged = self._judge.commit(self._agent_busy())
+            committed, judged = self._judge.commit(self._agent_busy())
             effects = [e for judgement in judged for e in self._on_judgement(judgement, now)]
-            return effects or requests.refused("input_audio_buffer_commit_empty", "no speech to commit")
+            return effects + ([] if committed else requests.refused(requests.COMMIT_EMPTY, "no speech to commit"))
         pcm = self._input.take(audio)
         if pcm is None:
-            return requests.refused("input_audio_buffer_commit_empty", "at least 100 ms of audio must be committed")
+            return requests.refused(requests.COMMIT_EMPTY, "at least 100 ms of audio must be committed")
         audio_ms = duration_ms(pcm)
         effects = self._drop_pending(now)
         turn, request = self._speaker.number_turn(), self._judge.new_request()

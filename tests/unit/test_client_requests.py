@@ -11,6 +11,7 @@ from dataclasses import replace
 from agent.core.events import (
     AddMessage,
     CancelResponse,
+    CancelTranscriptOrScore,
     CancelTurn,
     ClearInput,
     CommitInput,
@@ -86,6 +87,13 @@ def test_a_commit_with_turn_detection_ends_the_utterance_in_progress_at_once() -
     effects = d.at(0.0, CommitInput())
     assert of(effects, SpeechStopped) and requests(effects), effects
     assert errors(d.at(0.0, CommitInput())) == ["input_audio_buffer_commit_empty"]
+
+
+def test_a_commit_of_a_sound_too_short_to_be_speech_is_refused_even_with_a_look_at_it_under_way() -> None:
+    d = Driver(speculative_ms=20)
+    assert requests(d.audio("SS" + "."))  # 40 ms of voice (the turn's minimum is 60), then a look at the pause
+    effects = d.at(0.0, CommitInput())
+    assert of(effects, CancelTranscriptOrScore) and errors(effects) == ["input_audio_buffer_commit_empty"]
 
 
 def test_create_response_uses_its_own_instructions_and_is_refused_while_one_is_being_prepared() -> None:

@@ -10,7 +10,9 @@ from __future__ import annotations
 from agent.core.events import (
     CancelTranscriptOrScore,
     CancelTurn,
+    CommitInput,
     Effect,
+    ErrorNotice,
     GenerateReply,
     HoldSpeech,
     PlaybackMark,
@@ -141,3 +143,15 @@ def test_the_caller_going_on_after_a_long_turn_continues_all_of_its_words() -> N
     effects += say(d, "." * 10)
     (text,) = of(effects, TranscriptText)
     assert text.text == "I need eggs, milk, and bread and some butter." and text.continues == turn
+
+
+def test_a_commit_that_ends_a_long_turn_still_being_transcribed_is_no_empty_commit() -> None:
+    d = Driver(max_utterance_ms=1000, speculative_ms=100)  # a Realtime client, server turn detection on
+    first, second = _asked(say(d, TALK))
+    (look,) = _asked(say(d, "S" * 5 + "." * 5))
+    d.at(0.05, TranscriptReady(look.request, "never came.", language="en"))
+    effects = d.at(0.0, CommitInput())
+    assert not of(effects, ErrorNotice) and not of(effects, GenerateReply)  # the turn waits for its pieces
+    d.at(0.05, TranscriptReady(first.request, "My", language="en"))
+    effects = d.at(0.05, TranscriptReady(second.request, "order", language="en"))
+    assert of(effects, SpeechStopped) and _user_words(of(effects, GenerateReply)[0]) == "My order never came."
