@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from agent.core import tools
 from agent.core.events import (
     CancelTurn,
     Effect,
@@ -76,6 +77,7 @@ class Guess:
         turn = self.turn
         turn.preemptive = True
         turn.prepared = False
+        tools.released(turn.tools, now)
         if turn.first_audio_at is not None:
             turn.first_audio_at = now  # the caller's first audio, not the synthesizer's
         held, self.held = self.held, []

@@ -119,6 +119,14 @@ def call(rounds: ToolRounds, turn: int, made: ToolCall, policy: ToolPolicy, now:
     return [Notify(ToolCalled(turn, made))] if client else [RunTool(turn, made)]
 
 
+def released(rounds: ToolRounds, now: float) -> None:
+    """The calls of a reply prepared before the end of turn were held with it (none ran: a guess must not act);
+    it is released at ``now``, and so are they: each one's time, and the wait before the hold phrase, start now."""
+    for pending in rounds.pending.values():
+        pending.deadline += now - pending.at
+        pending.at = now
+
+
 def renamed(call_id: str, n: int, key: str) -> str:
     """The new id of the ``n``-th call of a reply, which the model gave the id ``call_id`` of an earlier one: derived
     from ``key``, the session's secret (``ToolPolicy.call_id_key``), so that a client that sees ids cannot work

@@ -270,3 +270,18 @@ def test_a_prepared_reply_the_caller_talks_past_never_runs_its_tool() -> None:
     d.at(0.0, ReplyEnded(turn))
     effects = d.audio("S" * 10 + "." * 25)  # the caller goes on: the guess is discarded
     assert CancelTurn(turn) in effects and of(effects, RunTool) == []
+
+
+def test_a_prepared_replys_tool_has_its_whole_time_once_released_and_no_hold_phrase_at_once() -> None:
+    # The call was made early in a long pause (here 2.5 s before the end of turn, longer than the tool's 2 s and the
+    # 700 ms before the hold phrase); the tool runs only from the release, so its time and the phrase count from there.
+    d, turn = prepared()
+    d.at(0.01, ReplyToolCall(turn, CALL))
+    d.at(2.5, ReplyEnded(turn))  # the caller is still silent; the end of turn has not come yet
+    released = d.audio(".....")
+    assert of(released, RunTool) == [RunTool(turn, CALL)]
+    effects = released + d.at(0.25, Tick())
+    assert not of(effects, ErrorNotice) and not of(effects, CancelTool), effects  # not timed out at once
+    assert not [e for e in events(effects) if isinstance(e, ReplyText)]  # no "One moment." at once either
+    (again,) = of(d.at(0.5, ToolDone(turn, "call_1", "sunny")), GenerateReply)
+    assert again.history[-1] == ChatMessage("tool", "sunny", call_id="call_1")
