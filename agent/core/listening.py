@@ -150,7 +150,7 @@ class SpeechJudge:
             return self._judge_interruption(utterance) if busy and not utterance.barged_in else []
         if request == utterance.spec_request:
             utterance.spec_text = text
-            utterance.waited_ms = (self._since(0, utterance), *utterance.waited_ms[1:])
+            utterance.waited_ms = (utterance.since(0, self._now), *utterance.waited_ms[1:])
             taken = self._taken_by_words(utterance, text, busy)
             busy = busy and not taken
             asked = self._ask_words(utterance, text, busy)
@@ -389,10 +389,6 @@ class SpeechJudge:
         moot: list[SpeechJudgement] = [CancelTranscriptOrScore(request) for request in self._asr]
         self._asr.clear()
         return moot
-
-    def _since(self, which: int, utterance: Utterance) -> float:
-        """Milliseconds since the evidence ``which`` (0: the transcript and the sound, 1: the words) was asked."""
-        return (self._now - utterance.asked_at[which]) * 1000
 
     def _request(self, utterance: Utterance, purpose: Literal["spec", "probe", "score", "words"]) -> int:
         self._requests += 1

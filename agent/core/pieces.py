@@ -28,12 +28,18 @@ class _Held:
 
     def release(self) -> Ended:
         ended, texts = self.ended, self.texts
-        head = joined(self.prefix, *(text or "" for request, text in texts.items() if request != ended.request))
+        head = _words(self.prefix, {r: t for r, t in texts.items() if r != ended.request})
         if ended.request in texts:
             text: str | None = joined(head, texts[ended.request] or "")
         else:
             text = None if ended.text is None else joined(head, ended.text)
-        return replace(ended, end=replace(ended.end, head_text=head), text=text) if head else replace(ended, text=text)
+        return replace(ended, end=replace(ended.end, head_text=head), text=text)
+
+
+def _words(prefix: str, texts: dict[int, str | None]) -> str:
+    """The words before the turn's last part: the earlier words it continues, then each piece's (a failed one left
+    out)."""
+    return joined(prefix, *(text or "" for text in texts.values()))
 
 
 class Pieces:
@@ -61,7 +67,7 @@ class Pieces:
             return guessed
         if any(text is None for text in self._texts.values()):
             return None
-        return replace(guessed, text=joined(self._prefix, *(t or "" for t in self._texts.values()), guessed.text))
+        return replace(guessed, text=joined(_words(self._prefix, self._texts), guessed.text))
 
     def close(self, ended: Ended, now: float) -> list[Ended]:
         """The utterance ended: ``ended`` goes out with its pieces' words, now or once they are back (in order)."""

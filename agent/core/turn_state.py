@@ -71,12 +71,16 @@ class Utterance:
     over_agent: bool = False
     """It began while the agent held the floor: all its transcripts are plain (``Transcribe.over_agent``)."""
 
+    def since(self, which: int, now: float) -> float:
+        """Milliseconds since the evidence ``which`` (0: the transcript and the sound, 1: the words) was asked."""
+        return (now - self.asked_at[which]) * 1000
+
     def scored(self, request: int, probability: float | None, now: float) -> bool:
         """The answer to one of its score requests, kept: ``True`` when the pause is to be judged again with it."""
         spec, sound, words = self.waited_ms
         if self.score_request == request:
             self.score_request, self.spec_score = None, probability
-            sound = (now - self.asked_at[0]) * 1000 if probability is not None else None
+            sound = self.since(0, now) if probability is not None else None
         elif self.rescore_request == request:
             self.rescore_request = None
             if probability is None:
@@ -84,7 +88,7 @@ class Utterance:
             self.spec_score = probability  # the latest look at the pause decides
         elif self.words_request == request:
             self.words_request, self.spec_words = None, probability
-            words = (now - self.asked_at[1]) * 1000 if probability is not None else None
+            words = self.since(1, now) if probability is not None else None
         else:
             return False
         self.waited_ms = (spec, sound, words)
