@@ -72,6 +72,12 @@ def test_a_default_hangover_below_the_shortest_wait_is_refused_with_the_three_wa
         Settings(vad={"hangover_ms": 420})
 
 
+def test_a_longest_turn_shorter_than_the_longest_utterance_is_refused() -> None:
+    with pytest.raises(ValidationError, match=r"max_turn_ms must be at least vad\.max_utterance_ms"):
+        Settings(vad={"max_utterance_ms": 15000, "max_turn_ms": 10000})
+    assert Settings(vad={"max_utterance_ms": 15000, "max_turn_ms": 15000}).vad.max_turn_ms == 15000
+
+
 def test_the_speculative_transcript_comes_earlier_where_the_reply_is_remote() -> None:
     assert Settings().speculative_ms == 120  # local models: the reply is ready by the end of turn anyway
     assert Settings(llm={"backend": "openai", "model": "m"}).speculative_ms == 60
