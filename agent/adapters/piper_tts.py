@@ -129,8 +129,8 @@ class PiperTTS:
             # varied sentences: +121 MB with them, +26 MB and flat without, at the same speed).
             options.enable_mem_pattern = False
             # No graph optimisations: ONNX Runtime's take 0.5 s of CPU at every load (0.61 s against 0.13 s for the
-            # session) and make synthesis no faster (83.9 against 83.6 ms of CPU per second of speech, the same
-            # sessions interleaved; the audio the same to within one LSB).
+            # session) and make synthesis no faster (93.0 against 93.5 ms of CPU per second of speech, the means of
+            # five runs of the two sessions interleaved; the audio the same to within one LSB; docs/benchmarks.md).
             options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
             session = ort.InferenceSession(str(model), sess_options=options, providers=["CPUExecutionProvider"])
         except Exception as exc:  # json, KeyError from the config, onnxruntime's own errors
